@@ -1,0 +1,1 @@
+"""Agents: model adapters, the ReAct loop, terminations, limits and the CLI."""

@@ -1,0 +1,32 @@
+"""Text formats: the section convention a model writes in and reads observations in.
+
+>>> from formats import XMLFormat, Section
+>>> fmt = XMLFormat().register_section(Section("answer"))
+>>> fmt.parse("Sure.\\n<answer>42</answer>")
+{'answer': ['42']}
+"""
+
+from formats._markdown import MarkdownFormat, markdown_decode, markdown_encode
+from formats._protocol import TextFormat
+from formats._section import FormatParseError, FormattedSection, Section, TextSection
+from formats._stream import SectionDelta, SectionEnd, SectionEvent, SectionStart, SectionStream
+from formats._xml import XMLFormat, xml_decode, xml_encode
+
+__all__ = [
+    "FormatParseError",
+    "FormattedSection",
+    "MarkdownFormat",
+    "Section",
+    "SectionDelta",
+    "SectionEnd",
+    "SectionEvent",
+    "SectionStart",
+    "SectionStream",
+    "TextFormat",
+    "TextSection",
+    "XMLFormat",
+    "markdown_decode",
+    "markdown_encode",
+    "xml_decode",
+    "xml_encode",
+]

@@ -1,0 +1,83 @@
+"""Sections: what a model writes (``TextSection``) and what we write back (``FormattedSection``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = ["FormatParseError", "FormattedSection", "Section", "TextSection"]
+
+
+class FormatParseError(ValueError):
+    """The model's output holds none of the registered sections.
+
+    The message names the sections that were expected, so a loop can show it to the
+    model as corrective feedback.
+
+    >>> str(FormatParseError(["thinking", "answer"]))
+    'no section found; write your response in sections: thinking, answer'
+    """
+
+    def __init__(self, expected: Sequence[str], detail: str = "") -> None:
+        self.expected = tuple(expected)
+        self.detail = detail
+        names = ", ".join(self.expected) or "(none registered)"
+        message = f"no section found; write your response in sections: {names}"
+        super().__init__(f"{message} ({detail})" if detail else message)
+
+
+@runtime_checkable
+class TextSection(Protocol):
+    """A section the model writes: a name, guidance on what goes inside, and a parser.
+
+    Tool chains and terminations are sections too: a chain parses its content into
+    tool calls, a termination into an answer.
+
+    >>> class Plan:
+    ...     name = "plan"
+    ...     guidance = "Numbered steps."
+    ...     def parse_section(self, content: str) -> object:
+    ...         return content.splitlines()
+    >>> isinstance(Plan(), TextSection)
+    True
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def guidance(self) -> str: ...
+
+    def parse_section(self, content: str) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A plain-text section: its parsed value is its content.
+
+    >>> Section("thinking", guidance="Reason step by step.").parse_section("  hm  ")
+    'hm'
+    """
+
+    name: str
+    guidance: str = ""
+
+    def parse_section(self, content: str) -> str:
+        return content.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class FormattedSection:
+    """A section to write back to the model, e.g. one tool's output in an observation.
+
+    ``children`` nest inside it: ``## child`` in Markdown, a nested tag in XML.
+
+    >>> s = FormattedSection("weather", "21C", children=(FormattedSection("instructions", "Cite it."),))
+    >>> s.children[0].name
+    'instructions'
+    """
+
+    name: str
+    content: str
+    children: Sequence[FormattedSection] = ()

@@ -1,0 +1,250 @@
+"""XML-style sections: ``<name>content</name>``.
+
+Encoding. Content is written raw except for the few sequences that could be read as
+markup, so JSON, code and prose reach the model unchanged:
+
+* a ``<`` that starts something tag-like (``<a``, ``</a``, ``<!``, ``<?``) becomes ``&lt;``;
+* an ``&`` that starts ``&lt;``, ``&gt;`` or ``&amp;`` becomes ``&amp;``.
+
+Parsing decodes exactly those three entities and nothing else, so
+``parse(format_section(n, c))[n] == [c.strip()]`` for every string ``c``, and no tool
+output can open or close a section in an observation.
+
+Pairing. Only ``<name>`` / ``</name>`` of registered names (any letter case) are tags.
+A closing tag pairs with the nearest opening tag of its name: ``I will answer in
+<answer> form`` inside ``<thinking>`` is prose, closed over by ``</thinking>``. An
+opening tag that starts a line while another section is open (and is not of the same
+name) closes that section first: models that forget ``</thinking>`` still get their
+``<action>`` run. Text outside sections is ignored; a section cut off by the end of the
+output is returned as it stands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Self
+
+from formats._collector import SectionCollector
+from formats._section import FormattedSection, TextSection
+from formats._stream import SectionEvent, SectionStream
+
+__all__ = ["XMLFormat", "xml_decode", "xml_encode"]
+
+_NAME = re.compile(r"[A-Za-z_][\w.\-]*\Z")
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
+_ESCAPE_LT = re.compile(r"<(?=[/!?A-Za-z_])")
+_ESCAPE_AMP = re.compile(r"&(?=(?:lt|gt|amp);)")
+_ENTITY = re.compile(r"&(lt|gt|amp);")
+_ENTITY_CHARS = {"lt": "<", "gt": ">", "amp": "&"}
+# A chunk may end inside "&amp;": hold back a possible entity prefix so deltas decode right.
+_PARTIAL_ENTITY = re.compile(r"&(?:a(?:m(?:p)?)?|l(?:t)?|g(?:t)?)?\Z")
+
+
+def xml_encode(content: str) -> str:
+    """Encode content so it cannot be read as markup (see the module docstring).
+
+    >>> xml_encode("if a<b && x: </answer> &lt;")
+    'if a&lt;b && x: &lt;/answer> &amp;lt;'
+    """
+    return _ESCAPE_LT.sub("&lt;", _ESCAPE_AMP.sub("&amp;", content))
+
+
+def xml_decode(content: str) -> str:
+    """Decode ``&lt;``, ``&gt;`` and ``&amp;``; leave everything else as written.
+
+    >>> xml_decode("a &lt;b> &amp;lt; &nbsp;")
+    'a <b> &lt; &nbsp;'
+    """
+    if "&" not in content:
+        return content
+    return _ENTITY.sub(lambda m: _ENTITY_CHARS[m.group(1)], content)
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise ValueError(
+            f"section name {name!r} is not a valid tag name: use letters, digits, '_', '-', "
+            "'.', starting with a letter or '_'"
+        )
+    return name
+
+
+class _XMLScanner:
+    """Incremental scanner for one set of section names."""
+
+    def __init__(self, names: Iterable[str], *, require_section: bool) -> None:
+        names_by_lower = {n.lower(): n for n in names}
+        self._collector = SectionCollector(
+            names_by_lower, xml_decode, require_section=require_section
+        )
+        self._longest = max((len(n) for n in names_by_lower), default=0)
+        self._pending = ""
+        self._inner: list[str] = []  # registered opening tags seen inside the open section
+        self._line_blank = True  # only whitespace since the last newline
+
+    @property
+    def open_section(self) -> str | None:
+        return self._collector.open_section
+
+    def events(self) -> list[SectionEvent]:
+        return self._collector.events()
+
+    def feed(self, chunk: str) -> list[SectionEvent]:
+        text = self._pending + chunk
+        cut = self._safe_end(text)
+        self._scan(text, cut)
+        self._pending = text[cut:]
+        return self._collector.take_new()
+
+    def close(self) -> dict[str, list[str]]:
+        self._scan(self._pending, len(self._pending))
+        self._pending = ""
+        return self._collector.finish()
+
+    def _safe_end(self, text: str) -> int:
+        """Where scanning may stop without splitting a tag or an entity."""
+        cut = len(text)
+        lt = text.rfind("<", max(0, cut - self._longest - 3))
+        if lt != -1 and ">" not in text[lt:]:
+            cut = lt
+        partial = _PARTIAL_ENTITY.search(text, max(0, cut - 4), cut)
+        if partial is not None:
+            cut = partial.start()
+        return cut
+
+    def _scan(self, text: str, end: int) -> None:
+        pos = 0
+        collector = self._collector
+        for match in _TAG.finditer(text, 0, end):
+            name = collector.canonical(match.group(2).lower())
+            if name is None:
+                continue  # unknown tags are content; they stay in the running text
+            self._text(text[pos : match.start()])
+            pos = match.end()
+            if match.group(1):
+                self._closing(name, match.group(0))
+            else:
+                self._opening(name, match.group(0))
+        self._text(text[pos:end])
+
+    def _opening(self, name: str, tag: str) -> None:
+        current = self._collector.open_section
+        if current is None or (self._line_blank and name != current):
+            self._collector.open(name)
+            self._inner.clear()
+            self._line_blank = False
+            return
+        self._inner.append(name)
+        self._text(tag)
+
+    def _closing(self, name: str, tag: str) -> None:
+        current = self._collector.open_section
+        if current is None:
+            self._line_blank = False
+            return
+        if name in self._inner:
+            while self._inner.pop() != name:
+                pass
+            self._text(tag)
+        elif name == current:
+            self._collector.close_current()
+            self._inner.clear()
+            self._line_blank = False
+        else:
+            self._text(tag)
+
+    def _text(self, raw: str) -> None:
+        if not raw:
+            return
+        self._collector.append(raw)
+        newline = raw.rfind("\n")
+        if newline == -1:
+            self._line_blank = self._line_blank and raw.isspace()
+        else:
+            tail = raw[newline + 1 :]
+            self._line_blank = not tail or tail.isspace()
+
+
+class XMLFormat:
+    """Sections as XML-style tags; observations inside ``<observation>``.
+
+    The default format for agents. Parsing is linear in the output and never fails on
+    text that is not well-formed XML: it only looks for the registered tags.
+
+    >>> from formats import Section
+    >>> fmt = XMLFormat().register_section(Section("thinking")).register_section(Section("answer"))
+    >>> fmt.parse("<thinking>I will answer in <answer> tags.</thinking>\\n<answer>42</answer>")
+    {'thinking': ['I will answer in <answer> tags.'], 'answer': ['42']}
+    >>> print(fmt.format_section("weather", '{"temp": 21}'))
+    <weather>
+    {"temp": 21}
+    </weather>
+    """
+
+    def __init__(self) -> None:
+        self._sections: dict[str, TextSection] = {}
+
+    @property
+    def sections(self) -> tuple[TextSection, ...]:
+        """The registered sections, in registration order."""
+        return tuple(self._sections.values())
+
+    def register_section(self, section: TextSection) -> Self:
+        """Register a section the model may write; its name is matched case-insensitively."""
+        key = check_name(section.name).lower()
+        if key in self._sections:
+            raise ValueError(f"section {section.name!r} is already registered")
+        self._sections[key] = section
+        return self
+
+    def describe_structure(self) -> str:
+        """The prompt text that teaches the model the section structure."""
+        parts = ["Format your response using XML-style tags for each section:"]
+        for section in self._sections.values():
+            guidance = section.guidance.strip() or f"... {section.name} content here ..."
+            parts.append(f"<{section.name}>\n{guidance}\n</{section.name}>")
+        return "\n\n".join(parts)
+
+    def parse(self, output: str) -> dict[str, list[str]]:
+        """Every registered section's contents, in order (stripped of outer whitespace).
+
+        Raises ``FormatParseError`` when no registered section is present.
+        """
+        scanner = self.stream()
+        scanner.feed(output)
+        return scanner.close()
+
+    def parse_nested(self, content: str, names: Iterable[str]) -> dict[str, list[str]]:
+        """Sub-sections (nested tags) of a section's content; ``{}`` when none is present.
+
+        >>> XMLFormat().parse_nested("<direct_call>[1]</direct_call>", ["direct_call"])
+        {'direct_call': ['[1]']}
+        """
+        scanner = _XMLScanner([check_name(n) for n in names], require_section=False)
+        scanner.feed(content)
+        return scanner.close()
+
+    def stream(self) -> SectionStream:
+        """An incremental parser over the registered sections."""
+        return _XMLScanner([s.name for s in self._sections.values()], require_section=True)
+
+    def format_section(self, name: str, content: str) -> str:
+        """One section; content is encoded so it cannot open or close a section."""
+        return self.format_sections([FormattedSection(name, content)])
+
+    def format_sections(self, sections: Sequence[FormattedSection]) -> str:
+        """Several sections, children nested as tags, one per line block."""
+        return "\n".join(_render(section) for section in sections)
+
+    def wrap_observation(self, text: str) -> str:
+        """Wrap tool output sections as ``<observation>``; ``""`` stays ``""``."""
+        return f"<observation>\n{text}\n</observation>" if text else ""
+
+
+def _render(section: FormattedSection) -> str:
+    name = check_name(section.name)
+    body = [xml_encode(section.content)] if section.content else []
+    body.extend(_render(child) for child in section.children)
+    inner = "\n".join(body)
+    return f"<{name}>\n{inner}\n</{name}>" if inner else f"<{name}>\n</{name}>"

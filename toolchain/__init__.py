@@ -1,0 +1,80 @@
+"""Typed tools, and the tool chains that parse, run and format their calls.
+
+>>> from formats import XMLFormat
+>>> from toolchain import ExecutionContext, JSONToolChain, tool
+>>> @tool
+... def greet(name: str) -> str:
+...     '''Greet someone.'''
+...     return f"Hello, {name}!"
+>>> chain = JSONToolChain().register_tool(greet)
+>>> call = '{"tool": "greet", "args": {"name": "Ada"}}'
+>>> result = chain.execute_sync(ExecutionContext(), call, XMLFormat())
+>>> result.raw.results[0].output.text
+'Hello, Ada!'
+"""
+
+from toolchain._chain import JSONToolChain, ToolChain, YAMLToolChain
+from toolchain._content import (
+    AudioContent,
+    BinaryContent,
+    ContentPart,
+    ImageContent,
+    MediaContent,
+    TextContent,
+)
+from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
+from toolchain._errors import DuplicateToolError, ToolCallParseError, ToolError, ToolInputTypeError
+from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
+from toolchain._input import ArgumentsError, InputCodec
+from toolchain._output import OutputError, to_builtins, to_json, to_yaml
+from toolchain._result import (
+    ErrorKind,
+    RawToolCallResult,
+    RawToolChainResult,
+    ToolCall,
+    ToolCallError,
+    ToolChainResult,
+    ToolResult,
+)
+from toolchain._tool import Tool, tool
+
+__all__ = [
+    "AfterToolCall",
+    "ArgumentsError",
+    "AudioContent",
+    "BeforeToolCall",
+    "BinaryContent",
+    "Cancelled",
+    "ContentPart",
+    "DuplicateToolError",
+    "ErrorKind",
+    "EventBus",
+    "ExecutionContext",
+    "ImageContent",
+    "InputCodec",
+    "JSONToolChain",
+    "Limits",
+    "MediaContent",
+    "OutputError",
+    "RawToolCallResult",
+    "RawToolChainResult",
+    "StateBag",
+    "StateKey",
+    "Stats",
+    "TextContent",
+    "Tool",
+    "ToolCall",
+    "ToolCallError",
+    "ToolCallParseError",
+    "ToolCallParseFailed",
+    "ToolChain",
+    "ToolChainResult",
+    "ToolError",
+    "ToolInputTypeError",
+    "ToolResult",
+    "YAMLToolChain",
+    "to_builtins",
+    "to_json",
+    "to_yaml",
+    "tool",
+]

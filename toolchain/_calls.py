@@ -1,0 +1,126 @@
+"""Reading tool calls out of action content: fences, call shapes, JSON decoding.
+
+Accepted call shapes, alone or in a list:
+
+* gent's ``{"tool": NAME, "args": {...}}``;
+* ``{"name": NAME, "arguments": {...}}`` / ``"parameters"`` (OpenAI- and Hermes-style),
+  with ``arguments`` possibly a JSON string;
+* ``{"type": "function", "function": {"name": NAME, "arguments": "..."}}``.
+
+A call wrapped in a ```json / ```yaml fence is unwrapped first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+import msgspec
+
+from toolchain._errors import ToolCallParseError
+from toolchain._result import ToolCall
+
+__all__ = [
+    "ARGS_KEYS",
+    "MAX_CONTENT_CHARS",
+    "NAME_KEYS",
+    "call_from_mapping",
+    "decode_json_calls",
+    "unfence",
+]
+
+NAME_KEYS = ("tool", "name", "tool_name")
+ARGS_KEYS = ("args", "arguments", "parameters", "input")
+MAX_CONTENT_CHARS = 1_000_000
+
+_FENCE = re.compile(
+    r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S
+)
+
+
+def unfence(content: str) -> str:
+    """The inside of fenced code blocks, joined, or ``content`` when there is none.
+
+    >>> unfence('Calling:\\n```json\\n{"tool": "x"}\\n```')
+    '{"tool": "x"}\\n'
+    """
+    blocks = [m.group(3) for m in _FENCE.finditer(content)]
+    return "".join(blocks) if blocks else content
+
+
+def check_size(content: str) -> None:
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ToolCallParseError(
+            f"tool call content is too large ({len(content)} characters, limit "
+            f"{MAX_CONTENT_CHARS}); pass large data by reference instead"
+        )
+
+
+def call_from_mapping(index: int, item: object) -> ToolCall | str:
+    """A ``ToolCall``, or a message saying why ``item`` is not one."""
+    if not isinstance(item, Mapping):
+        return f"call {index + 1} is not an object with a tool name (got {_kind(item)})"
+    function = item.get("function")
+    if isinstance(function, Mapping) and not any(k in item for k in NAME_KEYS):
+        item = function
+    name = next((item[k] for k in NAME_KEYS if k in item), None)
+    if not isinstance(name, str) or not name.strip():
+        keys = ", ".join(map(str, item)) or "none"
+        return f'call {index + 1} has no "tool" name (keys: {keys})'
+    raw_args = next((item[k] for k in ARGS_KEYS if k in item), None)
+    if isinstance(raw_args, str):
+        try:
+            raw_args = msgspec.json.decode(raw_args)
+        except msgspec.DecodeError:
+            return f'call {index + 1} ({name}): "arguments" is a string that is not a JSON object'
+    if raw_args is None:
+        raw_args = {}
+    if not isinstance(raw_args, Mapping):
+        return f'call {index + 1} ({name}): "args" must be an object (got {_kind(raw_args)})'
+    return ToolCall(name.strip(), {str(k): v for k, v in raw_args.items()})
+
+
+def decode_json_calls(content: str) -> list[object]:
+    """Decode JSON call content into a list of candidate call objects.
+
+    Accepts one value (object or array) or several values one after another (JSON
+    lines). Raises ``ToolCallParseError`` with the decoder's position on bad JSON.
+    """
+    check_size(content)
+    text = unfence(content).strip()
+    if not text:
+        return []
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError as first_error:
+        values = _decode_sequence(text)
+        if values is None:
+            raise ToolCallParseError(
+                f"tool calls are not valid JSON: {first_error}. Write "
+                '{"tool": "name", "args": {...}} or a JSON array of such objects'
+            ) from first_error
+        return values
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _decode_sequence(text: str) -> list[object] | None:
+    decoder = json.JSONDecoder()
+    values: list[object] = []
+    pos = 0
+    while pos < len(text):
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return None
+        values.extend(value if isinstance(value, list) else [value])
+        pos = end
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+    return values if len(values) > 1 else None
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,270 @@
+"""``ExecutionContext``: the per-run state every tool call sees."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar, overload
+
+from toolchain._events import EventBus
+
+__all__ = ["Cancelled", "ExecutionContext", "Limits", "StateBag", "StateKey", "Stats"]
+
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+class StateKey(Generic[T]):
+    """A typed key into a run's ``StateBag``. Keys compare by identity.
+
+    >>> ATTEMPTS = StateKey[int]("attempts")
+    >>> ctx = ExecutionContext()
+    >>> ctx.state.set(ATTEMPTS, 2)
+    >>> ctx.state.get(ATTEMPTS, 0) + 1
+    3
+    """
+
+    __slots__ = ("__orig_class__", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"StateKey({self._name!r})"
+
+
+class StateBag:
+    """Typed per-run storage for tools and extensions."""
+
+    def __init__(self) -> None:
+        self._values: dict[StateKey[object], object] = {}
+
+    @overload
+    def get(self, key: StateKey[T]) -> T | None: ...
+
+    @overload
+    def get(self, key: StateKey[T], default: D) -> T | D: ...
+
+    def get(self, key: StateKey[T], default: object = None) -> object:
+        """The value stored under ``key``, or ``default``."""
+        return self._values.get(key, default)  # type: ignore[arg-type]  # keys are invariant
+
+    def set(self, key: StateKey[T], value: T) -> None:
+        """Store ``value`` under ``key``."""
+        self._values[key] = value  # type: ignore[index]  # keys are invariant
+
+    def setdefault(self, key: StateKey[T], factory: Callable[[], T]) -> T:
+        """The value under ``key``, storing ``factory()`` first if there is none."""
+        if key not in self._values:
+            self._values[key] = factory()  # type: ignore[index]  # keys are invariant
+        return self._values[key]  # type: ignore[index,return-value]  # keys are invariant
+
+    def __contains__(self, key: StateKey[object]) -> bool:
+        return key in self._values
+
+
+class Stats:
+    """Thread-safe named counters (tool calls, errors, tokens …).
+
+    >>> stats = Stats()
+    >>> stats.increment("tool_calls", 2)
+    >>> stats.get("tool_calls"), stats.get("missing")
+    (2, 0)
+    """
+
+    TOOL_CALLS = "tool_calls"
+    TOOL_ERRORS = "tool_errors"
+    CONSECUTIVE_TOOL_ERRORS = "consecutive_tool_errors"
+    PARSE_ERRORS = "parse_errors"
+    CONSECUTIVE_PARSE_ERRORS = "consecutive_parse_errors"
+    ITERATIONS = "iterations"
+    INPUT_TOKENS = "input_tokens"
+    OUTPUT_TOKENS = "output_tokens"
+    MODEL_CALLS = "model_calls"
+
+    @staticmethod
+    def per_tool(counter: str, tool: str) -> str:
+        """The key of a per-tool counter, e.g. ``tool_calls:get_weather``."""
+        return f"{counter}:{tool}"
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def increment(self, key: str, amount: int = 1) -> None:
+        with self._lock:
+            self._counts[key] += amount
+
+    def set(self, key: str, value: int) -> None:
+        with self._lock:
+            self._counts[key] = value
+
+    def get(self, key: str) -> int:
+        with self._lock:
+            return self._counts[key]
+
+    def snapshot(self) -> dict[str, int]:
+        """A copy of every counter, sorted by name."""
+        with self._lock:
+            return dict(sorted(self._counts.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on a run. ``None`` means unbounded. Agents check them between steps.
+
+    >>> Limits(max_iterations=5).exceeded(Stats()) is None
+    True
+    """
+
+    max_iterations: int | None = 20
+    max_tool_calls: int | None = None
+    max_tool_calls_per_tool: Mapping[str, int] = field(default_factory=dict)
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_consecutive_parse_errors: int | None = 3
+    max_consecutive_tool_errors: int | None = 5
+    timeout: float | None = None
+    """Wall-clock seconds for the whole run."""
+
+    def exceeded(self, stats: Stats) -> str | None:
+        """The name of the first limit ``stats`` has reached, or None."""
+        checks: list[tuple[str, int | None, str]] = [
+            ("max_iterations", self.max_iterations, Stats.ITERATIONS),
+            ("max_tool_calls", self.max_tool_calls, Stats.TOOL_CALLS),
+            ("max_input_tokens", self.max_input_tokens, Stats.INPUT_TOKENS),
+            ("max_output_tokens", self.max_output_tokens, Stats.OUTPUT_TOKENS),
+            (
+                "max_consecutive_parse_errors",
+                self.max_consecutive_parse_errors,
+                Stats.CONSECUTIVE_PARSE_ERRORS,
+            ),
+            (
+                "max_consecutive_tool_errors",
+                self.max_consecutive_tool_errors,
+                Stats.CONSECUTIVE_TOOL_ERRORS,
+            ),
+        ]
+        for tool, per_tool in self.max_tool_calls_per_tool.items():
+            checks.append(
+                (
+                    f"max_tool_calls_per_tool[{tool}]",
+                    per_tool,
+                    Stats.per_tool(Stats.TOOL_CALLS, tool),
+                )
+            )
+        for name, bound, key in checks:
+            if bound is not None and stats.get(key) >= bound:
+                return name
+        return None
+
+
+class Cancelled(Exception):
+    """Raised by ``ExecutionContext.raise_if_cancelled`` once the run was cancelled."""
+
+
+class ExecutionContext:
+    """One per run: cancellation, a typed state bag, stats, limits and events.
+
+    ``ExecutionContext()`` with no arguments is valid. Sub-agents get ``child()``
+    contexts: cancelling a parent cancels its children.
+
+    >>> ctx = ExecutionContext()
+    >>> ctx.cancelled
+    False
+    >>> ctx.cancel("user pressed stop"); ctx.cancelled, ctx.cancel_reason
+    (True, 'user pressed stop')
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: Limits | None = None,
+        name: str = "run",
+        parent: ExecutionContext | None = None,
+    ) -> None:
+        self.name = name
+        self.run_id = uuid.uuid4().hex
+        self.parent = parent
+        self.limits = limits if limits is not None else Limits()
+        self.state = StateBag()
+        self.stats = Stats()
+        self.events = EventBus()
+        self._cancelled = threading.Event()
+        self._cancel_reason = ""
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        if parent is not None:
+            parent.on_cancel(lambda: self.cancel(parent.cancel_reason))
+
+    def child(self, name: str, *, limits: Limits | None = None) -> ExecutionContext:
+        """A context for a sub-run, cancelled with this one."""
+        return ExecutionContext(limits=limits, name=f"{self.name}/{name}", parent=self)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    @property
+    def cancel_reason(self) -> str:
+        return self._cancel_reason
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Cancel the run; safe to call from any thread, more than once."""
+        with self._lock:
+            if self._cancelled.is_set():
+                return
+            self._cancel_reason = reason
+            self._cancelled.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run ``callback`` once on cancellation (at once if already cancelled).
+
+        Returns a function that removes it.
+        """
+        with self._lock:
+            if not self._cancelled.is_set():
+                self._callbacks.append(callback)
+
+                def remove() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return remove
+        callback()
+        return lambda: None
+
+    def raise_if_cancelled(self) -> None:
+        """For long-running tools: raise ``Cancelled`` once the run is cancelled."""
+        if self._cancelled.is_set():
+            raise Cancelled(self._cancel_reason)
+
+    async def wait_cancelled(self) -> None:
+        """Return once the run is cancelled (from any thread)."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+
+        def resolve() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(resolve)
+
+        remove = self.on_cancel(wake)
+        try:
+            await done
+        finally:
+            remove()

@@ -1,0 +1,31 @@
+"""Exceptions a program (not the model) may see from the toolchain."""
+
+from __future__ import annotations
+
+__all__ = ["DuplicateToolError", "ToolCallParseError", "ToolError", "ToolInputTypeError"]
+
+
+class ToolCallParseError(ValueError):
+    """The action content is not a tool call at all (malformed JSON/YAML, no tool name).
+
+    The message is written for the model: a loop shows it as corrective feedback.
+
+    >>> str(ToolCallParseError("JSON is malformed"))
+    'JSON is malformed'
+    """
+
+
+class DuplicateToolError(ValueError):
+    """A tool with the same name is already registered on the chain."""
+
+
+class ToolInputTypeError(TypeError):
+    """A tool's input type is not a pydantic model, dataclass, TypedDict or msgspec Struct."""
+
+
+class ToolError(Exception):
+    """Raise from a tool to report a failure the model should read, without a traceback.
+
+    >>> str(ToolError("no flight AA999"))
+    'no flight AA999'
+    """

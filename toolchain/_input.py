@@ -1,0 +1,142 @@
+"""Tool inputs: validating raw arguments into a typed value, and the JSON Schema of it.
+
+pydantic handles models, dataclasses and TypedDicts; msgspec handles its own Structs.
+Validation errors are rewritten into short, field-by-field messages a model can act on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Generic, TypeVar, cast
+
+import msgspec
+import pydantic
+from typing_extensions import is_typeddict
+
+from toolchain._errors import ToolInputTypeError
+
+__all__ = ["ArgumentsError", "InputCodec", "is_input_type"]
+
+T = TypeVar("T")
+
+_MAX_SHOWN_INPUT = 40
+
+
+class ArgumentsError(ValueError):
+    """The arguments did not validate; ``problems`` lists one line per field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+def is_input_type(tp: object) -> bool:
+    """Whether ``tp`` can be a tool input: a model, dataclass, TypedDict or Struct."""
+    if not isinstance(tp, type):
+        return False
+    return (
+        issubclass(tp, pydantic.BaseModel | msgspec.Struct)
+        or dataclasses.is_dataclass(tp)
+        or is_typeddict(tp)
+    )
+
+
+class InputCodec(Generic[T]):
+    """Validates ``Mapping`` arguments into ``T`` and describes ``T`` as JSON Schema.
+
+    >>> from pydantic import BaseModel
+    >>> class City(BaseModel):
+    ...     name: str
+    >>> codec = InputCodec(City)
+    >>> codec.validate({"name": "Paris"})
+    City(name='Paris')
+    >>> codec.json_schema()
+    {'properties': {'name': {'type': 'string'}}, 'required': ['name'], 'type': 'object'}
+    """
+
+    def __init__(self, tp: type[T]) -> None:
+        if not is_input_type(tp):
+            raise ToolInputTypeError(
+                f"tool input type {tp!r} must be a pydantic model, a dataclass, a TypedDict "
+                "or a msgspec Struct"
+            )
+        self.type = tp
+        self._is_struct = issubclass(tp, msgspec.Struct)
+        try:
+            self._adapter: pydantic.TypeAdapter[T] | None = (
+                None if self._is_struct else pydantic.TypeAdapter(tp)
+            )
+        except pydantic.PydanticUserError as error:
+            # e.g. typing.TypedDict on Python < 3.12: pydantic needs typing_extensions'.
+            raise ToolInputTypeError(f"tool input type {tp!r}: {error.message}") from error
+        self._schema: dict[str, object] | None = None
+
+    def validate(self, args: Mapping[str, object]) -> T:
+        """The typed input; raises ``ArgumentsError`` with one message per bad field."""
+        if self._adapter is None:
+            try:
+                return msgspec.convert(dict(args), self.type, strict=False)
+            except msgspec.ValidationError as error:
+                raise ArgumentsError([_msgspec_problem(str(error))]) from error
+        try:
+            return self._adapter.validate_python(dict(args))
+        except pydantic.ValidationError as error:
+            problems = [_pydantic_problem(e) for e in error.errors(include_url=False)]
+            raise ArgumentsError(problems) from error
+
+    def json_schema(self) -> dict[str, object]:
+        """The input's JSON Schema, titles removed and the top-level reference inlined."""
+        if self._schema is None:
+            if self._adapter is None:
+                raw = cast(dict[str, object], msgspec.json.schema(self.type))
+            else:
+                raw = self._adapter.json_schema()
+            self._schema = _inline_root(_strip_titles(raw))
+        return self._schema
+
+
+def _pydantic_problem(error: Any) -> str:
+    loc = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+    message = str(error["msg"])
+    if error["type"] == "missing":
+        return f"{loc}: required field is missing"
+    shown = repr(error.get("input"))
+    if len(shown) > _MAX_SHOWN_INPUT:
+        shown = shown[: _MAX_SHOWN_INPUT - 3] + "..."
+    return f"{loc}: {message} (got {shown})"
+
+
+def _msgspec_problem(message: str) -> str:
+    # msgspec says "Expected `int`, got `str` - at `$.days`": lead with the field.
+    if " - at `$." in message:
+        text, _, where = message.rpartition(" - at `$.")
+        return f"{where.rstrip('`')}: {text}"
+    if message.startswith("Object missing required field"):
+        field = message.split("`")[1] if "`" in message else "?"
+        return f"{field}: required field is missing"
+    return message
+
+
+def _strip_titles(schema: object, *, in_properties: bool = False) -> Any:
+    """Drop ``title`` keywords (noise for a model) but never a property named "title"."""
+    if isinstance(schema, dict):
+        return {
+            key: _strip_titles(value, in_properties=key in ("properties", "$defs"))
+            for key, value in schema.items()
+            if in_properties or key != "title"
+        }
+    if isinstance(schema, list):
+        return [_strip_titles(item) for item in schema]
+    return schema
+
+
+def _inline_root(schema: dict[str, Any]) -> dict[str, object]:
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return schema
+    defs = dict(schema.get("$defs", {}))
+    root = dict(defs.pop(ref.removeprefix("#/$defs/")))
+    if defs:
+        root["$defs"] = defs
+    return root

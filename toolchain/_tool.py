@@ -1,0 +1,284 @@
+"""``Tool[I, TextOutput]``: a typed tool, and ``@tool`` for typed functions."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Generic, Protocol, TypeVar, cast, get_args, get_origin, overload
+
+import pydantic
+
+from toolchain._context import ExecutionContext
+from toolchain._errors import ToolInputTypeError
+from toolchain._input import InputCodec, is_input_type
+from toolchain._result import ToolResult
+
+__all__ = ["Tool", "tool"]
+
+InputT = TypeVar("InputT")
+OutputT = TypeVar("OutputT")
+ValueT = TypeVar("ValueT")
+
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+
+
+def check_tool_name(name: str) -> str:
+    if not _TOOL_NAME.match(name):
+        raise ValueError(
+            f"tool name {name!r} is invalid: use letters, digits, '_', '-' or '.', "
+            "starting with a letter or '_' (it becomes a section name)"
+        )
+    return name
+
+
+class Tool(ABC, Generic[InputT, OutputT]):
+    """A typed tool: validated input ``InputT`` in, raw ``ToolResult[OutputT]`` out.
+
+    Subclass it with concrete type arguments, set ``name`` and ``description`` (and
+    optionally ``policy``: when and how to use it, and ``timeout`` in seconds), and
+    implement ``call`` as ``async def`` or plain ``def`` (run in a worker thread).
+    ``InputT`` is read from the type arguments: a pydantic model, dataclass,
+    TypedDict or msgspec Struct; its JSON Schema documents the tool to the model.
+
+    >>> from pydantic import BaseModel
+    >>> class CityIn(BaseModel):
+    ...     city: str
+    >>> class Weather(Tool[CityIn, dict[str, object]]):
+    ...     name = "get_weather"
+    ...     description = "Current weather for a city."
+    ...     def call(self, ctx: ExecutionContext, input: CityIn) -> ToolResult[dict[str, object]]:
+    ...         return ToolResult({"city": input.city, "temp_c": 21})
+    >>> Weather().input_schema()["required"]
+    ['city']
+    """
+
+    name: str
+    description: str
+    policy: str = ""
+    timeout: float | None = None
+    input_type: type[Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found = _input_type_of(cls)
+        if found is not None:
+            cls.input_type = found
+
+    @abstractmethod
+    def call(
+        self, ctx: ExecutionContext, input: InputT
+    ) -> ToolResult[OutputT] | Awaitable[ToolResult[OutputT]]:
+        """Run the tool. Raise ``ToolError`` for a failure the model should read."""
+
+    @property
+    def codec(self) -> InputCodec[InputT]:
+        """Validation and schema for ``InputT`` (built once per tool class)."""
+        codec = self.__dict__.get("_codec")
+        if codec is None:
+            if not hasattr(self, "input_type"):
+                raise ToolInputTypeError(
+                    f"{type(self).__name__} has no input type: subclass "
+                    "Tool[YourInput, YourOutput] with concrete types"
+                )
+            codec = InputCodec(self.input_type)
+            self.__dict__["_codec"] = codec
+        return cast(InputCodec[InputT], codec)
+
+    def input_schema(self) -> dict[str, object]:
+        """The JSON Schema of the tool's input."""
+        return self.codec.json_schema()
+
+    @property
+    def is_async(self) -> bool:
+        """Whether ``call`` is a coroutine function (else it runs in a worker thread)."""
+        return inspect.iscoroutinefunction(self.call)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {getattr(self, 'name', '?')!r}>"
+
+
+def _input_type_of(cls: type) -> type[Any] | None:
+    for base in getattr(cls, "__orig_bases__", ()):
+        origin = get_origin(base)
+        if isinstance(origin, type) and issubclass(origin, Tool):
+            args = get_args(base)
+            if args and args[0] is not Any and not isinstance(args[0], TypeVar):
+                candidate = args[0]
+                if not is_input_type(candidate):
+                    raise ToolInputTypeError(
+                        f"{cls.__name__}: input type {candidate!r} must be a pydantic model, "
+                        "a dataclass, a TypedDict or a msgspec Struct"
+                    )
+                return cast(type[Any], candidate)
+    return None
+
+
+class _FunctionTool(Tool[Any, Any]):
+    """A tool built by ``@tool`` from a typed function."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        policy: str,
+        timeout: float | None,
+    ) -> None:
+        self.name = check_tool_name(name)
+        self.description = description
+        self.policy = policy
+        self.timeout = timeout
+        self._fn = fn
+        self._wants_ctx, self._model_param, input_type = _function_input(fn)
+        self.input_type = input_type
+        self._async = inspect.iscoroutinefunction(fn)
+
+    @property
+    def is_async(self) -> bool:
+        return self._async
+
+    def call(self, ctx: ExecutionContext, input: Any) -> Any:
+        args: tuple[object, ...] = (ctx,) if self._wants_ctx else ()
+        result = self._fn(*args, input) if self._model_param else self._fn(*args, **dict(input))
+        if self._async:
+            return _await_result(result)
+        return _as_result(result)
+
+
+async def _await_result(pending: Awaitable[object]) -> ToolResult[object]:
+    return _as_result(await pending)
+
+
+def _as_result(value: object) -> ToolResult[object]:
+    return value if isinstance(value, ToolResult) else ToolResult(value)
+
+
+def _function_input(fn: Callable[..., Any]) -> tuple[bool, bool, type[Any]]:
+    """(takes ctx first, takes one typed input object, the input type)."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params = list(inspect.signature(fn).parameters.values())
+    wants_ctx = bool(params) and hints.get(params[0].name) is ExecutionContext
+    if wants_ctx:
+        params = params[1:]
+    if len(params) == 1 and is_input_type(hints.get(params[0].name)):
+        return wants_ctx, True, cast(type[Any], hints[params[0].name])
+    fields: dict[str, Any] = {}
+    for param in params:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolInputTypeError(f"@tool {fn.__name__}: *args/**kwargs are not supported")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    model = pydantic.create_model(
+        _camel(fn.__name__) + "Input", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+    )
+    return wants_ctx, False, cast(type[Any], model)
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def _docstring_parts(fn: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(fn) or ""
+    return doc.split("\n\n", 1)[0].strip()
+
+
+class _ToolDecorator(Protocol):
+    @overload
+    def __call__(
+        self, fn: Callable[..., Awaitable[ToolResult[ValueT]]], /
+    ) -> Tool[Any, ValueT]: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., ToolResult[ValueT]], /) -> Tool[Any, ValueT]: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., Awaitable[ValueT]], /) -> Tool[Any, ValueT]: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., ValueT], /) -> Tool[Any, ValueT]: ...
+
+
+@overload
+def tool(fn: Callable[..., Awaitable[ToolResult[ValueT]]], /) -> Tool[Any, ValueT]: ...
+
+
+@overload
+def tool(fn: Callable[..., ToolResult[ValueT]], /) -> Tool[Any, ValueT]: ...
+
+
+@overload
+def tool(fn: Callable[..., Awaitable[ValueT]], /) -> Tool[Any, ValueT]: ...
+
+
+@overload
+def tool(fn: Callable[..., ValueT], /) -> Tool[Any, ValueT]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    policy: str = "",
+    timeout: float | None = None,
+) -> _ToolDecorator: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    policy: str = "",
+    timeout: float | None = None,
+) -> Tool[Any, Any] | _ToolDecorator:
+    """Build a ``Tool`` from a typed function (sync or async).
+
+    The function takes either one typed input object (model, dataclass, TypedDict,
+    Struct) or plain typed parameters, optionally preceded by an ``ExecutionContext``.
+    It returns a ``ToolResult`` or a bare value (wrapped for you). The name defaults to
+    the function's, the description to its docstring's first paragraph.
+
+    >>> @tool
+    ... def add(a: int, b: int = 1) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> add.name, add.description, sorted(add.input_schema()["properties"])
+    ('add', 'Add two integers.', ['a', 'b'])
+    """
+
+    def build(function: Callable[..., Any]) -> Tool[Any, Any]:
+        text = description if description is not None else _docstring_parts(function)
+        if not text:
+            raise ValueError(
+                f"@tool {function.__name__}: give a description= or a docstring; "
+                "the model needs it to choose the tool"
+            )
+        return _FunctionTool(
+            function,
+            name=name or function.__name__,
+            description=text,
+            policy=policy,
+            timeout=timeout,
+        )
+
+    if fn is not None:
+        return build(fn)
+    return cast(_ToolDecorator, build)
+
+
+def tool_summary(t: Tool[Any, Any]) -> Mapping[str, object]:
+    """Name, description, policy and input schema of a tool, for prompts and listings."""
+    return {
+        "name": t.name,
+        "description": t.description,
+        "policy": t.policy,
+        "parameters": t.input_schema(),
+    }
