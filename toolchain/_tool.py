@@ -159,7 +159,13 @@ def _as_result(value: object) -> ToolResult[object]:
 
 def _function_input(fn: Callable[..., Any]) -> tuple[bool, bool, type[Any]]:
     """(takes ctx first, takes one typed input object, the input type)."""
-    hints = typing.get_type_hints(fn, include_extras=True)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError as error:
+        raise ToolInputTypeError(
+            f"@tool {fn.__name__}: cannot resolve a type annotation ({error}); with "
+            "`from __future__ import annotations`, define input types at module level"
+        ) from error
     params = list(inspect.signature(fn).parameters.values())
     wants_ctx = bool(params) and hints.get(params[0].name) is ExecutionContext
     if wants_ctx:

@@ -1,0 +1,58 @@
+"""mypy checks a user's tool end to end: a mistyped tool is rejected, a correct one is not."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from mypy import api
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def run_mypy(path: Path) -> tuple[str, int]:
+    stdout, stderr, status = api.run(
+        [str(path), "--config-file", str(ROOT / "pyproject.toml"), "--no-error-summary"]
+    )
+    return stdout + stderr, status
+
+
+@pytest.fixture(scope="module")
+def mistyped() -> dict[int, str]:
+    output, status = run_mypy(FIXTURES / "mistyped_tool.py")
+    assert status == 1, output
+    errors: dict[int, str] = {}
+    for match in re.finditer(r"mistyped_tool\.py:(\d+): error: (.*)", output):
+        errors[int(match.group(1))] = match.group(2)
+    return errors
+
+
+def marked_line(marker: str) -> int:
+    lines = (FIXTURES / "mistyped_tool.py").read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.endswith(f"# error: {marker}"))
+
+
+def test_wrong_input_type_in_call_is_rejected(mistyped: dict[int, str]) -> None:
+    message = mistyped[marked_line("input")]
+    assert 'Argument 2 of "call" is incompatible with supertype' in message
+    assert 'supertype defines the argument type as "CityIn"' in message
+
+
+def test_wrong_output_type_is_rejected(mistyped: dict[int, str]) -> None:
+    message = mistyped[marked_line("output")]
+    assert 'Return type "ToolResult[int]" of "call" incompatible' in message
+
+
+def test_reading_a_missing_input_field_is_rejected(mistyped: dict[int, str]) -> None:
+    assert '"CityIn" has no attribute "country"' in mistyped[marked_line("field")]
+
+
+def test_nothing_else_is_reported(mistyped: dict[int, str]) -> None:
+    assert sorted(mistyped) == sorted(marked_line(m) for m in ("input", "output", "field"))
+
+
+def test_the_well_typed_tools_pass() -> None:
+    output, status = run_mypy(FIXTURES / "welltyped_tool.py")
+    assert status == 0, output

@@ -1,0 +1,248 @@
+"""Running calls: concurrency, order, timeouts, errors, hooks, cancellation, stats."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from pydantic import BaseModel
+
+from formats import XMLFormat
+from tests.toolchain.tools import AsyncSleeper, Sleeper, Weather, add, all_tools, explode
+from toolchain import (
+    AfterToolCall,
+    BeforeToolCall,
+    ExecutionContext,
+    JSONToolChain,
+    Stats,
+    Tool,
+    ToolCall,
+    ToolCallParseError,
+    ToolCallParseFailed,
+    ToolResult,
+    tool,
+)
+
+FMT = XMLFormat()
+
+
+class GateIn(BaseModel):
+    label: str
+
+
+class AsyncGate(Tool[GateIn, str]):
+    """Returns only once `parties` calls are inside at the same time."""
+
+    name = "async_gate"
+    description = "Waits for its siblings."
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self.inside = 0
+        self.all_in = asyncio.Event()
+
+    async def call(self, ctx: ExecutionContext, input: GateIn) -> ToolResult[str]:
+        self.inside += 1
+        if self.inside == self.parties:
+            self.all_in.set()
+        await asyncio.wait_for(self.all_in.wait(), timeout=2)
+        return ToolResult(input.label)
+
+
+class ThreadGate(Tool[GateIn, str]):
+    name = "thread_gate"
+    description = "Waits for its siblings, in worker threads."
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties, timeout=2)
+
+    def call(self, ctx: ExecutionContext, input: GateIn) -> ToolResult[str]:
+        self.barrier.wait()
+        return ToolResult(input.label)
+
+
+@pytest.mark.parametrize("gate", [AsyncGate(3), ThreadGate(3)], ids=["async", "sync"])
+async def test_calls_in_one_action_run_concurrently_and_keep_call_order(
+    gate: AsyncGate | ThreadGate,
+) -> None:
+    chain = JSONToolChain().register_tool(gate)
+    calls = [{"tool": gate.name, "args": {"label": label}} for label in "abc"]
+    content = str(calls).replace("'", '"')
+    result = await chain.execute(ExecutionContext(), content, FMT)
+    # Run one after another, the first call would wait for the others and time out.
+    assert result.raw.errors == (None, None, None)
+    assert [r.output.text for r in result.raw.results if r] == ["a", "b", "c"]
+
+
+async def test_one_bad_call_never_stops_the_others() -> None:
+    chain = JSONToolChain().register_tool(Weather()).register_tool(explode)
+    content = (
+        '[{"tool": "explode", "args": {"reason": "boom"}},'
+        ' {"tool": "get_weather", "args": {"city": "Oslo"}}]'
+    )
+    result = await chain.execute(ExecutionContext(), content, FMT)
+    first, second = result.raw.errors
+    assert first is not None and first.kind == "tool_error"
+    assert isinstance(first.exception, RuntimeError)
+    assert second is None
+    assert result.raw.results[0] is None
+    ok = result.raw.results[1]
+    assert ok is not None and ok.output.text == {"city": "Oslo", "temp_c": 21, "days": 1}
+    assert "Error: explode failed: RuntimeError: boom" in result.text
+
+
+async def test_a_hung_sync_tool_times_out_without_blocking_the_run() -> None:
+    chain = JSONToolChain().register_tool(Sleeper()).register_tool(add)
+    content = '[{"tool": "sleep", "args": {"seconds": 1.0}}, {"tool": "add", "args": {"a": 1}}]'
+    started = time.perf_counter()
+    result = await chain.execute(ExecutionContext(), content, FMT)
+    elapsed = time.perf_counter() - started
+    timeout, ok = result.raw.errors
+    assert timeout is not None and timeout.kind == "timeout"
+    assert timeout.message == "sleep did not finish within 0.05 s"
+    assert ok is None
+    assert elapsed < 0.9  # returned at the timeout, not when the thread woke up
+
+
+def test_execute_sync_does_not_wait_for_a_hung_tool_thread() -> None:
+    chain = JSONToolChain().register_tool(Sleeper())
+    started = time.perf_counter()
+    result = chain.execute_sync(
+        ExecutionContext(), '{"tool": "sleep", "args": {"seconds": 1.0}}', FMT
+    )
+    assert time.perf_counter() - started < 0.9
+    assert result.raw.errors[0] is not None
+
+
+async def test_chain_timeout_applies_to_tools_without_their_own() -> None:
+    chain = JSONToolChain(timeout=0.05).register_tool(AsyncSleeper())
+    result = await chain.execute(
+        ExecutionContext(), '{"tool": "async_sleep", "args": {"seconds": 5}}', FMT
+    )
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "timeout"
+
+
+async def test_cancelling_the_context_cancels_running_tools() -> None:
+    ctx = ExecutionContext()
+    chain = JSONToolChain().register_tool(AsyncSleeper()).register_tool(add)
+    content = '[{"tool": "async_sleep", "args": {"seconds": 5}}, {"tool": "add", "args": {"a": 1}}]'
+    task = asyncio.create_task(chain.execute(ctx, content, FMT))
+    await asyncio.sleep(0.02)
+    threading.Thread(target=ctx.cancel, args=("user pressed stop",)).start()
+    result = await asyncio.wait_for(task, timeout=1)
+    cancelled, done = result.raw.errors
+    assert cancelled is not None and cancelled.kind == "cancelled"
+    assert "user pressed stop" in cancelled.message
+    assert done is None  # what already finished is kept
+
+
+async def test_cancelling_the_caller_task_propagates() -> None:
+    chain = JSONToolChain().register_tool(AsyncSleeper())
+    task = asyncio.create_task(
+        chain.execute(ExecutionContext(), '{"tool": "async_sleep", "args": {"seconds": 5}}', FMT)
+    )
+    await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_before_hook_rewrites_arguments_before_validation() -> None:
+    ctx = ExecutionContext()
+
+    def resolve(event: BeforeToolCall) -> None:
+        if event.args.get("city") == "$home":
+            event.args = {**event.args, "city": "Lisbon"}
+
+    ctx.events.subscribe(BeforeToolCall, resolve)
+    chain = JSONToolChain().register_tool(Weather())
+    result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "$home"}}', FMT)
+    assert result.raw.calls == (ToolCall("get_weather", {"city": "Lisbon"}),)
+    assert '"city":"Lisbon"' in result.text
+
+
+async def test_after_hook_rewrites_the_output() -> None:
+    ctx = ExecutionContext()
+    seen: list[AfterToolCall] = []
+
+    def box(event: AfterToolCall) -> None:
+        seen.append(event)
+        event.result = ToolResult("internal://weather-1")
+
+    ctx.events.subscribe(AfterToolCall, box)
+    chain = JSONToolChain().register_tool(Weather())
+    result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "Oslo"}}', FMT)
+    assert "internal://weather-1" in result.text
+    assert seen[0].name == "get_weather" and seen[0].duration >= 0
+
+
+async def test_a_failing_hook_is_that_call_error_not_a_crash() -> None:
+    ctx = ExecutionContext()
+
+    def broken(event: BeforeToolCall) -> None:
+        raise KeyError("nope")
+
+    ctx.events.subscribe(BeforeToolCall, broken)
+    chain = JSONToolChain().register_tool(Weather())
+    result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "Oslo"}}', FMT)
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "hook_error"
+
+
+async def test_parse_failure_raises_and_emits_an_event() -> None:
+    ctx = ExecutionContext()
+    failures: list[ToolCallParseFailed] = []
+    ctx.events.subscribe(ToolCallParseFailed, failures.append)
+    with pytest.raises(ToolCallParseError):
+        await JSONToolChain().execute(ctx, "{not json", FMT)
+    assert failures[0].content == "{not json"
+
+
+async def test_output_that_cannot_be_serialised_is_an_error() -> None:
+    @tool
+    def leak() -> object:
+        """Returns something that is not data."""
+        return threading.Lock()
+
+    result = (
+        await JSONToolChain()
+        .register_tool(leak)
+        .execute(ExecutionContext(), '{"tool": "leak"}', FMT)
+    )
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "output_error"
+    assert "cannot be shown" in error.message
+
+
+async def test_stats_count_calls_and_errors_per_tool() -> None:
+    ctx = ExecutionContext()
+    chain = JSONToolChain()
+    for t in all_tools():
+        chain.register_tool(t)
+    content = (
+        '[{"tool": "add", "args": {"a": 1}}, {"tool": "add", "args": {"a": "x"}},'
+        ' {"tool": "nope", "args": {}}]'
+    )
+    await chain.execute(ctx, content, FMT)
+    assert ctx.stats.get(Stats.TOOL_CALLS) == 3
+    assert ctx.stats.get(Stats.per_tool(Stats.TOOL_CALLS, "add")) == 2
+    assert ctx.stats.get(Stats.TOOL_ERRORS) == 2
+    assert ctx.stats.get(Stats.per_tool(Stats.TOOL_ERRORS, "nope")) == 1
+
+
+async def test_execute_calls_runs_structured_calls() -> None:
+    chain = JSONToolChain().register_tool(add)
+    result = await chain.execute_calls(ExecutionContext(), [ToolCall("add", {"a": 2, "b": 2})], FMT)
+    assert result.raw.results[0] is not None
+    assert result.raw.results[0].output.text == 4
+
+
+def test_execute_sync_inside_a_running_loop_is_refused() -> None:
+    async def inner() -> None:
+        JSONToolChain().execute_sync(ExecutionContext(), "[]", FMT)
+
+    with pytest.raises(RuntimeError, match="await execute"):
+        asyncio.run(inner())

@@ -1,0 +1,205 @@
+"""Defining tools: input types, schemas, @tool, registration errors, prompts."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+from pydantic import BaseModel
+
+from formats import XMLFormat
+from tests.toolchain.tools import Flight, Policy, SeatMap, Weather, add
+from toolchain import (
+    DuplicateToolError,
+    ExecutionContext,
+    JSONToolChain,
+    Tool,
+    ToolInputTypeError,
+    ToolResult,
+    YAMLToolChain,
+    tool,
+)
+
+
+@pytest.mark.parametrize(
+    ("instance", "input_type"),
+    [(Weather(), "CityIn"), (Flight(), "FlightIn"), (Policy(), "PolicyIn"), (SeatMap(), "SeatIn")],
+)
+def test_input_type_is_read_from_the_generic_parameters(
+    instance: Tool[typing.Any, typing.Any], input_type: str
+) -> None:
+    assert instance.input_type.__name__ == input_type
+    schema = instance.input_schema()
+    assert schema["type"] == "object"
+    assert "title" not in schema
+
+
+def test_schema_keeps_descriptions_and_defaults() -> None:
+    schema = Weather().input_schema()
+    assert schema == {
+        "properties": {
+            "city": {"description": "City name, e.g. Paris", "type": "string"},
+            "days": {"default": 1, "type": "integer"},
+        },
+        "required": ["city"],
+        "type": "object",
+    }
+
+
+def test_a_non_object_input_type_is_rejected_at_class_creation() -> None:
+    with pytest.raises(ToolInputTypeError, match="must be a pydantic model"):
+
+        class Bad(Tool[int, str]):  # type: ignore[type-var,unused-ignore]
+            name = "bad"
+            description = "bad"
+
+            def call(self, ctx: ExecutionContext, input: int) -> ToolResult[str]:
+                return ToolResult("")
+
+
+def test_duplicate_names_are_rejected_at_registration() -> None:
+    chain = JSONToolChain().register_tool(Weather())
+    with pytest.raises(DuplicateToolError, match="'get_weather' is already registered"):
+        chain.register_tool(Weather())
+
+
+def test_invalid_tool_names_are_rejected() -> None:
+    with pytest.raises(ValueError, match="tool name 'get weather' is invalid"):
+
+        @tool(name="get weather")
+        def weather(city: str) -> str:
+            """Weather."""
+            return city
+
+
+def test_tool_decorator_needs_a_description() -> None:
+    with pytest.raises(ValueError, match="description"):
+
+        @tool
+        def nameless(x: int) -> int:
+            return x
+
+
+def test_tool_decorator_with_parameters_forbids_unknown_arguments() -> None:
+    chain = JSONToolChain().register_tool(add)
+    result = chain.execute_sync(
+        ExecutionContext(), '{"tool": "add", "args": {"a": 1, "c": 2}}', XMLFormat()
+    )
+    error = result.raw.errors[0]
+    assert error is not None
+    assert error.message == "invalid arguments for add: c: Extra inputs are not permitted (got 2)"
+
+
+class Query(BaseModel):
+    text: str
+
+
+@dataclasses.dataclass
+class Pair:
+    left: int
+    right: int
+
+
+def test_unresolvable_annotations_get_a_clear_error() -> None:
+    with pytest.raises(ToolInputTypeError, match="define input types at module level"):
+
+        @tool
+        def local(x: LocalOnly) -> int:  # type: ignore[name-defined]  # noqa: F821
+            """Uses a name that does not exist."""
+            return 0
+
+
+async def test_tool_decorator_with_context_and_model_input_async() -> None:
+    @tool(name="search", description="Search things.", policy="Use sparingly.")
+    async def search(ctx: ExecutionContext, query: Query) -> ToolResult[list[str]]:
+        return ToolResult([query.text, ctx.name])
+
+    assert search.is_async
+    assert search.policy == "Use sparingly."
+    result = (
+        await JSONToolChain()
+        .register_tool(search)
+        .execute(
+            ExecutionContext(name="run-7"),
+            '{"tool": "search", "args": {"text": "hi"}}',
+            XMLFormat(),
+        )
+    )
+    assert result.raw.results[0] is not None
+    assert result.raw.results[0].output.text == ["hi", "run-7"]
+
+
+def test_tool_decorator_with_dataclass_input() -> None:
+    @tool
+    def multiply(pair: Pair) -> int:
+        """Multiply."""
+        return pair.left * pair.right
+
+    assert multiply.input_type is Pair
+    result = (
+        JSONToolChain()
+        .register_tool(multiply)
+        .execute_sync(
+            ExecutionContext(), '{"tool": "multiply", "args": {"left": 6, "right": 7}}', XMLFormat()
+        )
+    )
+    assert result.raw.results[0] is not None
+    assert result.raw.results[0].output.text == 42
+
+
+@pytest.mark.parametrize(
+    ("chain", "expected"),
+    [
+        (
+            JSONToolChain(),
+            "- get_weather: Current weather for a city.\n"
+            "  Policy: Use only for cities the user named.\n"
+            "  Parameters:\n"
+            "    {\n"
+            '      "properties": {\n'
+            '        "city": {\n'
+            '          "description": "City name, e.g. Paris",\n'
+            '          "type": "string"\n'
+            "        },\n"
+            '        "days": {\n'
+            '          "default": 1,\n'
+            '          "type": "integer"\n'
+            "        }\n"
+            "      },\n"
+            '      "required": [\n'
+            '        "city"\n'
+            "      ],\n"
+            '      "type": "object"\n'
+            "    }",
+        ),
+        (
+            YAMLToolChain(),
+            "- get_weather: Current weather for a city.\n"
+            "  Policy: Use only for cities the user named.\n"
+            "  Parameters:\n"
+            "    properties:\n"
+            "      city:\n"
+            "        description: City name, e.g. Paris\n"
+            "        type: string\n"
+            "      days:\n"
+            "        default: 1\n"
+            "        type: integer\n"
+            "    required:\n"
+            "    - city\n"
+            "    type: object",
+        ),
+    ],
+    ids=["json", "yaml"],
+)
+def test_available_tools_prompt(chain: JSONToolChain | YAMLToolChain, expected: str) -> None:
+    assert chain.register_tool(Weather()).available_tools_prompt() == expected
+
+
+def test_chain_is_a_section_that_registers_on_a_format() -> None:
+    chain = YAMLToolChain().register_tool(Weather())
+    fmt = XMLFormat().register_section(chain)
+    assert chain.name == "action"
+    assert "- tool: tool_name" in fmt.describe_structure()
+    parsed = fmt.parse("<action>\n- tool: get_weather\n  args: {city: Paris}\n</action>")
+    assert chain.parse_section(parsed["action"][0])[0].name == "get_weather"  # type: ignore[union-attr]
