@@ -1,0 +1,63 @@
+"""Wording of call failures, shared by the provider adapters so they read alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agents.models._errors import ModelCallError, ModelTimeoutError
+
+__all__ = ["api_message", "connection_failure", "status_failure", "timeout_failure"]
+
+
+def _retryable(status: int) -> bool:
+    # The policy both official SDKs apply before giving up on a status code.
+    return status in (408, 409, 429) or status >= 500
+
+
+def _retries(max_retries: int) -> str:
+    return f"{max_retries} retr{'y' if max_retries == 1 else 'ies'}"
+
+
+def api_message(body: object, fallback: str) -> str:
+    """The human message in an error body shaped ``{"error": {"message": ...}}`` or flatter.
+
+    >>> api_message({"error": {"message": "slow down"}}, "HTTP 429")
+    'slow down'
+    """
+    for candidate in (body.get("error") if isinstance(body, Mapping) else None, body):
+        if isinstance(candidate, Mapping):
+            message = candidate.get("message")
+            if isinstance(message, str) and message:
+                return message
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:500]
+    return fallback
+
+
+def status_failure(label: str, status: int, message: str, max_retries: int) -> ModelCallError:
+    """A `ModelCallError` for an HTTP error status the SDK gave up on."""
+    if status < 400:
+        # An error event inside a stream that had started fine; the status is moot.
+        return ModelCallError(f"{label}: the server reported an error mid-stream: {message}")
+    after = (
+        f" (gave up after {_retries(max_retries)})" if _retryable(status) and max_retries else ""
+    )
+    return ModelCallError(f"{label}: HTTP {status}{after}: {message}", status_code=status)
+
+
+def timeout_failure(label: str, timeout: float | None, max_retries: int) -> ModelTimeoutError:
+    """A `ModelTimeoutError` naming the timeout that ran out."""
+    within = f"within {timeout:g} s" if timeout is not None else "in time"
+    tries = f", on each of {max_retries + 1} attempts" if max_retries else ""
+    return ModelTimeoutError(
+        f"{label}: timed out: the server sent nothing {within}{tries}; "
+        "raise the model's timeout= or check that the server is up and not overloaded"
+    )
+
+
+def connection_failure(label: str, base_url: str, cause: BaseException) -> ModelCallError:
+    """A `ModelCallError` for a server that could not be reached or dropped the line."""
+    reason = cause.__cause__ or cause
+    return ModelCallError(
+        f"{label}: could not talk to {base_url}: {reason!s} ({type(reason).__name__})"
+    )

@@ -1,0 +1,188 @@
+"""The data a model adapter takes and returns, and the `Model` protocol itself.
+
+Everything here is provider-neutral: adapters translate these to and from each SDK's
+wire types, so the ReAct loop never sees an SDK object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, Protocol, runtime_checkable
+
+from toolchain import ContentPart, TextContent
+
+__all__ = [
+    "STOP_REASONS",
+    "GenerateOptions",
+    "Message",
+    "Model",
+    "ModelResponse",
+    "Role",
+    "StopReason",
+    "TextDelta",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant"]
+
+StopReason = Literal[
+    "stop", "stop_sequence", "length", "tool_use", "content_filter", "error", "other"
+]
+"""Why generation ended, the same words for every provider.
+
+- ``stop``: the model finished on its own (OpenAI ``stop``, Anthropic ``end_turn``).
+- ``stop_sequence``: one of ``GenerateOptions.stop`` was produced and cut off. OpenAI-style
+  servers report this as plain ``stop`` unless they say which string matched (vLLM does).
+- ``length``: the ``max_tokens`` budget or the context window ran out.
+- ``tool_use``: the model asked for a provider-native tool call.
+- ``content_filter``: the provider withheld or refused the output.
+- ``error``: the server reported that generation failed part way.
+- ``other``: anything else, including a stream that ended without a reason.
+"""
+
+STOP_REASONS: Final[frozenset[str]] = frozenset(
+    {"stop", "stop_sequence", "length", "tool_use", "content_filter", "error", "other"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a conversation: a role and its content parts.
+
+    >>> Message.text("user", "What is 6 * 7?").text_content()
+    'What is 6 * 7?'
+    """
+
+    role: Role
+    content: tuple[ContentPart, ...]
+
+    @classmethod
+    def text(cls, role: Role, text: str) -> Message:
+        """A message holding a single text part.
+
+        >>> Message.text("system", "Be brief.").content
+        (TextContent(text='Be brief.'),)
+        """
+        return cls(role, (TextContent(text),))
+
+    def text_content(self) -> str:
+        """The message's text parts joined together; media parts are skipped.
+
+        >>> from toolchain import ImageContent
+        >>> parts = (TextContent("a"), ImageContent(url="u"), TextContent("b"))
+        >>> Message("user", parts).text_content()
+        'ab'
+        """
+        return "".join(part.text for part in self.content if isinstance(part, TextContent))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one call, or of many summed with ``+``.
+
+    >>> Usage(10, 2) + Usage(5, 1)
+    Usage(input_tokens=15, output_tokens=3)
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input and output tokens together.
+
+        >>> Usage(10, 2).total_tokens
+        12
+        """
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateOptions:
+    """Per-call sampling settings; ``None`` leaves the provider's default in place.
+
+    Not every provider knows every option: Anthropic has no ``seed``, so it is ignored there.
+
+    >>> GenerateOptions(stop=("Observation:",), temperature=0.0, max_tokens=256).stop
+    ('Observation:',)
+    """
+
+    stop: tuple[str, ...] = ()
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        stop: object = self.stop  # typed as a tuple, but callers slip in a bare string
+        if isinstance(stop, str):
+            raise TypeError(f"stop must be a tuple of strings, got the string {stop!r}")
+        if any(not s for s in self.stop):
+            raise ValueError("stop sequences must be non-empty strings")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """A finished generation: its text, why it ended, what it cost and who answered.
+
+    ``stop_reason`` is one of `STOP_REASONS` (see `StopReason`); ``model`` is the model
+    name the provider reported, or the adapter's own when it reported none.
+
+    >>> ModelResponse("42", "stop", Usage(12, 1), "gpt-4o-mini").text
+    '42'
+    """
+
+    text: str
+    stop_reason: str
+    usage: Usage
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of generated text, as it arrives while streaming.
+
+    >>> TextDelta("Thou").text
+    'Thou'
+    """
+
+    text: str
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that turns a conversation into text: a provider adapter or a script.
+
+    ``stream`` yields `TextDelta` items and then exactly one `ModelResponse` (the full
+    text, stop reason and usage) as its last item. Failures raise `ModelError` subclasses.
+
+    >>> import asyncio
+    >>> from agents.models import ScriptedModel
+    >>> model: Model = ScriptedModel(["42"])
+    >>> asyncio.run(model.generate([Message.text("user", "6 * 7?")])).text
+    '42'
+    """
+
+    @property
+    def name(self) -> str:
+        """A label for logs and transcripts, such as ``openai:gpt-4o-mini``."""
+        ...
+
+    async def generate(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> ModelResponse:
+        """Generate one whole reply."""
+        ...
+
+    def stream(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> AsyncIterator[TextDelta | ModelResponse]:
+        """Generate one reply piece by piece, ending with its `ModelResponse`."""
+        ...
