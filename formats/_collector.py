@@ -27,6 +27,7 @@ class SectionCollector:
         self._current: str | None = None
         self._pieces: list[str] = []
         self._started = False  # has the open section received non-space text yet
+        self._held = ""  # trailing whitespace not sent yet: it may end the section
         self._events: list[SectionEvent] = []
         self._new: list[SectionEvent] = []
         self._result: dict[str, list[str]] = {}
@@ -44,6 +45,7 @@ class SectionCollector:
         self._current = name
         self._pieces = []
         self._started = False
+        self._held = ""
         self._emit(SectionStart(name))
 
     def append(self, raw: str, *, decoded: str | None = None) -> None:
@@ -61,7 +63,11 @@ class SectionCollector:
             if not text:
                 return
             self._started = True
-        self._emit(SectionDelta(self._current, text))
+        text = self._held + text
+        sent = text.rstrip()
+        self._held = text[len(sent) :]
+        if sent:
+            self._emit(SectionDelta(self._current, sent))
 
     def close_current(self) -> None:
         if self._current is None:

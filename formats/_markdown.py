@@ -20,7 +20,7 @@ from typing import Self
 from formats._collector import SectionCollector
 from formats._section import FormattedSection, TextSection
 from formats._stream import SectionEvent, SectionStream
-from formats._xml import check_name
+from formats._xml import _as_is, check_name
 
 __all__ = ["MarkdownFormat", "markdown_decode", "markdown_encode"]
 
@@ -53,10 +53,14 @@ def markdown_decode(content: str) -> str:
 class _MarkdownScanner:
     """Incremental line scanner for headings of one level."""
 
-    def __init__(self, names: Iterable[str], *, level: int, require_section: bool) -> None:
+    def __init__(
+        self, names: Iterable[str], *, level: int, require_section: bool, decode: bool = True
+    ) -> None:
         names_by_lower = {n.lower(): n for n in names}
         self._collector = SectionCollector(
-            names_by_lower, markdown_decode, require_section=require_section
+            names_by_lower,
+            markdown_decode if decode else _as_is,
+            require_section=require_section,
         )
         self._heading = re.compile(
             "#" * level + r"(?!#)[ \t]*([A-Za-z_][\w.\-]*)[ \t]*:?[ \t]*\r?\n?\Z"
@@ -120,7 +124,8 @@ class MarkdownFormat:
     """Sections as ``# name`` headings; observations under ``# observation``.
 
     >>> from formats import Section
-    >>> fmt = MarkdownFormat().register_section(Section("thinking")).register_section(Section("answer"))
+    >>> fmt = MarkdownFormat().register_section(Section("thinking"))
+    >>> fmt = fmt.register_section(Section("answer"))
     >>> fmt.parse("# Thinking\\nUse # answer below.\\n# Answer\\n42")
     {'thinking': ['Use # answer below.'], 'answer': ['42']}
     >>> print(fmt.format_section("weather", "21C"))
@@ -164,10 +169,14 @@ class MarkdownFormat:
     def parse_nested(self, content: str, names: Iterable[str]) -> dict[str, list[str]]:
         """Sub-sections (``## name`` headings) of a section's content; ``{}`` when none.
 
+        ``content`` is what ``parse`` returned, already decoded, so it is not decoded again.
+
         >>> MarkdownFormat().parse_nested("## direct_call\\n[1]", ["direct_call"])
         {'direct_call': ['[1]']}
         """
-        scanner = _MarkdownScanner([check_name(n) for n in names], level=2, require_section=False)
+        scanner = _MarkdownScanner(
+            [check_name(n) for n in names], level=2, require_section=False, decode=False
+        )
         scanner.feed(content)
         return scanner.close()
 
@@ -200,6 +209,6 @@ def _render(section: FormattedSection, level: int) -> str:
     name = check_name(section.name)
     lines = [f"{'#' * level} {name}"]
     if section.content:
-        lines.append(markdown_encode(section.content))
+        lines.append(markdown_encode(section.content) if section.escape else section.content)
     lines.extend(_render(child, level + 1) for child in section.children)
     return "\n".join(lines)

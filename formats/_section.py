@@ -72,8 +72,11 @@ class FormattedSection:
     """A section to write back to the model, e.g. one tool's output in an observation.
 
     ``children`` nest inside it: ``## child`` in Markdown, a nested tag in XML.
+    Content is escaped so it cannot open or close a section; ``escape=False`` is for
+    trusted markup only, such as a prompt that shows the model the section syntax.
 
-    >>> s = FormattedSection("weather", "21C", children=(FormattedSection("instructions", "Cite it."),))
+    >>> child = FormattedSection("instructions", "Cite it.")
+    >>> s = FormattedSection("weather", "21C", children=(child,))
     >>> s.children[0].name
     'instructions'
     """
@@ -81,3 +84,4 @@ class FormattedSection:
     name: str
     content: str
     children: Sequence[FormattedSection] = ()
+    escape: bool = True

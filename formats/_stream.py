@@ -19,8 +19,8 @@ class SectionStart:
 class SectionDelta:
     """Decoded text appended to the open section.
 
-    Leading whitespace of a section is never sent; trailing whitespace may be, so the
-    deltas of a section joined equal its final content plus, at most, trailing space.
+    Whitespace is sent only once more text follows it, so the deltas of a section
+    joined equal its final (stripped) content exactly.
     """
 
     name: str

@@ -13,10 +13,12 @@ output can open or close a section in an observation.
 Pairing. Only ``<name>`` / ``</name>`` of registered names (any letter case) are tags.
 A closing tag pairs with the nearest opening tag of its name: ``I will answer in
 <answer> form`` inside ``<thinking>`` is prose, closed over by ``</thinking>``. An
-opening tag that starts a line while another section is open (and is not of the same
-name) closes that section first: models that forget ``</thinking>`` still get their
-``<action>`` run. Text outside sections is ignored; a section cut off by the end of the
-output is returned as it stands.
+opening tag that starts a line while a section is open closes that section first:
+models that forget ``</thinking>`` still get their ``<action>`` run, and in
+``I will answer in <answer> tags.\n<answer>42</answer>`` the real answer is the last
+``answer``. The price: a registered tag alone on a line inside a code block in a
+section splits it (write such examples inline). Text outside sections is ignored; a
+section cut off by the end of the output is returned as it stands.
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ def xml_decode(content: str) -> str:
     return _ENTITY.sub(lambda m: _ENTITY_CHARS[m.group(1)], content)
 
 
+def _as_is(content: str) -> str:
+    return content
+
+
 def check_name(name: str) -> str:
     if not _NAME.match(name):
         raise ValueError(
@@ -73,10 +79,10 @@ def check_name(name: str) -> str:
 class _XMLScanner:
     """Incremental scanner for one set of section names."""
 
-    def __init__(self, names: Iterable[str], *, require_section: bool) -> None:
+    def __init__(self, names: Iterable[str], *, require_section: bool, decode: bool = True) -> None:
         names_by_lower = {n.lower(): n for n in names}
         self._collector = SectionCollector(
-            names_by_lower, xml_decode, require_section=require_section
+            names_by_lower, xml_decode if decode else _as_is, require_section=require_section
         )
         self._longest = max((len(n) for n in names_by_lower), default=0)
         self._pending = ""
@@ -130,7 +136,7 @@ class _XMLScanner:
 
     def _opening(self, name: str, tag: str) -> None:
         current = self._collector.open_section
-        if current is None or (self._line_blank and name != current):
+        if current is None or self._line_blank:
             self._collector.open(name)
             self._inner.clear()
             self._line_blank = False
@@ -218,10 +224,12 @@ class XMLFormat:
     def parse_nested(self, content: str, names: Iterable[str]) -> dict[str, list[str]]:
         """Sub-sections (nested tags) of a section's content; ``{}`` when none is present.
 
+        ``content`` is what ``parse`` returned, already decoded, so it is not decoded again.
+
         >>> XMLFormat().parse_nested("<direct_call>[1]</direct_call>", ["direct_call"])
         {'direct_call': ['[1]']}
         """
-        scanner = _XMLScanner([check_name(n) for n in names], require_section=False)
+        scanner = _XMLScanner([check_name(n) for n in names], require_section=False, decode=False)
         scanner.feed(content)
         return scanner.close()
 
@@ -244,7 +252,8 @@ class XMLFormat:
 
 def _render(section: FormattedSection) -> str:
     name = check_name(section.name)
-    body = [xml_encode(section.content)] if section.content else []
+    content = xml_encode(section.content) if section.escape else section.content
+    body = [content] if content else []
     body.extend(_render(child) for child in section.children)
     inner = "\n".join(body)
     return f"<{name}>\n{inner}\n</{name}>" if inner else f"<{name}>\n</{name}>"
