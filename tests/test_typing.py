@@ -49,8 +49,14 @@ def test_reading_a_missing_input_field_is_rejected(mistyped: dict[int, str]) -> 
     assert '"CityIn" has no attribute "country"' in mistyped[marked_line("field")]
 
 
+def test_a_typed_agent_answer_is_not_a_string(mistyped: dict[int, str]) -> None:
+    message = mistyped[marked_line("answer")]
+    assert 'Incompatible return value type (got "Order | None", expected "str | None")' in message
+
+
 def test_nothing_else_is_reported(mistyped: dict[int, str]) -> None:
-    assert sorted(mistyped) == sorted(marked_line(m) for m in ("input", "output", "field"))
+    expected = ("input", "output", "field", "answer")
+    assert sorted(mistyped) == sorted(marked_line(m) for m in expected)
 
 
 def test_the_well_typed_tools_pass() -> None:

@@ -37,6 +37,7 @@ from toolchain._result import (
     ToolResult,
 )
 from toolchain._tool import Tool, tool
+from toolchain._yaml_calls import load_yaml
 
 __all__ = [
     "AfterToolCall",
@@ -73,6 +74,7 @@ __all__ = [
     "ToolInputTypeError",
     "ToolResult",
     "YAMLToolChain",
+    "load_yaml",
     "to_builtins",
     "to_json",
     "to_yaml",

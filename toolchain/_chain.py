@@ -160,7 +160,7 @@ class _ToolChainBase(ABC):
             if tool.policy.strip():
                 lines.append(_indent("Policy: " + tool.policy.strip(), 2))
             lines.append("  Parameters:")
-            lines.append(_indent(self._schema_text(tool.input_schema()), 4))
+            lines.append(_indent(self._schema_text(tool.prompt_schema()), 4))
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
 
@@ -436,7 +436,8 @@ class JSONToolChain(_ToolChainBase):
         return to_json(output)
 
     def _schema_text(self, schema: Mapping[str, object]) -> str:
-        return msgspec.json.format(msgspec.json.encode(schema), indent=2).decode("utf-8")
+        # One line: indentation would cost more tokens than the schema itself.
+        return msgspec.json.encode(schema).decode("utf-8")
 
     def _syntax_guidance(self) -> str:
         return (

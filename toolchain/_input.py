@@ -96,6 +96,32 @@ class InputCodec(Generic[T]):
         return self._schema
 
 
+def prompt_schema(schema: dict[str, object]) -> dict[str, object]:
+    """``schema`` as shown to a model: an optional field (``X | None = None``) shows as
+    just ``X``; leaving it out already means None. Validation keeps the full schema.
+
+    >>> prompt_schema({"properties": {"seat": {"anyOf": [{"type": "string"}, {"type": "null"}],
+    ...     "default": None}}, "type": "object"})
+    {'properties': {'seat': {'type': 'string'}}, 'type': 'object'}
+    """
+    return cast(dict[str, object], _compact(schema))
+
+
+def _compact(node: object) -> object:
+    if isinstance(node, list):
+        return [_compact(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: _compact(value) for key, value in node.items()}
+    options = node.get("anyOf")
+    if "default" in node and node["default"] is None and isinstance(options, list):
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict) and len(kept) < len(options):
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+            return {**kept[0], **rest}
+    return node
+
+
 def _pydantic_problem(error: Any) -> str:
     loc = ".".join(str(part) for part in error["loc"]) or "(arguments)"
     message = str(error["msg"])

@@ -13,7 +13,7 @@ import pydantic
 
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolInputTypeError
-from toolchain._input import InputCodec, is_input_type
+from toolchain._input import InputCodec, is_input_type, prompt_schema
 from toolchain._result import ToolResult
 
 __all__ = ["Tool", "tool"]
@@ -90,6 +90,10 @@ class Tool(ABC, Generic[InputT, OutputT]):
     def input_schema(self) -> dict[str, object]:
         """The JSON Schema of the tool's input."""
         return self.codec.json_schema()
+
+    def prompt_schema(self) -> dict[str, object]:
+        """The input schema as shown in prompts (optional fields simplified)."""
+        return prompt_schema(self.input_schema())
 
     @property
     def is_async(self) -> bool:

@@ -26,7 +26,7 @@ from toolchain._calls import ARGS_KEYS, NAME_KEYS, check_size, unfence
 from toolchain._errors import ToolCallParseError
 from toolchain._result import ToolCall
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "load_yaml_calls"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "load_yaml", "load_yaml_calls"]
 
 MAX_NODES = 10_000
 MAX_DEPTH = 64
@@ -68,6 +68,24 @@ def load_yaml_calls(
     builder = _Builder()
     items = root.value if isinstance(root, SequenceNode) else [root]
     return [builder.call(index, item, schema_for) for index, item in enumerate(items)]
+
+
+def load_yaml(text: str, schema: Schema | None = None) -> Any:
+    """One YAML value, bounded like tool calls and typed by ``schema`` where given.
+
+    Raises ``ToolCallParseError`` on invalid or oversized YAML.
+
+    >>> load_yaml("code: 0123\\nsent: no", {"properties": {"code": {"type": "string"}}})
+    {'code': '0123', 'sent': False}
+    """
+    check_size(text)
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise ToolCallParseError(f"not valid YAML: {_yaml_problem(error)}") from error
+    if root is None:
+        return None
+    return _Builder().value(root, schema, root=schema, depth=0)
 
 
 class _Builder:

@@ -156,22 +156,8 @@ def test_tool_decorator_with_dataclass_input() -> None:
             "- get_weather: Current weather for a city.\n"
             "  Policy: Use only for cities the user named.\n"
             "  Parameters:\n"
-            "    {\n"
-            '      "properties": {\n'
-            '        "city": {\n'
-            '          "description": "City name, e.g. Paris",\n'
-            '          "type": "string"\n'
-            "        },\n"
-            '        "days": {\n'
-            '          "default": 1,\n'
-            '          "type": "integer"\n'
-            "        }\n"
-            "      },\n"
-            '      "required": [\n'
-            '        "city"\n'
-            "      ],\n"
-            '      "type": "object"\n'
-            "    }",
+            '    {"properties":{"city":{"description":"City name, e.g. Paris","type":"string"},'
+            '"days":{"default":1,"type":"integer"}},"required":["city"],"type":"object"}',
         ),
         (
             YAMLToolChain(),
