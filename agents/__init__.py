@@ -1,1 +1,84 @@
-"""Agents: model adapters, the ReAct loop, terminations, limits and the CLI."""
+"""Agents: model adapters, the ReAct loop, terminations, limits, tracing and the CLI.
+
+>>> from agents import ReActAgent, ScriptedModel
+>>> agent = ReActAgent(ScriptedModel(["<answer>Paris</answer>"]))
+>>> agent.run_sync("Capital of France?").answer
+'Paris'
+"""
+
+from agents.events import (
+    AfterModelCall,
+    AnswerReady,
+    BeforeModelCall,
+    IterationFinished,
+    IterationStarted,
+    LimitReached,
+    ModelTextDelta,
+    ObservationReady,
+    OutputRejected,
+    RunEvent,
+    RunFinished,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from agents.models import (
+    AnthropicModel,
+    GenerateOptions,
+    Message,
+    Model,
+    ModelError,
+    ModelResponse,
+    OpenAIChatModel,
+    ScriptedModel,
+    TextDelta,
+    Usage,
+    resolve_model,
+)
+from agents.prompt import PromptBuilder, PromptContext, default_system_prompt
+from agents.react import AgentOptions, ReActAgent
+from agents.result import AgentResult, Iteration, StopKind, render_transcript
+from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
+from agents.trace import JSONLTraceWriter
+from toolchain import Limits
+
+__all__ = [
+    "AfterModelCall",
+    "AgentOptions",
+    "AgentResult",
+    "AnswerReady",
+    "AnswerRejected",
+    "AnthropicModel",
+    "BeforeModelCall",
+    "GenerateOptions",
+    "Iteration",
+    "IterationFinished",
+    "IterationStarted",
+    "JSONLTraceWriter",
+    "LimitReached",
+    "Limits",
+    "Message",
+    "Model",
+    "ModelError",
+    "ModelResponse",
+    "ModelTextDelta",
+    "ObservationReady",
+    "OpenAIChatModel",
+    "OutputRejected",
+    "PromptBuilder",
+    "PromptContext",
+    "ReActAgent",
+    "RunEvent",
+    "RunFinished",
+    "ScriptedModel",
+    "StopKind",
+    "Termination",
+    "TextDelta",
+    "TextTermination",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "TypedTermination",
+    "Usage",
+    "default_system_prompt",
+    "render_transcript",
+    "resolve_model",
+]

@@ -1,0 +1,7 @@
+"""``python -m agents``."""
+
+import sys
+
+from agents.cli import main
+
+sys.exit(main())

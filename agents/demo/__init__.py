@@ -1,0 +1,68 @@
+"""The offline demo: a SkyWings customer-service agent over an in-memory data set.
+
+>>> from agents.demo import build_demo
+>>> demo = build_demo()
+>>> result = demo.agent.run_sync(demo.task)
+>>> result.stopped_by, demo.data.bookings["BK001"].flight_number
+('answer', 'AA102')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Literal
+
+from agents.demo.data import DEMO_TODAY, AirlineData
+from agents.demo.script import DEMO_TASK, demo_outputs
+from agents.demo.tools import airline_tools
+from agents.models import Model, ScriptedModel
+from agents.react import ReActAgent
+from formats import MarkdownFormat, TextFormat, XMLFormat
+from toolchain import JSONToolChain, ToolChain, YAMLToolChain
+
+__all__ = ["DEMO_TASK", "DEMO_TODAY", "AirlineData", "Demo", "build_demo"]
+
+BEHAVIOR = """\
+You are a customer service agent for SkyWings Airlines. You help customers with their
+bookings: flight information, rescheduling and policy questions.
+
+Before changing a booking: verify the customer and the booking, read the change policy,
+find the alternatives, and only change it if the customer agreed to the fees."""
+
+CRITICAL_RULES = """\
+- Every fact in your answer must come from a tool result or from the customer.
+- Never invent IDs, prices, times or seat numbers.
+- If something is missing, say so."""
+
+
+@dataclass(frozen=True, slots=True)
+class Demo:
+    agent: ReActAgent[str]
+    data: AirlineData
+    task: str
+
+
+def build_demo(
+    *,
+    text_format: Literal["markdown", "xml"] = "xml",
+    calls: Literal["json", "yaml"] = "yaml",
+    model: Model | str | None = None,
+) -> Demo:
+    """The demo agent, on ``ScriptedModel`` unless a model (or model string) is given."""
+    fmt: TextFormat = MarkdownFormat() if text_format == "markdown" else XMLFormat()
+    chain: ToolChain = JSONToolChain() if calls == "json" else YAMLToolChain()
+    data = AirlineData.fresh()
+    for tool in airline_tools(data):
+        chain.register_tool(tool)
+    scripted = ScriptedModel(demo_outputs(fmt, calls), name="scripted-demo")
+    agent = ReActAgent(
+        model if model is not None else scripted,
+        tool_chain=chain,
+        text_format=fmt,
+        behavior=BEHAVIOR,
+        critical_rules=CRITICAL_RULES,
+        clock=lambda: DEMO_TODAY if model is None else dt.date.today(),
+        name="skywings",
+    )
+    return Demo(agent, data, DEMO_TASK)

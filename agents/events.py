@@ -1,0 +1,143 @@
+"""What an agent run reports: observer events on the context, and streamed run events.
+
+Observer events go through ``ctx.events`` (subscribe for logging, tracing, metrics);
+run events are what ``ReActAgent.stream`` yields to the caller, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from agents.models import Message, ModelResponse
+from toolchain import ExecutionContext, ToolCallError, ToolChainResult
+
+if TYPE_CHECKING:
+    from agents.result import AgentResult, Iteration
+
+__all__ = [
+    "AfterModelCall",
+    "AnswerReady",
+    "BeforeModelCall",
+    "IterationFinished",
+    "IterationStarted",
+    "LimitReached",
+    "ModelTextDelta",
+    "ObservationReady",
+    "OutputRejected",
+    "RunEvent",
+    "RunFinished",
+    "ToolCallFinished",
+    "ToolCallStarted",
+]
+
+AnswerT = TypeVar("AnswerT")
+
+
+# -- observer events (ctx.events) ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IterationStarted:
+    ctx: ExecutionContext
+    iteration: int
+
+
+@dataclass(frozen=True, slots=True)
+class IterationFinished:
+    ctx: ExecutionContext
+    iteration: Iteration
+
+
+@dataclass(frozen=True, slots=True)
+class BeforeModelCall:
+    ctx: ExecutionContext
+    iteration: int
+    model: str
+    messages: Sequence[Message]
+
+
+@dataclass(frozen=True, slots=True)
+class AfterModelCall:
+    ctx: ExecutionContext
+    iteration: int
+    model: str
+    response: ModelResponse
+    duration: float
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRejected:
+    """The model's output could not be used as written; ``feedback`` was sent back."""
+
+    ctx: ExecutionContext
+    iteration: int
+    kind: str  # "format", "tool_calls", "answer", "no_action"
+    feedback: str
+
+
+# -- run events (ReActAgent.stream) ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTextDelta:
+    """Text the model is writing; ``section`` is the open section (None between)."""
+
+    iteration: int
+    section: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    iteration: int
+    index: int
+    name: str
+    args: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    iteration: int
+    index: int
+    name: str
+    error: ToolCallError | None
+    duration: float
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationReady:
+    """What the model will read next: tool results or corrective feedback."""
+
+    iteration: int
+    text: str
+    tool_results: tuple[ToolChainResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerReady(Generic[AnswerT]):
+    iteration: int
+    answer: AnswerT
+
+
+@dataclass(frozen=True, slots=True)
+class LimitReached:
+    iteration: int
+    limit: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished(Generic[AnswerT]):
+    result: AgentResult[AnswerT]
+
+
+RunEvent = (
+    ModelTextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | ObservationReady
+    | AnswerReady[AnswerT]
+    | LimitReached
+    | RunFinished[AnswerT]
+)

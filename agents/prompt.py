@@ -1,0 +1,77 @@
+"""The system prompt: sections formatted with the agent's own ``TextFormat``.
+
+``default_system_prompt`` writes, in order: behaviour (with today's date), how the
+ReAct cycle works, critical rules, the available tools and the output format. Pass
+your own ``PromptBuilder`` to ``ReActAgent`` to replace it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Protocol
+
+from formats import FormattedSection, TextFormat
+from toolchain import ToolChain
+
+__all__ = ["REACT_GUIDE", "PromptBuilder", "PromptContext", "default_system_prompt"]
+
+REACT_GUIDE = """\
+Work in a cycle until you can answer:
+1. Think: what do you know, what is missing, what will you do next?
+2. Act: call one or more tools. Calls in the same action run in parallel, so batch
+   independent lookups together.
+3. Observe: the tool results come back in an observation. Read them before going on.
+
+When a call fails, read the error, fix the call and try again, or work around it.
+Write the answer section only once you have what the answer needs, and never in the
+same response as an action: if a response holds an action, the answer is ignored."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    """Everything a prompt builder may use."""
+
+    text_format: TextFormat
+    tool_chain: ToolChain
+    behavior: str
+    critical_rules: str
+    today: dt.date
+
+
+class PromptBuilder(Protocol):
+    """Builds the system prompt of a run."""
+
+    def __call__(self, context: PromptContext) -> str: ...
+
+
+def default_system_prompt(context: PromptContext) -> str:
+    """The default system prompt (see the module docstring).
+
+    >>> from formats import Section, XMLFormat
+    >>> from toolchain import YAMLToolChain
+    >>> fmt = XMLFormat().register_section(Section("answer", "Your answer."))
+    >>> prompt = default_system_prompt(
+    ...     PromptContext(fmt, YAMLToolChain(), "You help travellers.", "", dt.date(2026, 3, 5))
+    ... )
+    >>> print(prompt.splitlines()[0:3])
+    ['<behavior>', 'You help travellers.', '']
+    >>> "Today is 2026-03-05 (Thursday)." in prompt
+    True
+    """
+    today = f"Today is {context.today.isoformat()} ({context.today.strftime('%A')})."
+    behavior = f"{context.behavior.strip()}\n\n{today}" if context.behavior.strip() else today
+    sections = [
+        FormattedSection("behavior", behavior, escape=False),
+        FormattedSection("react", REACT_GUIDE, escape=False),
+    ]
+    if context.critical_rules.strip():
+        sections.append(
+            FormattedSection("critical_rules", context.critical_rules.strip(), escape=False)
+        )
+    tools = context.tool_chain.available_tools_prompt() or "(no tools)"
+    sections.append(FormattedSection("available_tools", tools, escape=False))
+    sections.append(
+        FormattedSection("output_format", context.text_format.describe_structure(), escape=False)
+    )
+    return context.text_format.format_sections(sections)

@@ -1,0 +1,84 @@
+"""The record of a run: each iteration and the final ``AgentResult``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
+
+from agents.models import Message, Usage
+from toolchain import TextContent, ToolChainResult
+
+__all__ = ["AgentResult", "Iteration", "StopKind", "render_transcript"]
+
+AnswerT = TypeVar("AnswerT")
+
+StopKind = Literal["answer", "limit", "cancelled", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Iteration:
+    """One model call and what came of it.
+
+    ``sections`` is the parsed output (empty when it had none); ``tool_results`` one
+    ``ToolChainResult`` per action section; ``feedback`` the corrective text sent back
+    when the output could not be used as written.
+    """
+
+    index: int
+    output: str
+    sections: Mapping[str, list[str]]
+    tool_results: tuple[ToolChainResult, ...] = ()
+    feedback: str = ""
+    usage: Usage = field(default_factory=Usage)
+    duration: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AgentResult(Generic[AnswerT]):
+    """How a run ended. ``answer`` is set when ``stopped_by == "answer"``.
+
+    When a limit ends the run, ``limit`` names it and everything done so far is kept
+    in ``iterations`` and ``messages``.
+    """
+
+    answer: AnswerT | None
+    stopped_by: StopKind
+    iterations: tuple[Iteration, ...]
+    messages: tuple[Message, ...]
+    stats: Mapping[str, int]
+    usage: Usage
+    limit: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the run ended with an accepted answer."""
+        return self.stopped_by == "answer"
+
+    def transcript(self) -> str:
+        """Every message of the run as plain text, for reading and snapshot tests.
+
+        Media parts show as ``[image/png, 14 bytes]``.
+        """
+        return render_transcript(self.messages)
+
+
+def render_transcript(messages: Sequence[Message]) -> str:
+    """Messages as readable text: a ``==== role ====`` line, then the content.
+
+    >>> print(render_transcript([Message.text("user", "Hi"), Message.text("assistant", "Hello")]))
+    ==== user ====
+    Hi
+    <BLANKLINE>
+    ==== assistant ====
+    Hello
+    """
+    blocks = []
+    for message in messages:
+        parts = [
+            part.text if isinstance(part, TextContent) else f"[{part.describe()}]"
+            for part in message.content
+        ]
+        blocks.append(f"==== {message.role} ====\n" + "\n".join(parts))
+    return "\n\n".join(blocks)

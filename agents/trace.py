@@ -1,0 +1,92 @@
+"""A JSON-lines trace of a run, written from the observer events on its context.
+
+One line per event: ``{"event": "AfterToolCall", "t": 0.0123, "run": "...", ...}``,
+where ``t`` is seconds since the writer was attached. Media bytes are base64.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+import msgspec
+
+from agents.events import (
+    AfterModelCall,
+    BeforeModelCall,
+    IterationFinished,
+    IterationStarted,
+    OutputRejected,
+)
+from toolchain import AfterToolCall, BeforeToolCall, ExecutionContext, ToolCallParseFailed
+
+__all__ = ["TRACED_EVENTS", "JSONLTraceWriter"]
+
+TRACED_EVENTS: tuple[type[object], ...] = (
+    IterationStarted,
+    BeforeModelCall,
+    AfterModelCall,
+    OutputRejected,
+    BeforeToolCall,
+    AfterToolCall,
+    ToolCallParseFailed,
+    IterationFinished,
+)
+
+
+def _enc_hook(value: Any) -> Any:
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {value}"
+    return repr(value)
+
+
+class JSONLTraceWriter:
+    """Writes every traced event of a run to a text stream, one JSON object per line.
+
+    >>> import io
+    >>> from toolchain import ExecutionContext
+    >>> out, ctx = io.StringIO(), ExecutionContext()
+    >>> detach = JSONLTraceWriter(out).attach(ctx)
+    >>> ctx.events.emit(IterationStarted(ctx, 1))
+    >>> detach()
+    >>> '"event":"IterationStarted"' in out.getvalue()
+    True
+    """
+
+    def __init__(self, stream: IO[str], *, include_messages: bool = False) -> None:
+        self._stream = stream
+        self._include_messages = include_messages
+        self._encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
+        self._lock = threading.Lock()
+        self._started = time.perf_counter()
+
+    def attach(self, ctx: ExecutionContext) -> Callable[[], None]:
+        """Subscribe to ``ctx``'s events; returns a function that detaches."""
+        removers = [ctx.events.subscribe(kind, self._write) for kind in TRACED_EVENTS]
+
+        def detach() -> None:
+            for remove in removers:
+                remove()
+
+        return detach
+
+    def _write(self, event: object) -> None:
+        record: dict[str, Any] = {
+            "event": type(event).__name__,
+            "t": round(time.perf_counter() - self._started, 6),
+        }
+        for field in dataclasses.fields(event):  # type: ignore[arg-type]  # events are dataclasses
+            value = getattr(event, field.name)
+            if isinstance(value, ExecutionContext):
+                record["run"] = value.run_id
+            elif field.name == "messages" and not self._include_messages:
+                record["messages"] = len(value)
+            else:
+                record[field.name] = value
+        line = self._encoder.encode(record).decode("utf-8")
+        with self._lock:
+            self._stream.write(line + "\n")
+            self._stream.flush()

@@ -1,0 +1,39 @@
+"""Every example runs from a clean interpreter and prints what its docstring promises."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+EXPECTED = {
+    "quickstart.py": [
+        "# observation\n\n## forecast\ncity: Paris",
+        "<forcast>\nError: unknown tool",
+    ],
+    "custom_loop.py": ['{"converted":110.4}', "answer: 120 USD is 110.40 EUR."],
+    "typed_answer.py": ["we only have 10 in stock", "order: item='tea' quantity=10"],
+    "image_tool.py": ["[1] image (image/png, 70 bytes)", "TextContent\nImageContent"],
+}
+
+
+def test_every_example_is_covered() -> None:
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs(name: str) -> None:
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / name)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    for expected in EXPECTED[name]:
+        assert expected in completed.stdout
