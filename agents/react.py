@@ -242,11 +242,12 @@ class ReActAgent(Generic[AnswerT]):
             usage = usage + response.usage
             messages.append(Message.text("assistant", response.text))
             step = _Step()
+            halted: _Stop | None = None
             try:
                 async for event in self._handle_output(ctx, index, response.text, step, deadline):
                     yield event
             except _Stop as stopped:
-                stop = stopped
+                halted = stopped  # e.g. the deadline passed while tools ran
             iteration = Iteration(
                 index=index,
                 output=response.text,
@@ -258,6 +259,11 @@ class ReActAgent(Generic[AnswerT]):
             )
             iterations.append(iteration)
             ctx.events.emit(IterationFinished(ctx, iteration))
+            if halted is not None:
+                stop = halted
+                if halted.kind == "limit":
+                    yield LimitReached(index, halted.detail)
+                break
             if step.has_answer:
                 answer = step.answer
                 yield AnswerReady(index, step.answer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 from pydantic import BaseModel
@@ -17,6 +17,7 @@ from agents.events import (
     ModelTextDelta,
     ObservationReady,
     OutputRejected,
+    RunEvent,
     RunFinished,
     ToolCallFinished,
     ToolCallStarted,
@@ -219,9 +220,17 @@ async def test_wall_clock_deadline() -> None:
     chain = YAMLToolChain().register_tool(AsyncSleeper())
     model = ScriptedModel(["<action>\n- tool: async_sleep\n  args: {seconds: 5}\n</action>"] * 3)
     agent = ReActAgent(model, tool_chain=chain, limits=Limits(timeout=0.1))
-    result = await asyncio.wait_for(agent.run("Sleep"), timeout=2)
-    assert result.stopped_by == "limit"
-    assert result.limit == "timeout"
+    events = await asyncio.wait_for(_collect(agent.stream("Sleep")), timeout=2)
+    assert LimitReached(1, "timeout") in events
+    final = events[-1]
+    assert isinstance(final, RunFinished)
+    assert final.result.stopped_by == "limit"
+    assert final.result.limit == "timeout"
+    assert len(final.result.iterations) == 1  # the interrupted iteration is kept
+
+
+async def _collect(events: AsyncIterator[RunEvent[str]]) -> list[RunEvent[str]]:
+    return [event async for event in events]
 
 
 async def test_cancellation_mid_tool_keeps_finished_work() -> None:
