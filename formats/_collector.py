@@ -27,7 +27,9 @@ class SectionCollector:
         self._current: str | None = None
         self._pieces: list[str] = []
         self._started = False  # has the open section received non-space text yet
-        self._held = ""  # trailing whitespace not sent yet: it may end the section
+        # Trailing whitespace not sent yet (it may end the section). A list joined once:
+        # re-concatenating a growing string per piece made blank-line runs quadratic.
+        self._held: list[str] = []
         self._events: list[SectionEvent] = []
         self._new: list[SectionEvent] = []
         self._result: dict[str, list[str]] = {}
@@ -45,7 +47,7 @@ class SectionCollector:
         self._current = name
         self._pieces = []
         self._started = False
-        self._held = ""
+        self._held = []
         self._emit(SectionStart(name))
 
     def append(self, raw: str, *, decoded: str | None = None) -> None:
@@ -63,11 +65,15 @@ class SectionCollector:
             if not text:
                 return
             self._started = True
-        text = self._held + text
         sent = text.rstrip()
-        self._held = text[len(sent) :]
-        if sent:
-            self._emit(SectionDelta(self._current, sent))
+        if not sent:
+            self._held.append(text)
+            return
+        tail = text[len(sent) :]
+        if self._held:
+            sent = "".join(self._held) + sent
+        self._held = [tail] if tail else []
+        self._emit(SectionDelta(self._current, sent))
 
     def close_current(self) -> None:
         if self._current is None:

@@ -97,6 +97,9 @@ class _XMLScanner:
         return self._collector.events()
 
     def feed(self, chunk: str) -> list[SectionEvent]:
+        if not self._pending and "<" not in chunk and "&" not in chunk:
+            self._text(chunk)  # no tag or entity can start here: plain text
+            return self._collector.take_new()
         text = self._pending + chunk
         cut = self._safe_end(text)
         self._scan(text, cut)
