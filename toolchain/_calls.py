@@ -45,6 +45,8 @@ def unfence(content: str) -> str:
     >>> unfence('Calling:\\n```json\\n{"tool": "x"}\\n```')
     '{"tool": "x"}\\n'
     """
+    if "```" not in content and "~~~" not in content:
+        return content
     blocks = [m.group(3) for m in _FENCE.finditer(content)]
     return "".join(blocks) if blocks else content
 
@@ -59,6 +61,10 @@ def check_size(content: str) -> None:
 
 def call_from_mapping(index: int, item: object) -> ToolCall | str:
     """A ``ToolCall``, or a message saying why ``item`` is not one."""
+    if type(item) is dict:  # gent's own shape, by far the most common: no key search
+        name, args = item.get("tool"), item.get("args", {})
+        if type(name) is str and name.strip() and type(args) is dict:
+            return ToolCall(name.strip(), args)
     if not isinstance(item, Mapping):
         return f"call {index + 1} is not an object with a tool name (got {_kind(item)})"
     function = item.get("function")

@@ -232,8 +232,10 @@ class _ToolChainBase(ABC):
         if not items:
             return ToolChainResult()
         loop = asyncio.get_running_loop()
+        timed_out: set[int] = set()
         tasks = [
-            asyncio.create_task(self._run_one(ctx, index, item)) for index, item in enumerate(items)
+            asyncio.create_task(self._run_one(ctx, index, item, timed_out))
+            for index, item in enumerate(items)
         ]
 
         def cancel_all() -> None:
@@ -244,17 +246,47 @@ class _ToolChainBase(ABC):
             loop.call_soon_threadsafe(cancel_all)
 
         remove = ctx.on_cancel(on_cancel)
+        timers = self._arm_timeouts(items, tasks, timed_out)
         try:
             gathered = await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             remove()
+            for timer in timers:
+                timer.cancel()
         outcomes = [
             outcome if isinstance(outcome, _Outcome) else _unexpected(items[i], outcome)
             for i, outcome in enumerate(gathered)
         ]
         return _assemble(outcomes, text_format)
 
-    async def _run_one(self, ctx: ExecutionContext, index: int, item: ToolCall | str) -> _Outcome:
+    def _arm_timeouts(
+        self, items: list[ToolCall | str], tasks: list[asyncio.Task[_Outcome]], timed_out: set[int]
+    ) -> list[asyncio.TimerHandle]:
+        """One timer per distinct timeout in the action, cancelling the calls still running.
+
+        Calls start together, so a call's deadline is the action's start plus its
+        timeout; timers are far cheaper than an ``asyncio.timeout`` around each call.
+        """
+        limits = [self._timeout_of(item) for item in items]
+
+        def expire(limit: float) -> None:
+            for index, task in enumerate(tasks):
+                if limits[index] == limit and not task.done():
+                    timed_out.add(index)
+                    task.cancel()
+
+        loop = asyncio.get_running_loop()
+        return [loop.call_later(t, expire, t) for t in {t for t in limits if t is not None}]
+
+    def _timeout_of(self, item: ToolCall | str) -> float | None:
+        tool = self._tools.get(item.name) if isinstance(item, ToolCall) else None
+        if tool is None:
+            return None
+        return tool.timeout if tool.timeout is not None else self.timeout
+
+    async def _run_one(
+        self, ctx: ExecutionContext, index: int, item: ToolCall | str, timed_out: set[int]
+    ) -> _Outcome:
         if isinstance(item, str):
             call = ToolCall("error", {})
             return self._fail(ctx, call, "parse", item)
@@ -275,7 +307,7 @@ class _ToolChainBase(ABC):
                     ctx, call, "hook_error", _hook_message(before_error), before_error
                 )
             args = event.args
-        result, failure = await self._invoke(ctx, tool, args)
+        result, failure = await self._invoke(ctx, tool, args, index, timed_out)
         if ctx.events.has_subscribers(AfterToolCall):
             after = AfterToolCall(
                 ctx, index, call.name, args, result, failure, time.perf_counter() - started
@@ -297,7 +329,12 @@ class _ToolChainBase(ABC):
         return _Outcome(ToolCall(call.name, args), result, None, text)
 
     async def _invoke(
-        self, ctx: ExecutionContext, tool: AnyTool, args: dict[str, object]
+        self,
+        ctx: ExecutionContext,
+        tool: AnyTool,
+        args: dict[str, object],
+        index: int,
+        timed_out: set[int],
     ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
         try:
             value = tool.codec.validate(args)
@@ -307,21 +344,22 @@ class _ToolChainBase(ABC):
         timeout = tool.timeout if tool.timeout is not None else self.timeout
         result: object
         try:
-            async with asyncio.timeout(timeout):
-                if tool.is_async:
-                    result = await tool.call(ctx, value)  # type: ignore[misc]  # is_async
-                else:
-                    result = await run_in_worker(functools.partial(tool.call, ctx, value))
-                    if inspect.isawaitable(result):
-                        result = await result
-        except TimeoutError as error:
-            message = f"{tool.name} did not finish within {timeout:g} s"
-            return None, ToolCallError("timeout", message, error)
+            if tool.is_async:
+                result = await tool.call(ctx, value)  # type: ignore[misc]  # is_async
+            elif tool.inline:
+                result = tool.call(ctx, value)
+            else:
+                result = await run_in_worker(functools.partial(tool.call, ctx, value))
+                if inspect.isawaitable(result):
+                    result = await result
         except ToolError as error:
             return None, ToolCallError("tool_error", str(error), error)
         except Cancelled as error:
             return None, ToolCallError("cancelled", f"cancelled: {error}", error)
         except asyncio.CancelledError as error:
+            if index in timed_out:  # cancelled by a timer from _arm_timeouts
+                message = f"{tool.name} did not finish within {timeout:g} s"
+                return None, ToolCallError("timeout", message, TimeoutError(message))
             if not ctx.cancelled:
                 raise
             return None, ToolCallError("cancelled", f"cancelled: {ctx.cancel_reason}", error)

@@ -67,6 +67,8 @@ class EventBus:
 
     def has_subscribers(self, event_type: type[object]) -> bool:
         """Whether anything listens for ``event_type`` (lets emitters skip building events)."""
+        if not self._handlers:
+            return False
         with self._lock:
             return any(issubclass(event_type, t) for t, _ in self._handlers)
 

@@ -21,7 +21,7 @@ __all__ = [
 OutputT = TypeVar("OutputT", covariant=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class ToolResult(Generic[OutputT]):
     """A tool's raw, typed output. Tools never format anything; chains do.
 

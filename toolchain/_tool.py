@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
@@ -39,7 +40,8 @@ class Tool(ABC, Generic[InputT, OutputT]):
 
     Subclass it with concrete type arguments, set ``name`` and ``description`` (and
     optionally ``policy``: when and how to use it, and ``timeout`` in seconds), and
-    implement ``call`` as ``async def`` or plain ``def`` (run in a worker thread).
+    implement ``call`` as ``async def`` or plain ``def`` (run in a worker thread, or on
+    the event loop when ``inline = True``).
     ``InputT`` is read from the type arguments: a pydantic model, dataclass,
     TypedDict or msgspec Struct; its JSON Schema documents the tool to the model.
 
@@ -59,6 +61,10 @@ class Tool(ABC, Generic[InputT, OutputT]):
     description: str
     policy: str = ""
     timeout: float | None = None
+    inline: bool = False
+    """A plain ``def call`` that never blocks (pure computation on in-memory data) may
+    run on the event loop instead of a worker thread: no thread round trip (~80 µs),
+    but no timeout can interrupt it either."""
     input_type: type[Any]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -95,7 +101,7 @@ class Tool(ABC, Generic[InputT, OutputT]):
         """The input schema as shown in prompts (optional fields simplified)."""
         return prompt_schema(self.input_schema())
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
         """Whether ``call`` is a coroutine function (else it runs in a worker thread)."""
         return inspect.iscoroutinefunction(self.call)
@@ -131,8 +137,10 @@ class _FunctionTool(Tool[Any, Any]):
         description: str,
         policy: str,
         timeout: float | None,
+        inline: bool,
     ) -> None:
         self.name = check_tool_name(name)
+        self.inline = inline
         self.description = description
         self.policy = policy
         self.timeout = timeout
@@ -141,7 +149,7 @@ class _FunctionTool(Tool[Any, Any]):
         self.input_type = input_type
         self._async = inspect.iscoroutinefunction(fn)
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
         return self._async
 
@@ -237,6 +245,7 @@ def tool(
     description: str | None = None,
     policy: str = "",
     timeout: float | None = None,
+    inline: bool = False,
 ) -> _ToolDecorator: ...
 
 
@@ -248,6 +257,7 @@ def tool(
     description: str | None = None,
     policy: str = "",
     timeout: float | None = None,
+    inline: bool = False,
 ) -> Tool[Any, Any] | _ToolDecorator:
     """Build a ``Tool`` from a typed function (sync or async).
 
@@ -277,6 +287,7 @@ def tool(
             description=text,
             policy=policy,
             timeout=timeout,
+            inline=inline,
         )
 
     if fn is not None:

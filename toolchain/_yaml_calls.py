@@ -40,6 +40,8 @@ _KIND_OF_TAG = {
     _TAG + "null": "null",
 }
 _scalars = SafeConstructor()
+# libyaml's composer is ~15x faster; both are safe loaders (no Python objects).
+_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # YAML 1.1 reads 0123 as octal 83; every model that writes it means 123.
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
 
@@ -57,7 +59,7 @@ def load_yaml_calls(
     if not text.strip():
         return []
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as error:
         raise ToolCallParseError(
             f"tool calls are not valid YAML: {_yaml_problem(error)}. Write a YAML list of "
@@ -80,7 +82,7 @@ def load_yaml(text: str, schema: Schema | None = None) -> Any:
     """
     check_size(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as error:
         raise ToolCallParseError(f"not valid YAML: {_yaml_problem(error)}") from error
     if root is None:
@@ -147,7 +149,7 @@ class _Builder:
 
 def _scalar(node: ScalarNode, schema: Schema | None, root: Schema | None) -> Any:
     kind = _KIND_OF_TAG.get(node.tag)
-    if node.style is not None or kind is None:
+    if node.style or kind is None:  # plain style is None (Python) or "" (libyaml)
         return node.value  # quoted, block, str, timestamp, or an explicit tag: the text
     if kind == "null":
         if _accepts(schema, "null", root) or not _accepts(schema, "string", root):

@@ -246,3 +246,25 @@ def test_execute_sync_inside_a_running_loop_is_refused() -> None:
 
     with pytest.raises(RuntimeError, match="await execute"):
         asyncio.run(inner())
+
+
+async def test_inline_sync_tools_run_on_the_event_loop_thread_others_do_not() -> None:
+    threads: dict[str, int] = {}
+
+    @tool(inline=True)
+    def here() -> str:
+        """Runs inline."""
+        threads["inline"] = threading.get_ident()
+        return "ok"
+
+    @tool
+    def away() -> str:
+        """Runs in a worker."""
+        threads["worker"] = threading.get_ident()
+        return "ok"
+
+    chain = JSONToolChain().register_tool(here).register_tool(away)
+    result = await chain.execute(ExecutionContext(), '[{"tool": "here"}, {"tool": "away"}]', FMT)
+    assert result.raw.errors == (None, None)
+    assert threads["inline"] == threading.get_ident()
+    assert threads["worker"] != threading.get_ident()

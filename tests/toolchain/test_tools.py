@@ -14,6 +14,7 @@ from toolchain import (
     DuplicateToolError,
     ExecutionContext,
     JSONToolChain,
+    StateKey,
     Tool,
     ToolInputTypeError,
     ToolResult,
@@ -189,3 +190,10 @@ def test_chain_is_a_section_that_registers_on_a_format() -> None:
     assert "- tool: tool_name" in fmt.describe_structure()
     parsed = fmt.parse("<action>\n- tool: get_weather\n  args: {city: Paris}\n</action>")
     assert chain.parse_section(parsed["action"][0])[0].name == "get_weather"  # type: ignore[union-attr]
+
+
+def test_generic_results_can_be_built_with_explicit_type_arguments() -> None:
+    result = ToolResult[dict[str, int]]({"a": 1}, instructions="x")
+    assert result.text == {"a": 1}
+    key = StateKey[int]("attempts")
+    assert key.name == "attempts"

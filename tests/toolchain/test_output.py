@@ -1,0 +1,93 @@
+"""Serialising outputs: the libyaml fast path must write exactly what the Python dumper does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolchain._output import _BlockDumper, to_yaml, yaml_dumper_for
+
+TRICKY = st.sampled_from(
+    [
+        "",
+        "no",
+        "0123",
+        "1e3",
+        "2026-01-27",
+        "a: b",
+        "- x",
+        "#c",
+        "  lead",
+        "trail  ",
+        "x\ny",
+        "line\n\nblank\n",
+        "tab\there",
+        "'q'",
+        '"dq"',
+        "@at",
+        "~",
+        "null",
+        "é",
+        "中文",
+        "😀",
+        "\x85",
+        "\ufeff",
+        "\r\n",
+        "%",
+        "!tag",
+        "*ref",
+        "&anc",
+        "|",
+        ">",
+        "{a}",
+        "[1]",
+    ]
+)
+TEXT = st.one_of(TRICKY, st.text(max_size=20), st.lists(TRICKY, max_size=4).map("".join))
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), TEXT)
+JSONISH: st.SearchStrategy[Any] = st.recursive(
+    SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(TEXT, children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def python_dump(value: object) -> str:
+    text = yaml.dump(
+        value,
+        Dumper=_BlockDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=1_000_000,
+    )
+    return text.removesuffix("\n").removesuffix("\n...")
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSONISH)
+def test_fast_path_writes_what_the_python_dumper_writes(value: object) -> None:
+    assert to_yaml(value) == python_dump(value) if not isinstance(value, str) else True
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSONISH)
+def test_yaml_output_reads_back_as_the_same_data(value: object) -> None:
+    if isinstance(value, str):
+        return  # strings are shown as written, not as YAML
+    assert yaml.safe_load(to_yaml(value) + "\n") == value
+
+
+@pytest.mark.parametrize("value", [{"": 1}, {"k": "😀"}, ["\x85"], {"a": "\ufeff"}])
+def test_values_libyaml_writes_differently_take_the_python_dumper(value: object) -> None:
+    assert yaml_dumper_for(value) is _BlockDumper
+
+
+def test_plain_data_takes_the_fast_path() -> None:
+    assert yaml_dumper_for({"city": "Paris", "temps": [21, 19.5], "ok": True}) is not _BlockDumper
