@@ -115,7 +115,7 @@ class ObservationReady:
     tool_results: tuple[ToolChainResult, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class AnswerReady(Generic[AnswerT]):
     iteration: int
     answer: AnswerT
@@ -127,7 +127,7 @@ class LimitReached:
     limit: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class RunFinished(Generic[AnswerT]):
     result: AgentResult[AnswerT]
 

@@ -92,7 +92,7 @@ class _Stop(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class _Done(Generic[T]):
     value: T
 

@@ -34,7 +34,7 @@ class Iteration:
     duration: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class AgentResult(Generic[AnswerT]):
     """How a run ended. ``answer`` is set when ``stopped_by == "answer"``.
 

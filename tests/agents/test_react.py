@@ -354,3 +354,7 @@ async def test_function_scripted_model_sees_observations() -> None:
 
     result = await ReActAgent(ScriptedModel(reply), tool_chain=weather_chain()).run("Temp?")
     assert result.answer == "21"
+
+
+def test_generic_run_records_accept_explicit_type_arguments() -> None:
+    assert AnswerReady[str](1, "x").answer == "x"
