@@ -37,3 +37,15 @@ def test_example_runs(name: str) -> None:
     assert completed.returncode == 0, completed.stderr
     for expected in EXPECTED[name]:
         assert expected in completed.stdout
+
+
+def test_readme_quick_start_prints_what_the_readme_shows() -> None:
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    shown_markdown = readme.split("```text\n", 1)[1].split("```", 1)[0]
+    shown_xml = readme.split("```xml\n", 1)[1].split("```", 1)[0]
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == shown_markdown + shown_xml

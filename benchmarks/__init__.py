@@ -1,0 +1,17 @@
+"""Benchmarks for the tool chains and text formats, run on demand (never in CI).
+
+``python -m benchmarks`` runs everything and prints tables; ``--quick`` for a short
+run, ``--only toolchain|parse`` for one part, ``--keep-gc`` to leave the cyclic garbage
+collector on while timing.
+
+* ``benchmarks.toolchain_overhead``: parse-only and full ``execute`` times of a typical
+  3-call action for ``JSONToolChain`` and ``YAMLToolChain``, against a floor doing the
+  same work directly (decode, validate, call, encode);
+* ``benchmarks.parse_scaling``: one-shot and streamed section parsing of 10 KB, 100 KB
+  and 1 MB model outputs with ``XMLFormat`` and ``MarkdownFormat``, and how the time
+  grows with size;
+* ``benchmarks._timing``: the shared measuring method (warm-up, ``perf_counter_ns``,
+  medians of individually timed runs, gc control) and table printing.
+
+Targets are printed next to the figures as PASS/MISS; nothing is asserted.
+"""
