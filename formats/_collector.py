@@ -12,6 +12,11 @@ from formats._section import FormatParseError
 from formats._stream import SectionDelta, SectionEnd, SectionEvent, SectionStart
 
 
+def as_is(content: str) -> str:
+    """The decoder for content that is already decoded."""
+    return content
+
+
 class SectionCollector:
     def __init__(
         self,

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Self
 
-from formats._collector import SectionCollector
-from formats._section import FormattedSection, TextSection
+from formats._collector import SectionCollector, as_is
+from formats._registry import SectionRegistry
+from formats._section import FormattedSection, check_name
 from formats._stream import SectionEvent, SectionStream
-from formats._xml import _as_is, check_name
 
 __all__ = ["MarkdownFormat", "markdown_decode", "markdown_encode"]
 
@@ -59,7 +58,7 @@ class _MarkdownScanner:
         names_by_lower = {n.lower(): n for n in names}
         self._collector = SectionCollector(
             names_by_lower,
-            markdown_decode if decode else _as_is,
+            markdown_decode if decode else as_is,
             require_section=require_section,
         )
         self._heading = re.compile(
@@ -120,7 +119,7 @@ class _MarkdownScanner:
             self._collector.open(name)
 
 
-class MarkdownFormat:
+class MarkdownFormat(SectionRegistry):
     """Sections as ``# name`` headings; observations under ``# observation``.
 
     >>> from formats import Section
@@ -133,38 +132,7 @@ class MarkdownFormat:
     21C
     """
 
-    def __init__(self) -> None:
-        self._sections: dict[str, TextSection] = {}
-
-    @property
-    def sections(self) -> tuple[TextSection, ...]:
-        """The registered sections, in registration order."""
-        return tuple(self._sections.values())
-
-    def register_section(self, section: TextSection) -> Self:
-        """Register a section the model may write; its name is matched case-insensitively."""
-        key = check_name(section.name).lower()
-        if key in self._sections:
-            raise ValueError(f"section {section.name!r} is already registered")
-        self._sections[key] = section
-        return self
-
-    def describe_structure(self) -> str:
-        """The prompt text that teaches the model the section structure."""
-        parts = ["Format your response using Markdown headings for each section:"]
-        for section in self._sections.values():
-            guidance = section.guidance.strip() or f"... {section.name} content here ..."
-            parts.append(f"# {section.name}\n{guidance}")
-        return "\n\n".join(parts)
-
-    def parse(self, output: str) -> dict[str, list[str]]:
-        """Every registered section's contents, in order (stripped of outer whitespace).
-
-        Raises ``FormatParseError`` when no registered section is present.
-        """
-        scanner = self.stream()
-        scanner.feed(output)
-        return scanner.close()
+    structure_intro = "Format your response using Markdown headings for each section:"
 
     def parse_nested(self, content: str, names: Iterable[str]) -> dict[str, list[str]]:
         """Sub-sections (``## name`` headings) of a section's content; ``{}`` when none.
@@ -185,10 +153,6 @@ class MarkdownFormat:
         return _MarkdownScanner(
             [s.name for s in self._sections.values()], level=1, require_section=True
         )
-
-    def format_section(self, name: str, content: str) -> str:
-        """One section; heading-like content lines are escaped."""
-        return self.format_sections([FormattedSection(name, content)])
 
     def format_sections(self, sections: Sequence[FormattedSection]) -> str:
         """Several sections separated by blank lines; children as deeper headings."""

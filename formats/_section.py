@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["FormatParseError", "FormattedSection", "Section", "TextSection"]
+__all__ = ["FormatParseError", "FormattedSection", "Section", "TextSection", "check_name"]
+
+_NAME = re.compile(r"[A-Za-z_][\w.\-]*\Z")
+
+
+def check_name(name: str) -> str:
+    """``name`` if it can be a section (a tag or heading) name, else ``ValueError``."""
+    if not _NAME.match(name):
+        raise ValueError(
+            f"section name {name!r} is not a valid tag name: use letters, digits, '_', '-', "
+            "'.', starting with a letter or '_'"
+        )
+    return name
 
 
 class FormatParseError(ValueError):

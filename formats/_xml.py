@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Self
 
-from formats._collector import SectionCollector
-from formats._section import FormattedSection, TextSection
+from formats._collector import SectionCollector, as_is
+from formats._registry import SectionRegistry
+from formats._section import FormattedSection, check_name
 from formats._stream import SectionEvent, SectionStream
 
 __all__ = ["XMLFormat", "xml_decode", "xml_encode"]
 
-_NAME = re.compile(r"[A-Za-z_][\w.\-]*\Z")
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
 _ESCAPE_LT = re.compile(r"<(?=[/!?A-Za-z_])")
 _ESCAPE_AMP = re.compile(r"&(?=(?:lt|gt|amp);)")
@@ -63,26 +62,13 @@ def xml_decode(content: str) -> str:
     return _ENTITY.sub(lambda m: _ENTITY_CHARS[m.group(1)], content)
 
 
-def _as_is(content: str) -> str:
-    return content
-
-
-def check_name(name: str) -> str:
-    if not _NAME.match(name):
-        raise ValueError(
-            f"section name {name!r} is not a valid tag name: use letters, digits, '_', '-', "
-            "'.', starting with a letter or '_'"
-        )
-    return name
-
-
 class _XMLScanner:
     """Incremental scanner for one set of section names."""
 
     def __init__(self, names: Iterable[str], *, require_section: bool, decode: bool = True) -> None:
         names_by_lower = {n.lower(): n for n in names}
         self._collector = SectionCollector(
-            names_by_lower, xml_decode if decode else _as_is, require_section=require_section
+            names_by_lower, xml_decode if decode else as_is, require_section=require_section
         )
         self._longest = max((len(n) for n in names_by_lower), default=0)
         self._pending = ""
@@ -175,7 +161,7 @@ class _XMLScanner:
             self._line_blank = not tail or tail.isspace()
 
 
-class XMLFormat:
+class XMLFormat(SectionRegistry):
     """Sections as XML-style tags; observations inside ``<observation>``.
 
     The default format for agents. Parsing is linear in the output and never fails on
@@ -191,38 +177,7 @@ class XMLFormat:
     </weather>
     """
 
-    def __init__(self) -> None:
-        self._sections: dict[str, TextSection] = {}
-
-    @property
-    def sections(self) -> tuple[TextSection, ...]:
-        """The registered sections, in registration order."""
-        return tuple(self._sections.values())
-
-    def register_section(self, section: TextSection) -> Self:
-        """Register a section the model may write; its name is matched case-insensitively."""
-        key = check_name(section.name).lower()
-        if key in self._sections:
-            raise ValueError(f"section {section.name!r} is already registered")
-        self._sections[key] = section
-        return self
-
-    def describe_structure(self) -> str:
-        """The prompt text that teaches the model the section structure."""
-        parts = ["Format your response using XML-style tags for each section:"]
-        for section in self._sections.values():
-            guidance = section.guidance.strip() or f"... {section.name} content here ..."
-            parts.append(f"<{section.name}>\n{guidance}\n</{section.name}>")
-        return "\n\n".join(parts)
-
-    def parse(self, output: str) -> dict[str, list[str]]:
-        """Every registered section's contents, in order (stripped of outer whitespace).
-
-        Raises ``FormatParseError`` when no registered section is present.
-        """
-        scanner = self.stream()
-        scanner.feed(output)
-        return scanner.close()
+    structure_intro = "Format your response using XML-style tags for each section:"
 
     def parse_nested(self, content: str, names: Iterable[str]) -> dict[str, list[str]]:
         """Sub-sections (nested tags) of a section's content; ``{}`` when none is present.
@@ -239,10 +194,6 @@ class XMLFormat:
     def stream(self) -> SectionStream:
         """An incremental parser over the registered sections."""
         return _XMLScanner([s.name for s in self._sections.values()], require_section=True)
-
-    def format_section(self, name: str, content: str) -> str:
-        """One section; content is encoded so it cannot open or close a section."""
-        return self.format_sections([FormattedSection(name, content)])
 
     def format_sections(self, sections: Sequence[FormattedSection]) -> str:
         """Several sections, children nested as tags, one per line block."""
