@@ -34,7 +34,13 @@ from formats._stream import SectionEvent, SectionStream
 __all__ = ["XMLFormat", "xml_decode", "xml_encode"]
 
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
-_ESCAPE_LT = re.compile(r"<(?=[/!?A-Za-z_])")
+# XML 1.0's NameStartChar: any "<" followed by one could start a tag for a reader.
+_NAME_START = (
+    ":A-Z_a-z\xc0-\xd6\xd8-\xf6\xf8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c\u200d"
+    "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd"
+    "\U00010000-\U000effff"
+)
+_ESCAPE_LT = re.compile(f"<(?=[/!?{_NAME_START}]|[^\\W\\d])")
 _ESCAPE_AMP = re.compile(r"&(?=(?:lt|gt|amp);)")
 _ENTITY = re.compile(r"&(lt|gt|amp);")
 _ENTITY_CHARS = {"lt": "<", "gt": ">", "amp": "&"}
