@@ -35,6 +35,8 @@ def markdown_encode(content: str) -> str:
     >>> markdown_encode("# answer\nx # y\n\\# z")
     '\\# answer\nx # y\n\\\\# z'
     """
+    if "#" not in content:
+        return content
     return _ESCAPE.sub(r"\1\\\2", content)
 
 

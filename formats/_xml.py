@@ -54,6 +54,8 @@ def xml_encode(content: str) -> str:
     >>> xml_encode("if a<b && x: </answer> &lt;")
     'if a&lt;b && x: &lt;/answer> &amp;lt;'
     """
+    if "<" not in content and "&" not in content:
+        return content  # the common case (JSON, YAML, prose): nothing to scan
     return _ESCAPE_LT.sub("&lt;", _ESCAPE_AMP.sub("&amp;", content))
 
 
