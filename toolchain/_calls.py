@@ -34,20 +34,40 @@ NAME_KEYS = ("tool", "name", "tool_name")
 ARGS_KEYS = ("args", "arguments", "parameters", "input")
 MAX_CONTENT_CHARS = 1_000_000
 
-_FENCE = re.compile(
-    r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S
-)
+_FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
 
 
 def unfence(content: str) -> str:
     """The inside of fenced code blocks, joined, or ``content`` when there is none.
+
+    One pass over the lines: a fence closes on a line of the same character, at least
+    as long, with nothing after it; an unclosed fence is not a block.
 
     >>> unfence('Calling:\\n```json\\n{"tool": "x"}\\n```')
     '{"tool": "x"}\\n'
     """
     if "```" not in content and "~~~" not in content:
         return content
-    blocks = [m.group(3) for m in _FENCE.finditer(content)]
+    blocks: list[str] = []
+    fence = ""
+    body: list[str] = []
+    for line in content.splitlines(keepends=True):
+        if not fence:
+            opened = _FENCE_OPEN.match(line)
+            if opened:
+                fence, body = opened.group(1), []
+            continue
+        stripped = line.strip()
+        if (
+            stripped
+            and stripped[0] == fence[0]
+            and len(stripped) >= len(fence)
+            and (stripped == stripped[0] * len(stripped))
+        ):
+            blocks.append("".join(body))
+            fence = ""
+        else:
+            body.append(line)
     return "".join(blocks) if blocks else content
 
 
@@ -62,7 +82,7 @@ def check_size(content: str) -> None:
 def call_from_mapping(index: int, item: object) -> ToolCall | str:
     """A ``ToolCall``, or a message saying why ``item`` is not one."""
     if type(item) is dict:  # gent's own shape, by far the most common: no key search
-        name, args = item.get("tool"), item.get("args", {})
+        name, args = item.get("tool"), item.get("args")
         if type(name) is str and name.strip() and type(args) is dict:
             return ToolCall(name.strip(), args)
     if not isinstance(item, Mapping):
@@ -78,7 +98,7 @@ def call_from_mapping(index: int, item: object) -> ToolCall | str:
     if isinstance(raw_args, str):
         try:
             raw_args = msgspec.json.decode(raw_args)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError, ValueError):
             return f'call {index + 1} ({name}): "arguments" is a string that is not a JSON object'
     if raw_args is None:
         raw_args = {}
@@ -99,7 +119,7 @@ def decode_json_calls(content: str) -> list[object]:
         return []
     try:
         value = msgspec.json.decode(text)
-    except msgspec.DecodeError as first_error:
+    except (msgspec.DecodeError, RecursionError, ValueError) as first_error:
         values = _decode_sequence(text)
         if values is None:
             raise ToolCallParseError(
@@ -117,7 +137,7 @@ def _decode_sequence(text: str) -> list[object] | None:
     while pos < len(text):
         try:
             value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError, too-deep or too-long numbers
             return None
         values.extend(value if isinstance(value, list) else [value])
         pos = end

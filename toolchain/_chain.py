@@ -287,46 +287,65 @@ class _ToolChainBase(ABC):
     async def _run_one(
         self, ctx: ExecutionContext, index: int, item: ToolCall | str, timed_out: set[int]
     ) -> _Outcome:
+        started = time.perf_counter()
         if isinstance(item, str):
-            call = ToolCall("error", {})
-            return self._fail(ctx, call, "parse", item)
+            failure = ToolCallError("parse", item)
+            return self._after(ctx, index, ToolCall("error", {}), None, failure, started)
         call = item
         ctx.stats.increment(Stats.TOOL_CALLS)
         ctx.stats.increment(Stats.per_tool(Stats.TOOL_CALLS, call.name))
         tool = self._tools.get(call.name)
         if tool is None:
-            return self._fail(ctx, call, "unknown_tool", self._unknown_message(call.name))
-        args = dict(call.args)
-        started = time.perf_counter()
+            failure = ToolCallError("unknown_tool", self._unknown_message(call.name))
+            return self._after(ctx, index, call, None, failure, started)
+        over = _over_limit(ctx, call.name)
+        if over is not None:
+            message = f"{call.name} was not run: the run's {over} limit is reached"
+            return self._after(ctx, index, call, None, ToolCallError("limit", message), started)
         if ctx.events.has_subscribers(BeforeToolCall):
-            event = BeforeToolCall(ctx, index, call.name, args)
+            event = BeforeToolCall(ctx, index, call.name, dict(call.args))
             try:
                 ctx.events.emit(event)
-            except Exception as before_error:
-                return self._fail(
-                    ctx, call, "hook_error", _hook_message(before_error), before_error
-                )
-            args = event.args
-        result, failure = await self._invoke(ctx, tool, args, index, timed_out)
+            except Exception as error:
+                failure = ToolCallError("hook_error", _hook_message(error), error)
+                return self._after(ctx, index, call, None, failure, started)
+            call = ToolCall(call.name, event.args)
+        result, problem = await self._invoke(ctx, tool, dict(call.args), index, timed_out)
+        return self._after(ctx, index, call, result, problem, started)
+
+    def _after(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        call: ToolCall,
+        result: ToolResult[object] | None,
+        failure: ToolCallError | None,
+        started: float,
+    ) -> _Outcome:
+        """Every call ends here, failed or not: after-call subscribers see them all."""
         if ctx.events.has_subscribers(AfterToolCall):
+            args = dict(call.args)
             after = AfterToolCall(
                 ctx, index, call.name, args, result, failure, time.perf_counter() - started
             )
             try:
                 ctx.events.emit(after)
-            except Exception as after_error:
-                return self._fail(ctx, call, "hook_error", _hook_message(after_error), after_error)
-            if failure is None:
-                result = after.result
+            except Exception as error:
+                failure = ToolCallError("hook_error", _hook_message(error), error)
+            else:
+                if failure is None:
+                    result = after.result
+        if failure is None and result is None:
+            failure = ToolCallError("output_error", f"{call.name} returned no result")
         if failure is not None or result is None:
-            failure = failure or ToolCallError("output_error", f"{call.name} returned no result")
+            assert failure is not None
             return self._fail(ctx, call, failure.kind, failure.message, failure.exception)
         try:
             text = self._encode(result.text)
-        except (OutputError, msgspec.EncodeError, ValueError, TypeError) as encode_error:
-            message = f"{call.name} produced output that cannot be shown: {encode_error}"
-            return self._fail(ctx, call, "output_error", message, encode_error)
-        return _Outcome(ToolCall(call.name, args), result, None, text)
+        except (OutputError, msgspec.EncodeError, ValueError, TypeError, RecursionError) as error:
+            message = f"{call.name} produced output that cannot be shown: {error!r}"[:500]
+            return self._fail(ctx, call, "output_error", message, error)
+        return _Outcome(call, result, None, text)
 
     async def _invoke(
         self,
@@ -389,6 +408,20 @@ class _ToolChainBase(ABC):
         hint = f" Did you mean {close[0]!r}?" if close else ""
         listing = ", ".join(known) or "(none)"
         return f"unknown tool {name!r}.{hint} Available tools: {listing}"
+
+
+def _over_limit(ctx: ExecutionContext, name: str) -> str | None:
+    """The tool-call limit this call (already counted) goes past, if any."""
+    limits = ctx.limits
+    if (
+        limits.max_tool_calls is not None
+        and ctx.stats.get(Stats.TOOL_CALLS) > limits.max_tool_calls
+    ):
+        return f"max_tool_calls={limits.max_tool_calls}"
+    per_tool = limits.max_tool_calls_per_tool.get(name)
+    if per_tool is not None and ctx.stats.get(Stats.per_tool(Stats.TOOL_CALLS, name)) > per_tool:
+        return f"max_tool_calls_per_tool[{name}]={per_tool}"
+    return None
 
 
 def _hook_message(error: Exception) -> str:

@@ -59,6 +59,7 @@ ErrorKind = Literal[
     "cancelled",
     "output_error",
     "hook_error",
+    "limit",
 ]
 
 

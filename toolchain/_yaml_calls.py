@@ -41,9 +41,35 @@ _KIND_OF_TAG = {
 }
 _scalars = SafeConstructor()
 # libyaml's composer is ~15x faster; both are safe loaders (no Python objects).
+_CALLS_HINT = ". Write a YAML list of calls, each with 'tool: name' and 'args:'"
+_OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 _LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # YAML 1.1 reads 0123 as octal 83; every model that writes it means 123.
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+
+
+def _compose(text: str, hint: str = "") -> Node | None:
+    """Compose ``text`` into nodes, refusing deep nesting *before* composing.
+
+    Both composers recurse per nesting level: libyaml's overflows the C stack (a
+    segfault) near 30,000 levels, PyYAML's raises RecursionError near 1,000. The event
+    stream is flat, so its depth is checked first.
+    """
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=_LOADER):
+            if isinstance(event, _OPEN_EVENTS):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ToolCallParseError(
+                        f"YAML is nested more than {MAX_DEPTH} levels deep; write flatter values"
+                    )
+            elif isinstance(event, _CLOSE_EVENTS):
+                depth -= 1
+        return yaml.compose(text, Loader=_LOADER)
+    except yaml.YAMLError as error:
+        raise ToolCallParseError(f"not valid YAML: {_yaml_problem(error)}{hint}") from error
 
 
 def load_yaml_calls(
@@ -58,18 +84,12 @@ def load_yaml_calls(
     text = unfence(content)
     if not text.strip():
         return []
-    try:
-        root = yaml.compose(text, Loader=_LOADER)
-    except yaml.YAMLError as error:
-        raise ToolCallParseError(
-            f"tool calls are not valid YAML: {_yaml_problem(error)}. Write a YAML list of "
-            "calls, each with 'tool: name' and 'args:'"
-        ) from error
+    root = _compose(text, _CALLS_HINT)
     if root is None:
         return []
     builder = _Builder()
     items = root.value if isinstance(root, SequenceNode) else [root]
-    return [builder.call(index, item, schema_for) for index, item in enumerate(items)]
+    return [builder.call_or_problem(index, item, schema_for) for index, item in enumerate(items)]
 
 
 def load_yaml(text: str, schema: Schema | None = None) -> Any:
@@ -81,10 +101,7 @@ def load_yaml(text: str, schema: Schema | None = None) -> Any:
     {'code': '0123', 'sent': False}
     """
     check_size(text)
-    try:
-        root = yaml.compose(text, Loader=_LOADER)
-    except yaml.YAMLError as error:
-        raise ToolCallParseError(f"not valid YAML: {_yaml_problem(error)}") from error
+    root = _compose(text)
     if root is None:
         return None
     return _Builder().value(root, schema, root=schema, depth=0)
@@ -93,6 +110,15 @@ def load_yaml(text: str, schema: Schema | None = None) -> Any:
 class _Builder:
     def __init__(self) -> None:
         self._nodes = 0
+
+    def call_or_problem(
+        self, index: int, node: Node, schema_for: Callable[[str], Schema | None]
+    ) -> ToolCall | str:
+        """One call, or why it is not one; a bad call never fails its siblings."""
+        try:
+            return self.call(index, node, schema_for)
+        except ToolCallParseError as error:
+            return f"call {index + 1}: {error}"
 
     def call(
         self, index: int, node: Node, schema_for: Callable[[str], Schema | None]

@@ -16,6 +16,7 @@ from toolchain import (
     BeforeToolCall,
     ExecutionContext,
     JSONToolChain,
+    Limits,
     Stats,
     Tool,
     ToolCall,
@@ -268,3 +269,58 @@ async def test_inline_sync_tools_run_on_the_event_loop_thread_others_do_not() ->
     assert result.raw.errors == (None, None)
     assert threads["inline"] == threading.get_ident()
     assert threads["worker"] != threading.get_ident()
+
+
+async def test_tool_call_limits_apply_within_one_action() -> None:
+    ctx = ExecutionContext(limits=Limits(max_tool_calls=2))
+    chain = JSONToolChain().register_tool(add)
+    calls = ", ".join(f'{{"tool": "add", "args": {{"a": {i}}}}}' for i in range(5))
+    result = await chain.execute(ctx, f"[{calls}]", FMT)
+    kinds = [e.kind if e else None for e in result.raw.errors]
+    assert kinds == [None, None, "limit", "limit", "limit"]
+    error = result.raw.errors[2]
+    assert error is not None
+    assert error.message == "add was not run: the run's max_tool_calls=2 limit is reached"
+
+
+async def test_per_tool_limit_within_one_action() -> None:
+    ctx = ExecutionContext(limits=Limits(max_tool_calls_per_tool={"add": 1}))
+    chain = JSONToolChain().register_tool(add).register_tool(Weather())
+    content = (
+        '[{"tool": "add", "args": {"a": 1}}, {"tool": "add", "args": {"a": 2}},'
+        ' {"tool": "get_weather", "args": {"city": "Oslo"}}]'
+    )
+    result = await chain.execute(ctx, content, FMT)
+    assert [e.kind if e else None for e in result.raw.errors] == [None, "limit", None]
+
+
+async def test_every_call_emits_after_tool_call_even_when_it_fails_early() -> None:
+    ctx = ExecutionContext()
+    seen: list[AfterToolCall] = []
+    ctx.events.subscribe(AfterToolCall, seen.append)
+    chain = JSONToolChain().register_tool(add)
+    content = '[{"tool": "nope", "args": {}}, 42, {"tool": "add", "args": {"a": 1}}]'
+    await chain.execute(ctx, content, FMT)
+    assert [(e.index, e.name, e.error.kind if e.error else None) for e in seen] == [
+        (0, "nope", "unknown_tool"),
+        (1, "error", "parse"),
+        (2, "add", None),
+    ]
+
+
+async def test_recursive_output_is_an_output_error() -> None:
+    @tool
+    def loop() -> list[object]:
+        """Returns a list that contains itself."""
+        items: list[object] = []
+        items.append(items)
+        return items
+
+    result = (
+        await JSONToolChain()
+        .register_tool(loop)
+        .execute(ExecutionContext(), '{"tool": "loop"}', FMT)
+    )
+    error = result.raw.errors[0]
+    assert error is not None
+    assert error.kind == "output_error"

@@ -152,13 +152,58 @@ def test_yaml_alias_bomb_is_refused() -> None:
         previous = chr(ord(level) - 1)
         bomb += f"{level}: &{level} [" + ", ".join([f"*{previous}"] * 10) + "]\n"
     content = "tool: add\nargs:\n" + "".join("  " + line + "\n" for line in bomb.splitlines())
-    with pytest.raises(ToolCallParseError, match="too large or too deeply nested"):
-        yaml_chain().parse_calls(content)
+    [problem] = yaml_chain().parse_calls(content)
+    assert isinstance(problem, str)
+    assert problem.startswith("call 1: tool call YAML is too large or too deeply nested")
 
 
 def test_yaml_recursive_alias_is_refused() -> None:
-    with pytest.raises(ToolCallParseError, match="too large or too deeply nested"):
-        yaml_chain().parse_calls("tool: add\nargs: &x\n  a: *x\n")
+    [problem] = yaml_chain().parse_calls("tool: add\nargs: &x\n  a: *x\n")
+    assert isinstance(problem, str)
+    assert "too large or too deeply nested" in problem
+
+
+def test_a_bad_call_does_not_fail_its_siblings() -> None:
+    items = yaml_chain().parse_calls(
+        "- tool: add\n  args: {a: 1}\n- tool: add\n  args: {[1, 2]: complex key}\n"
+    )
+    assert items[0] == ToolCall("add", {"a": 1})
+    assert items[1] == "call 2: a YAML mapping key must be a plain scalar"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[" * 40_000,  # libyaml's composer overflowed the C stack here: a segfault
+        "- " * 40_000 + "x",
+        "tool: add\nargs:\n  a: " + "{b: " * 40_000,
+    ],
+)
+def test_deep_yaml_is_refused_before_composing(content: str) -> None:
+    with pytest.raises(ToolCallParseError, match="nested more than 64 levels"):
+        yaml_chain().parse_calls(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"tool": "add", "args": {"a": ' + "9" * 5_000 + "}}",
+        '{"tool": "add", "arguments": "' + "[" * 100_000 + '"}',
+    ],
+)
+def test_deep_or_huge_json_is_a_parse_error_not_a_crash(content: str) -> None:
+    try:
+        items = json_chain().parse_calls(content)
+    except ToolCallParseError:
+        return
+    assert all(isinstance(item, str) for item in items)
+
+
+def test_unclosed_fences_are_linear_and_harmless() -> None:
+    content = "```python\n" * 50_000
+    with pytest.raises(ToolCallParseError):
+        json_chain().parse_calls(content)
 
 
 def test_yaml_never_builds_python_objects() -> None:
@@ -186,3 +231,9 @@ def test_calls_in_a_subsection(fmt: Any) -> None:
     # content without the sub-section is read whole
     assert chain.parse_calls('{"tool": "get_weather", "args": {"city": "Paris"}}', fmt) == [WEATHER]
     assert "direct_call" in chain.guidance
+
+
+def test_tool_with_arguments_key_keeps_its_arguments() -> None:
+    assert json_chain().parse_calls('{"tool": "add", "arguments": {"a": 1}}') == [
+        ToolCall("add", {"a": 1})
+    ]
