@@ -55,8 +55,13 @@ _RUNS = {10_000: 300, 100_000: 60, 1_000_000: 12}
 # Time budget (s) per measured series, before --quick: streaming 1 MB takes up to ~1 s.
 _SECONDS_STREAM = 6.0
 _SECONDS_OTHER = 1.5
-# The degenerate case: blank lines in a row inside a section, two lengths 10x apart.
+# Degenerate cases: a long run inside a section, two lengths 10x apart.
 BLANK_LINES = (5_000, 50_000)
+FILLERS = {
+    "blank lines": lambda n: "\n" * n,
+    "one line of spaces": lambda n: "\n" + " " * n + "\n",
+    "one line after '#'": lambda n: "\n#" + "x" * n + "\n",
+}
 _BLANK_RUNS = (30, 3)
 _BLANK_SECONDS = 2.0
 
@@ -273,9 +278,9 @@ def _report(series: list[Series]) -> None:
 # -- degenerate output: a long run of blank lines -----------------------------------------
 
 
-def blank_run_output(kind: str, lines: int) -> str:
-    """A thinking section holding ``lines`` blank lines between two words, and an answer."""
-    blank = "\n" * lines
+def blank_run_output(kind: str, lines: int, filler: str = "blank lines") -> str:
+    """A thinking section holding a long ``filler`` run between two words, and an answer."""
+    blank = FILLERS[filler](lines)
     if kind == "XML":
         return f"<thinking>\nHmm.{blank}Done.\n</thinking>\n<answer>\n{_ANSWER}\n</answer>\n"
     return f"# thinking\nHmm.{blank}Done.\n\n# answer\n{_ANSWER}\n"
@@ -284,11 +289,12 @@ def blank_run_output(kind: str, lines: int) -> str:
 def _measure_blank_runs(settings: Settings) -> list[list[str]]:
     small, large = BLANK_LINES
     rows: list[list[str]] = []
-    for name, fmt in (("XML", _format(XMLFormat())), ("Markdown", _format(MarkdownFormat()))):
-        texts = [blank_run_output(name, lines) for lines in BLANK_LINES]
+    formats = (("XML", _format(XMLFormat())), ("Markdown", _format(MarkdownFormat())))
+    for filler, (name, fmt) in ((f, pair) for f in FILLERS for pair in formats):
+        texts = [blank_run_output(name, lines, filler) for lines in BLANK_LINES]
         for lines, text in zip(BLANK_LINES, texts, strict=True):
-            if fmt.parse(text)["thinking"] != ["Hmm." + "\n" * lines + "Done."]:
-                raise RuntimeError(f"{name}: the blank-line output parsed wrongly")
+            if fmt.parse(text)["thinking"] != ["Hmm." + FILLERS[filler](lines) + "Done."]:
+                raise RuntimeError(f"{name}: the {filler} output parsed wrongly")
         one_shot = [partial(fmt.parse, text) for text in texts]
         chunked = [partial(streamed, fmt, text) for text in texts]
         for mode, fns in (
@@ -300,6 +306,7 @@ def _measure_blank_runs(settings: Settings) -> list[list[str]]:
             growth = (t_large.median_ns / t_small.median_ns) / (large / small)
             rows.append(
                 [
+                    filler,
                     name,
                     mode,
                     f"{t_small.median_ms:,.2f}",
@@ -314,18 +321,19 @@ def _measure_blank_runs(settings: Settings) -> list[list[str]]:
 def _report_blank_runs(rows: list[list[str]]) -> None:
     small, large = BLANK_LINES
     print(
-        "Degenerate output: a run of blank lines inside the thinking section (models in a "
-        "repetition loop emit these)"
+        "Degenerate output: a long run inside the thinking section (models in a repetition "
+        "loop emit these); the runs are 5,000 and 50,000 lines or characters long"
     )
     headers = [
+        "run",
         "format",
         "mode",
-        f"{small:,} lines ms",
-        f"{large:,} lines ms",
+        f"{small:,} ms",
+        f"{large:,} ms",
         f"({large // 1000}k/{small // 1000}k)/{large // small}",
         f"<= {MAX_GROWTH:g}",
     ]
-    print(render_table(headers, rows, "llrrrl"))
+    print(render_table(headers, rows, "lllrrrl"))
 
 
 def run(settings: Settings) -> None:

@@ -25,8 +25,6 @@ __all__ = ["MarkdownFormat", "markdown_decode", "markdown_encode"]
 
 _ESCAPE = re.compile(r"^([ \t]*)(\\*#)", re.MULTILINE)
 _UNESCAPE = re.compile(r"^([ \t]*)\\(\\*#)", re.MULTILINE)
-# A line that may still turn out to be a heading or an escaped line: hold it back.
-_UNDECIDED = re.compile(r"[ \t]*[#\\]")
 
 
 def markdown_encode(content: str) -> str:
@@ -66,8 +64,11 @@ class _MarkdownScanner:
         self._heading = re.compile(
             "#" * level + r"(?!#)[ \t]*([A-Za-z_][\w.\-]*)[ \t]*:?[ \t]*\r?\n?\Z"
         )
-        self._line = ""  # the unfinished current line, held back
+        # The unfinished current line, held back until it shows what it is. Pieces are
+        # joined once: re-scanning a growing string per chunk was quadratic.
+        self._parts: list[str] = []
         self._line_is_text = False  # the current line is known not to be a heading
+        self._undecided = False  # its first non-blank character is "#" or "\\"
 
     @property
     def open_section(self) -> str | None:
@@ -100,17 +101,23 @@ class _MarkdownScanner:
             # (decoding it alone would strip a backslash from "a" + "\\# x").
             self._collector.append(piece, decoded=piece)
             return
-        self._line += piece
-        stripped = self._line.lstrip(" \t")
-        # Once the line shows it is not a heading nor an escaped line, stream it.
-        if stripped and not _UNDECIDED.match(self._line) and not self._line.endswith("\n"):
-            self._line_is_text = True
-            self._collector.append(self._line)
-            self._line = ""
+        self._parts.append(piece)
+        if self._undecided or piece.endswith("\n"):
+            return  # a possible heading or escaped line, or a whole line: _end_line decides
+        rest = piece.lstrip(" \t")
+        if not rest:
+            return  # only blanks so far
+        if rest[0] in "#\\":
+            self._undecided = True
+            return
+        # Not a heading nor an escaped line: stream it from here on.
+        self._line_is_text = True
+        line, self._parts = "".join(self._parts), []
+        self._collector.append(line)
 
     def _end_line(self) -> None:
-        line, self._line = self._line, ""
-        was_text, self._line_is_text = self._line_is_text, False
+        line, self._parts = "".join(self._parts), []
+        was_text, self._line_is_text, self._undecided = self._line_is_text, False, False
         if was_text or not line:
             return
         match = self._heading.match(line)
