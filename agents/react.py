@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from agents.models import (
     ModelError,
     ModelResponse,
     TextDelta,
+    UnsupportedContentError,
     Usage,
     resolve_model,
 )
@@ -67,6 +69,9 @@ __all__ = ["AgentOptions", "ReActAgent"]
 AnswerT = TypeVar("AnswerT")
 T = TypeVar("T")
 
+_log = logging.getLogger("agents")
+OBSERVER_ERRORS = "observer_errors"
+TIME_LIMIT = "the run's time limit was reached"
 THINKING_GUIDANCE = "Think step by step: what you know, what is missing, what to do next."
 
 
@@ -205,7 +210,10 @@ class ReActAgent(Generic[AnswerT]):
         *,
         streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
-        ctx = ctx or ExecutionContext(limits=self.limits, name=self.name)
+        if ctx is None:
+            ctx = ExecutionContext(limits=self.limits, name=self.name)
+        elif not ctx.limits_given:
+            ctx.limits = self.limits  # a ctx passed only to cancel or observe keeps our limits
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         fmt = self.text_format
@@ -225,7 +233,7 @@ class ReActAgent(Generic[AnswerT]):
             try:
                 self._check(ctx, deadline, loop.time())
                 ctx.stats.increment(Stats.ITERATIONS)
-                ctx.events.emit(IterationStarted(ctx, index))
+                _notify(ctx, IterationStarted(ctx, index))
                 started = time.perf_counter()
                 response: ModelResponse | None = None
                 async for item in self._model_call(ctx, index, messages, deadline, streaming):
@@ -258,7 +266,7 @@ class ReActAgent(Generic[AnswerT]):
                 duration=time.perf_counter() - started,
             )
             iterations.append(iteration)
-            ctx.events.emit(IterationFinished(ctx, iteration))
+            _notify(ctx, IterationFinished(ctx, iteration))
             if halted is not None:
                 stop = halted
                 if halted.kind == "limit":
@@ -306,7 +314,7 @@ class ReActAgent(Generic[AnswerT]):
         deadline: float | None,
         streaming: bool,
     ) -> AsyncIterator[ModelTextDelta | _Done[ModelResponse]]:
-        ctx.events.emit(BeforeModelCall(ctx, index, self.model.name, tuple(messages)))
+        _notify(ctx, BeforeModelCall(ctx, index, self.model.name, tuple(messages)))
         started = time.perf_counter()
         queue: asyncio.Queue[ModelTextDelta] = asyncio.Queue()
         if streaming:
@@ -315,11 +323,27 @@ class ReActAgent(Generic[AnswerT]):
             work = self.model.generate(messages, self.generate_options)
         response: ModelResponse | None = None
         try:
-            async for item in _drain(work, queue, ctx, deadline, race_cancel=True):
-                if isinstance(item, _Done):
-                    response = item.value
+            try:
+                async for item in _drain(work, queue, ctx, deadline, race_cancel=True):
+                    if isinstance(item, _Done):
+                        response = item.value
+                    else:
+                        yield item
+            except UnsupportedContentError as error:
+                # A tool returned media this model cannot take: show it as a note and ask
+                # once more, rather than end the run over an attachment.
+                if not _replace_media(messages, f"not shown: {self.model.name} cannot take it"):
+                    raise
+                _log.warning("media dropped from the conversation: %s", error)
+                if streaming:
+                    work = self._consume_stream(index, messages, queue)
                 else:
-                    yield item
+                    work = self.model.generate(messages, self.generate_options)
+                async for item in _drain(work, queue, ctx, deadline, race_cancel=True):
+                    if isinstance(item, _Done):
+                        response = item.value
+                    else:
+                        yield item
         except ModelError as error:
             raise _Stop("error", f"model call failed: {error}") from error
         assert response is not None
@@ -327,7 +351,7 @@ class ReActAgent(Generic[AnswerT]):
         ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
         ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
         duration = time.perf_counter() - started
-        ctx.events.emit(AfterModelCall(ctx, index, self.model.name, response, duration))
+        _notify(ctx, AfterModelCall(ctx, index, self.model.name, response, duration))
         yield _Done(response)
 
     async def _consume_stream(
@@ -396,8 +420,11 @@ class ReActAgent(Generic[AnswerT]):
         ]
         parts: list[ContentPart] = []
         problems: list[str] = []
+        loop = asyncio.get_running_loop()
         try:
             for content in actions:
+                if deadline is not None and loop.time() >= deadline:
+                    break
                 work = self.tool_chain.execute(ctx, content, self.text_format)
                 try:
                     async for item in _drain(work, queue, ctx, deadline, race_cancel=False):
@@ -418,6 +445,13 @@ class ReActAgent(Generic[AnswerT]):
                 Stats.CONSECUTIVE_TOOL_ERRORS,
                 ctx.stats.get(Stats.CONSECUTIVE_TOOL_ERRORS) + 1 if failed else 0,
             )
+        if deadline is not None and loop.time() >= deadline:
+            raise _Stop("limit", "timeout")  # step.results keeps every call that finished
+        if not problems and not any(result.raw.calls for result in step.results):
+            problems.append(
+                "the action section held no tool calls; write at least one call, "
+                "or write your answer instead"
+            )
         if problems:
             self._reject(ctx, index, step, "tool_calls", "\n".join(problems))
             step.observation = (*parts, *step.observation)
@@ -430,7 +464,7 @@ class ReActAgent(Generic[AnswerT]):
     ) -> None:
         ctx.stats.increment(Stats.PARSE_ERRORS)
         ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
-        ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
+        _notify(ctx, OutputRejected(ctx, index, kind, feedback))
         step.feedback = feedback
         fmt = self.text_format
         text = fmt.wrap_observation(fmt.format_section("feedback", feedback))
@@ -459,9 +493,10 @@ async def _drain(
 ) -> AsyncIterator[Any]:
     """Run ``work``, yielding what lands in ``queue`` meanwhile, then ``_Done(result)``.
 
-    Stops with ``_Stop`` at the deadline, or (``race_cancel``) when the run is
-    cancelled. Tool execution does not race cancellation: the chain handles it itself
-    and returns what finished, which is kept.
+    With ``race_cancel`` (model calls) it stops with ``_Stop`` at the deadline or when
+    the run is cancelled. Without it (tool execution), the chain handles cancellation
+    itself and returns what finished, which is kept: at the deadline the run is
+    cancelled and the chain's partial result awaited.
     """
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(work)
@@ -485,6 +520,10 @@ async def _drain(
                 return
             if cancelled is not None and cancelled in done:
                 raise _Stop("cancelled", ctx.cancel_reason)
+            if not race_cancel:
+                ctx.cancel(TIME_LIMIT)
+                deadline = None  # now wait for the chain to hand back what finished
+                continue
             raise _Stop("limit", "timeout")
     finally:
         if cancelled is not None:
@@ -492,6 +531,30 @@ async def _drain(
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def _replace_media(messages: list[Message], note: str) -> bool:
+    """Swap every media part for a text note; True when anything was replaced."""
+    replaced = False
+    for position, message in enumerate(messages):
+        if all(isinstance(part, TextContent) for part in message.content):
+            continue
+        parts = tuple(
+            part if isinstance(part, TextContent) else TextContent(f"[{part.describe()}: {note}]")
+            for part in message.content
+        )
+        messages[position] = Message(message.role, parts)
+        replaced = True
+    return replaced
+
+
+def _notify(ctx: ExecutionContext, event: object) -> None:
+    """Tell observers; one that fails (a full disk under a trace) never ends the run."""
+    try:
+        ctx.events.emit(event)
+    except Exception:
+        ctx.stats.increment(OBSERVER_ERRORS)
+        _log.exception("an observer of %s failed", type(event).__name__)
 
 
 def _text_of(parts: Sequence[ContentPart]) -> str:

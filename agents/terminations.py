@@ -14,8 +14,7 @@ from typing import Literal, Protocol, TypeVar, runtime_checkable
 import msgspec
 import pydantic
 
-from toolchain import ToolCallParseError, load_yaml, to_json, to_yaml
-from toolchain._calls import unfence
+from toolchain import ToolCallParseError, load_yaml, to_json, to_yaml, unfence
 
 __all__ = ["AnswerRejected", "Termination", "TextTermination", "TypedTermination"]
 

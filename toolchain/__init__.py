@@ -13,6 +13,7 @@
 'Hello, Ada!'
 """
 
+from toolchain._calls import unfence
 from toolchain._chain import JSONToolChain, ToolChain, YAMLToolChain
 from toolchain._content import (
     AudioContent,
@@ -79,4 +80,5 @@ __all__ = [
     "to_json",
     "to_yaml",
     "tool",
+    "unfence",
 ]

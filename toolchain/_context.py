@@ -195,6 +195,8 @@ class ExecutionContext:
         self.run_id = uuid.uuid4().hex
         self.parent = parent
         self.limits = limits if limits is not None else Limits()
+        self.limits_given = limits is not None
+        """False when the defaults are in use: an agent then applies its own limits."""
         self.state = StateBag()
         self.stats = Stats()
         self.events = EventBus()

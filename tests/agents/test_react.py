@@ -22,7 +22,13 @@ from agents.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from agents.models import Message, ScriptedModel
+from agents.models import (
+    GenerateOptions,
+    Message,
+    ModelResponse,
+    ScriptedModel,
+    UnsupportedContentError,
+)
 from agents.react import ReActAgent
 from agents.terminations import TypedTermination
 from agents.trace import JSONLTraceWriter
@@ -217,8 +223,12 @@ async def test_limits_end_the_run_and_keep_what_was_done(
 
 
 async def test_wall_clock_deadline() -> None:
-    chain = YAMLToolChain().register_tool(AsyncSleeper())
-    model = ScriptedModel(["<action>\n- tool: async_sleep\n  args: {seconds: 5}\n</action>"] * 3)
+    chain = YAMLToolChain().register_tool(AsyncSleeper()).register_tool(Weather())
+    action = (
+        "<action>\n- tool: async_sleep\n  args: {seconds: 5}\n"
+        "- tool: get_weather\n  args: {city: Oslo}\n</action>"
+    )
+    model = ScriptedModel([action] * 3)
     agent = ReActAgent(model, tool_chain=chain, limits=Limits(timeout=0.1))
     events = await asyncio.wait_for(_collect(agent.stream("Sleep")), timeout=2)
     assert LimitReached(1, "timeout") in events
@@ -226,7 +236,10 @@ async def test_wall_clock_deadline() -> None:
     assert isinstance(final, RunFinished)
     assert final.result.stopped_by == "limit"
     assert final.result.limit == "timeout"
-    assert len(final.result.iterations) == 1  # the interrupted iteration is kept
+    [interrupted] = final.result.iterations  # the interrupted iteration is kept
+    slow, fast = interrupted.tool_results[0].raw.errors
+    assert slow is not None and slow.kind == "cancelled"
+    assert fast is None  # the call that finished before the deadline is kept
 
 
 async def _collect(events: AsyncIterator[RunEvent[str]]) -> list[RunEvent[str]]:
@@ -358,3 +371,57 @@ async def test_function_scripted_model_sees_observations() -> None:
 
 def test_generic_run_records_accept_explicit_type_arguments() -> None:
     assert AnswerReady[str](1, "x").answer == "x"
+
+
+async def test_an_agent_applies_its_limits_to_a_context_passed_without_any() -> None:
+    model = ScriptedModel([WEATHER_CALL] * 5)
+    agent = ReActAgent(model, tool_chain=weather_chain(), limits=Limits(max_iterations=2))
+    result = await agent.run("Loop", ctx=ExecutionContext())
+    assert result.limit == "max_iterations"
+    assert len(result.iterations) == 2
+
+
+async def test_an_empty_action_gets_feedback() -> None:
+    model = ScriptedModel(["<action>\n</action>", "<answer>ok</answer>"])
+    result = await ReActAgent(model, tool_chain=weather_chain()).run("Go")
+    assert "held no tool calls" in result.iterations[0].feedback
+    assert [m.role for m in result.messages][-2:] == ["user", "assistant"]
+
+
+async def test_a_failing_observer_does_not_end_the_run() -> None:
+    ctx = ExecutionContext()
+
+    def broken(event: IterationFinished) -> None:
+        raise OSError("disk full")
+
+    ctx.events.subscribe(IterationFinished, broken)
+    model = ScriptedModel([WEATHER_CALL, "<answer>21C</answer>"])
+    result = await ReActAgent(model, tool_chain=weather_chain()).run("Go", ctx=ctx)
+    assert result.answer == "21C"
+    assert result.stats["observer_errors"] == 2
+
+
+class TextOnlyModel(ScriptedModel):
+    """Refuses media the way a provider adapter does, before sending anything."""
+
+    async def generate(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> ModelResponse:
+        if any(not isinstance(p, TextContent) for m in messages for p in m.content):
+            raise UnsupportedContentError("this model takes text only")
+        return await super().generate(messages, options)
+
+
+async def test_media_the_model_cannot_take_becomes_a_note_not_the_end_of_the_run() -> None:
+    model = TextOnlyModel(
+        [
+            "<action>\n- tool: seat_map\n  args: {flight_number: AA1, row: 3}\n</action>",
+            "<answer>I could not see the map.</answer>",
+        ]
+    )
+    chain = YAMLToolChain().register_tool(SeatMap())
+    result = await ReActAgent(model, tool_chain=chain).run("Free seats?")
+    assert result.answer == "I could not see the map."
+    note = result.messages[3].content[1]
+    assert isinstance(note, TextContent)
+    assert note.text == "[image/png, 14 bytes: not shown: scripted cannot take it]"
