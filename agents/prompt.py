@@ -30,7 +30,15 @@ same response as an action: if a response holds an action, the answer is ignored
 
 @dataclass(frozen=True, slots=True)
 class PromptContext:
-    """Everything a prompt builder may use."""
+    """Everything a prompt builder may use.
+
+    >>> from formats import XMLFormat
+    >>> from toolchain import YAMLToolChain
+    >>> def terse(context: PromptContext) -> str:
+    ...     return context.behavior + " " + context.today.isoformat()
+    >>> terse(PromptContext(XMLFormat(), YAMLToolChain(), "Be brief.", "", dt.date(2026, 1, 1)))
+    'Be brief. 2026-01-01'
+    """
 
     text_format: TextFormat
     tool_chain: ToolChain

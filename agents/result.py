@@ -23,6 +23,9 @@ class Iteration:
     ``sections`` is the parsed output (empty when it had none); ``tool_results`` one
     ``ToolChainResult`` per action section; ``feedback`` the corrective text sent back
     when the output could not be used as written.
+
+    >>> Iteration(1, "<answer>4</answer>", {"answer": ["4"]}).sections["answer"]
+    ['4']
     """
 
     index: int
@@ -40,6 +43,11 @@ class AgentResult(Generic[AnswerT]):
 
     When a limit ends the run, ``limit`` names it and everything done so far is kept
     in ``iterations`` and ``messages``.
+
+    >>> from agents import ReActAgent, ScriptedModel
+    >>> result = ReActAgent(ScriptedModel(["<answer>4</answer>"])).run_sync("2 + 2?")
+    >>> result.ok, result.answer, result.stopped_by, len(result.iterations)
+    (True, '4', 'answer', 1)
     """
 
     answer: AnswerT | None

@@ -10,7 +10,12 @@ __all__ = ["SectionDelta", "SectionEnd", "SectionEvent", "SectionStart", "Sectio
 
 @dataclass(frozen=True, slots=True)
 class SectionStart:
-    """A registered section opened."""
+    """A registered section opened.
+
+    >>> from formats import XMLFormat, Section
+    >>> XMLFormat().register_section(Section("answer")).stream().feed("<answer>")
+    [SectionStart(name='answer')]
+    """
 
     name: str
 
@@ -21,6 +26,13 @@ class SectionDelta:
 
     Whitespace is sent only once more text follows it, so the deltas of a section
     joined equal its final (stripped) content exactly.
+
+    >>> from formats import XMLFormat, Section
+    >>> stream = XMLFormat().register_section(Section("answer")).stream()
+    >>> stream.feed("<answer>4")
+    [SectionStart(name='answer'), SectionDelta(name='answer', text='4')]
+    >>> stream.feed("2 ")  # the space waits: it may end the section
+    [SectionDelta(name='answer', text='2')]
     """
 
     name: str
@@ -29,7 +41,13 @@ class SectionDelta:
 
 @dataclass(frozen=True, slots=True)
 class SectionEnd:
-    """A section closed (or was cut off by the end of the output); ``content`` is final."""
+    """A section closed (or was cut off by the end of the output); ``content`` is final.
+
+    >>> from formats import XMLFormat, Section
+    >>> stream = XMLFormat().register_section(Section("answer")).stream()
+    >>> stream.feed("<answer>42</answer>")[-1]
+    SectionEnd(name='answer', content='42')
+    """
 
     name: str
     content: str

@@ -78,6 +78,13 @@ class BeforeToolCall:
     """Emitted before a call's arguments are validated. Handlers may rewrite ``args``.
 
     ``index`` is the call's position in its action.
+
+    >>> from toolchain import ExecutionContext
+    >>> ctx = ExecutionContext()
+    >>> def home_city(event: BeforeToolCall) -> None:
+    ...     if event.args.get("city") == "$home":
+    ...         event.args = {**event.args, "city": "Lisbon"}
+    >>> _ = ctx.events.subscribe(BeforeToolCall, home_city)
     """
 
     ctx: ExecutionContext
@@ -88,9 +95,16 @@ class BeforeToolCall:
 
 @dataclass(slots=True)
 class AfterToolCall:
-    """Emitted after a call ran (or failed). Handlers may replace ``result``.
+    """Emitted after every call, failed or not. Handlers may replace ``result``.
 
     Exactly one of ``result`` and ``error`` is set. ``duration`` is in seconds.
+
+    >>> from toolchain import ExecutionContext, ToolResult
+    >>> ctx = ExecutionContext()
+    >>> def shorten(event: AfterToolCall) -> None:
+    ...     if event.result is not None and len(str(event.result.text)) > 10_000:
+    ...         event.result = ToolResult("output too long; narrow the query")
+    >>> _ = ctx.events.subscribe(AfterToolCall, shorten)
     """
 
     ctx: ExecutionContext
