@@ -394,7 +394,15 @@ class ReActAgent(Generic[AnswerT]):
                 self._reject(ctx, index, step, "answer", f"answer rejected: {rejected}")
             return
         expected = f"{self.tool_chain.name!r} or {self.termination.name!r}"
-        self._reject(ctx, index, step, "no_action", f"no {expected} section found; write one")
+        feedback = f"no {expected} section found; write one"
+        swallowed = self._swallowed_section(step.sections)
+        if swallowed is not None:
+            outer, inner = swallowed
+            feedback += (
+                f". The {inner!r} section you wrote inside {outer!r} was read as part of it: "
+                f"close {outer!r} first, and start {inner!r} on its own line"
+            )
+        self._reject(ctx, index, step, "no_action", feedback)
 
     async def _act(
         self,
@@ -458,6 +466,16 @@ class ReActAgent(Generic[AnswerT]):
         else:
             ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
             step.observation = tuple(parts)
+
+    def _swallowed_section(self, sections: dict[str, list[str]]) -> tuple[str, str] | None:
+        """(outer, inner) when an action or answer sits inside another section's text."""
+        fmt = self.text_format
+        for inner in (self.tool_chain.name, self.termination.name):
+            marker = fmt.format_section(inner, "").splitlines()[0].lower()
+            for outer, contents in sections.items():
+                if any(marker in content.lower() for content in contents):
+                    return outer, inner
+        return None
 
     def _reject(
         self, ctx: ExecutionContext, index: int, step: _Step, kind: str, feedback: str

@@ -32,7 +32,7 @@ from agents.models import (
 from agents.react import ReActAgent
 from agents.terminations import TypedTermination
 from agents.trace import JSONLTraceWriter
-from formats import MarkdownFormat
+from formats import MarkdownFormat, XMLFormat
 from tests.toolchain.tools import AsyncSleeper, SeatMap, Weather, add, explode
 from toolchain import (
     ExecutionContext,
@@ -425,3 +425,26 @@ async def test_media_the_model_cannot_take_becomes_a_note_not_the_end_of_the_run
     note = result.messages[3].content[1]
     assert isinstance(note, TextContent)
     assert note.text == "[image/png, 14 bytes: not shown: scripted cannot take it]"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "output", "answer"),
+    [
+        (
+            False,
+            "<thinking>I'll check. <action>\n- tool: get_weather\n  args: {city: Oslo}</action>",
+            "<answer>ok</answer>",
+        ),
+        (True, "# thinking\nI'll check. # action\n- tool: get_weather", "# answer\nok"),
+    ],
+)
+async def test_an_action_swallowed_by_another_section_gets_pointed_feedback(
+    markdown: bool, output: str, answer: str
+) -> None:
+    model = ScriptedModel([output, answer])
+    fmt = MarkdownFormat() if markdown else XMLFormat()
+    result = await ReActAgent(model, tool_chain=weather_chain(), text_format=fmt).run("Weather?")
+    feedback = result.iterations[0].feedback
+    assert feedback.startswith("no 'action' or 'answer' section found; write one.")
+    assert "The 'action' section you wrote inside 'thinking' was read as part of it" in feedback
+    assert result.answer == "ok"
