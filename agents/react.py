@@ -317,33 +317,28 @@ class ReActAgent(Generic[AnswerT]):
         _notify(ctx, BeforeModelCall(ctx, index, self.model.name, tuple(messages)))
         started = time.perf_counter()
         queue: asyncio.Queue[ModelTextDelta] = asyncio.Queue()
-        if streaming:
-            work: Awaitable[ModelResponse] = self._consume_stream(index, messages, queue)
-        else:
-            work = self.model.generate(messages, self.generate_options)
         response: ModelResponse | None = None
         try:
-            try:
-                async for item in _drain(work, queue, ctx, deadline, race_cancel=True):
-                    if isinstance(item, _Done):
-                        response = item.value
-                    else:
-                        yield item
-            except UnsupportedContentError as error:
-                # A tool returned media this model cannot take: show it as a note and ask
-                # once more, rather than end the run over an attachment.
-                if not _replace_media(messages, f"not shown: {self.model.name} cannot take it"):
-                    raise
-                _log.warning("media dropped from the conversation: %s", error)
-                if streaming:
-                    work = self._consume_stream(index, messages, queue)
-                else:
-                    work = self.model.generate(messages, self.generate_options)
-                async for item in _drain(work, queue, ctx, deadline, race_cancel=True):
-                    if isinstance(item, _Done):
-                        response = item.value
-                    else:
-                        yield item
+            for retry in (False, True):
+                work: Awaitable[ModelResponse] = (
+                    self._consume_stream(index, messages, queue)
+                    if streaming
+                    else self.model.generate(messages, self.generate_options)
+                )
+                try:
+                    async for item in _drain(work, queue, ctx, deadline, race_cancel=True):
+                        if isinstance(item, _Done):
+                            response = item.value
+                        else:
+                            yield item
+                    break
+                except UnsupportedContentError as error:
+                    # A tool returned media this model cannot take: show it as a note and
+                    # ask once more, rather than end the run over an attachment.
+                    note = f"not shown: {self.model.name} cannot take it"
+                    if retry or not _replace_media(messages, note):
+                        raise
+                    _log.warning("media dropped from the conversation: %s", error)
         except ModelError as error:
             raise _Stop("error", f"model call failed: {error}") from error
         assert response is not None
