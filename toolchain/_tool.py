@@ -7,7 +7,7 @@ import inspect
 import re
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Protocol, TypeVar, cast, get_args, get_origin, overload
 
 import pydantic
@@ -293,13 +293,3 @@ def tool(
     if fn is not None:
         return build(fn)
     return cast(_ToolDecorator, build)
-
-
-def tool_summary(t: Tool[Any, Any]) -> Mapping[str, object]:
-    """Name, description, policy and input schema of a tool, for prompts and listings."""
-    return {
-        "name": t.name,
-        "description": t.description,
-        "policy": t.policy,
-        "parameters": t.input_schema(),
-    }
