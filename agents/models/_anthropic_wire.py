@@ -15,6 +15,7 @@ from anthropic.types import (
 )
 
 from agents.models._errors import UnsupportedContentError
+from agents.models._text_only import text_only
 from agents.models._types import Message
 from toolchain import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 
@@ -40,6 +41,8 @@ _STOP_REASONS: Mapping[str, str] = {
 
 _Block = TextBlockParam | ImageBlockParam | DocumentBlockParam
 
+_API = "Anthropic"
+
 
 def anthropic_request(messages: Sequence[Message]) -> tuple[str | None, list[MessageParam]]:
     """The ``system`` text (every system message, in order) and the remaining turns."""
@@ -47,9 +50,13 @@ def anthropic_request(messages: Sequence[Message]) -> tuple[str | None, list[Mes
     wire: list[MessageParam] = []
     for index, message in enumerate(messages):
         if message.role == "system":
-            system.append(_text(message, index))
+            system.append(text_only(message, index, "Anthropic"))
         elif message.role == "assistant":
-            wire.append(AssistantMessageParam(role="assistant", content=_text(message, index)))
+            wire.append(
+                AssistantMessageParam(
+                    role="assistant", content=text_only(message, index, "Anthropic")
+                )
+            )
         elif all(isinstance(part, TextContent) for part in message.content):
             wire.append(UserMessageParam(role="user", content=message.text_content()))
         else:
@@ -62,16 +69,6 @@ def anthropic_request(messages: Sequence[Message]) -> tuple[str | None, list[Mes
 def anthropic_stop_reason(stop_reason: str | None) -> str:
     """An Anthropic stop reason in our words."""
     return _STOP_REASONS.get(stop_reason, "other") if stop_reason is not None else "other"
-
-
-def _text(message: Message, index: int) -> str:
-    for part in message.content:
-        if not isinstance(part, TextContent):
-            raise UnsupportedContentError(
-                f"Anthropic takes media only in user messages; the {message.role} message "
-                f"at index {index} holds {part.describe()}"
-            )
-    return message.text_content()
 
 
 def _block(part: ContentPart, index: int) -> _Block:

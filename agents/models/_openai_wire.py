@@ -16,6 +16,7 @@ from openai.types.chat.chat_completion_content_part_input_audio_param import Inp
 from openai.types.chat.chat_completion_content_part_param import File
 
 from agents.models._errors import UnsupportedContentError
+from agents.models._text_only import text_only
 from agents.models._types import GenerateOptions, Message
 from toolchain import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 
@@ -33,6 +34,8 @@ _FINISH_REASONS: Mapping[str, str] = {
     "error": "error",
 }
 
+_API = "OpenAI chat completions"
+
 
 def openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
     """Our messages as chat completion messages; media goes only in user messages."""
@@ -40,11 +43,15 @@ def openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessagePa
     for index, message in enumerate(messages):
         if message.role == "system":
             wire.append(
-                ChatCompletionSystemMessageParam(role="system", content=_text(message, index))
+                ChatCompletionSystemMessageParam(
+                    role="system", content=text_only(message, index, "OpenAI chat completions")
+                )
             )
         elif message.role == "assistant":
             wire.append(
-                ChatCompletionAssistantMessageParam(role="assistant", content=_text(message, index))
+                ChatCompletionAssistantMessageParam(
+                    role="assistant", content=text_only(message, index, "OpenAI chat completions")
+                )
             )
         elif all(isinstance(part, TextContent) for part in message.content):
             # A plain string is what every OpenAI-compatible server accepts.
@@ -66,16 +73,6 @@ def openai_stop_reason(
     if finish_reason == "stop" and isinstance(matched, str) and matched in options.stop:
         return "stop_sequence"
     return _FINISH_REASONS.get(finish_reason, "other")
-
-
-def _text(message: Message, index: int) -> str:
-    for part in message.content:
-        if not isinstance(part, TextContent):
-            raise UnsupportedContentError(
-                f"OpenAI chat completions take media only in user messages; the {message.role} "
-                f"message at index {index} holds {part.describe()}"
-            )
-    return message.text_content()
 
 
 def _part(part: ContentPart, index: int) -> ChatCompletionContentPartParam:
