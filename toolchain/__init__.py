@@ -9,8 +9,10 @@
 >>> chain = JSONToolChain().register_tool(greet)
 >>> call = '{"tool": "greet", "args": {"name": "Ada"}}'
 >>> result = chain.execute_sync(ExecutionContext(), call, XMLFormat())
->>> result.raw.results[0].output.text
+>>> result.raw.results[0].output
 'Hello, Ada!'
+>>> result.raw.output(0, str).upper()
+'HELLO, ADA!'
 """
 
 from toolchain._calls import unfence
@@ -24,11 +26,19 @@ from toolchain._content import (
     TextContent,
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
-from toolchain._errors import DuplicateToolError, ToolCallParseError, ToolError, ToolInputTypeError
+from toolchain._errors import (
+    DuplicateToolError,
+    ToolCallParseError,
+    ToolDefinitionError,
+    ToolError,
+    ToolInputTypeError,
+)
 from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
+from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
 from toolchain._output import OutputError, to_builtins, to_json, to_yaml
 from toolchain._result import (
+    CallObservation,
     ErrorKind,
     RawToolCallResult,
     RawToolChainResult,
@@ -37,6 +47,7 @@ from toolchain._result import (
     ToolChainResult,
     ToolResult,
 )
+from toolchain._runner import run_sync
 from toolchain._tool import Tool, tool
 from toolchain._yaml_calls import load_yaml
 
@@ -46,12 +57,14 @@ __all__ = [
     "AudioContent",
     "BeforeToolCall",
     "BinaryContent",
+    "CallObservation",
     "Cancelled",
     "ContentPart",
     "DuplicateToolError",
     "ErrorKind",
     "EventBus",
     "ExecutionContext",
+    "Hooks",
     "ImageContent",
     "InputCodec",
     "JSONToolChain",
@@ -69,13 +82,17 @@ __all__ = [
     "ToolCallError",
     "ToolCallParseError",
     "ToolCallParseFailed",
+    "ToolCallRefused",
     "ToolChain",
     "ToolChainResult",
+    "ToolDefinitionError",
     "ToolError",
+    "ToolHook",
     "ToolInputTypeError",
     "ToolResult",
     "YAMLToolChain",
     "load_yaml",
+    "run_sync",
     "to_builtins",
     "to_json",
     "to_yaml",

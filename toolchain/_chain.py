@@ -10,6 +10,7 @@ import asyncio
 import difflib
 import functools
 import inspect
+import logging
 import re
 import time
 from abc import ABC, abstractmethod
@@ -25,9 +26,11 @@ from toolchain._content import ContentPart
 from toolchain._context import Cancelled, ExecutionContext, Stats
 from toolchain._errors import DuplicateToolError, ToolCallParseError, ToolError
 from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
+from toolchain._hooks import ToolCallRefused
 from toolchain._input import ArgumentsError
-from toolchain._output import OutputError, to_json, to_yaml
+from toolchain._output import to_json, to_yaml
 from toolchain._result import (
+    CallObservation,
     ErrorKind,
     RawToolCallResult,
     RawToolChainResult,
@@ -36,14 +39,17 @@ from toolchain._result import (
     ToolChainResult,
     ToolResult,
 )
-from toolchain._tool import Tool, check_tool_name
+from toolchain._runner import run_sync
+from toolchain._tool import Tool, check_tool
 from toolchain._workers import run_in_worker
 from toolchain._yaml_calls import load_yaml_calls
 
 __all__ = ["JSONToolChain", "ToolChain", "YAMLToolChain"]
 
 AnyTool = Tool[Any, Any]
-_SECTION_SAFE = re.compile(r"[^\w.\-]")
+_SECTION_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+_MAX_SECTION_NAME = 64
+_log = logging.getLogger("toolchain")
 
 
 @runtime_checkable
@@ -98,6 +104,16 @@ class _Outcome:
     text: str  # the serialised output, or the error line
 
 
+class _Signals:
+    """Which calls of one action the chain has cancelled, why, and when."""
+
+    __slots__ = ("at", "why")
+
+    def __init__(self) -> None:
+        self.why: dict[int, ErrorKind] = {}
+        self.at: dict[int, float] = {}
+
+
 class _ToolChainBase(ABC):
     syntax: str  # "JSON" or "YAML", for messages
 
@@ -107,13 +123,34 @@ class _ToolChainBase(ABC):
         name: str = "action",
         subsection: str | None = None,
         timeout: float | None = 60.0,
+        max_calls: int = 64,
+        max_output_chars: int = 100_000,
+        max_observation_chars: int = 400_000,
+        cancel_grace: float = 1.0,
     ) -> None:
-        """``subsection``: read calls from sub-sections of that name inside the action
-        (gent's ``<action><direct_call>…</direct_call></action>``); content without one
-        is read whole. ``timeout``: seconds per call unless the tool sets its own."""
+        """Options, all keyword-only:
+
+        - ``name``: the section the calls are read from (``action``).
+        - ``subsection``: read calls from sub-sections of that name inside the action
+          (gent's ``<action><direct_call>…</direct_call></action>``); content without
+          one is read whole.
+        - ``timeout``: seconds per call unless the tool sets its own; ``None``: none.
+        - ``max_calls``: calls run per action; the rest are reported as one error.
+        - ``max_output_chars`` / ``max_observation_chars``: a call's serialised output
+          is cut to the smaller of ``max_output_chars`` and its share of
+          ``max_observation_chars``, with a note saying so (``raw`` keeps it whole).
+        - ``cancel_grace``: seconds a cancelled or timed-out call gets to stop before
+          it is abandoned (a tool that swallows ``CancelledError`` cannot hang a run).
+        """
+        if max_calls < 1 or max_output_chars < 1 or max_observation_chars < 1:
+            raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
         self._name = name
         self._subsection = subsection
         self.timeout = timeout
+        self.max_calls = max_calls
+        self.max_output_chars = max_output_chars
+        self.max_observation_chars = max_observation_chars
+        self.cancel_grace = cancel_grace
         self._tools: dict[str, AnyTool] = {}
 
     # -- TextSection -----------------------------------------------------------------
@@ -140,8 +177,22 @@ class _ToolChainBase(ABC):
         return dict(self._tools)
 
     def register_tool(self, tool: AnyTool) -> Self:
-        """Add a tool; its name must be unique on this chain."""
-        name = check_tool_name(tool.name)
+        """Add a tool; returns the chain, so registrations chain.
+
+        Raises ``ToolDefinitionError`` for a tool without a valid name or description,
+        ``ToolInputTypeError`` for an input type that is not a model, dataclass,
+        TypedDict or Struct, and ``DuplicateToolError`` when the name is taken.
+
+        >>> from toolchain import tool
+        >>> @tool
+        ... def ping() -> str:
+        ...     '''Check the service is up.'''
+        ...     return "pong"
+        >>> list(JSONToolChain().register_tool(ping).tools)
+        ['ping']
+        """
+        check_tool(tool)
+        name = tool.name
         existing = self._tools.get(name)
         if existing is not None:
             raise DuplicateToolError(
@@ -153,7 +204,7 @@ class _ToolChainBase(ABC):
         return self
 
     def available_tools_prompt(self) -> str:
-        """Each tool's name, description, policy and parameter schema."""
+        """Each tool's name, description, policy and parameter schema, for the prompt."""
         blocks = []
         for tool in self._tools.values():
             lines = [f"- {tool.name}: {tool.description.strip()}"]
@@ -173,13 +224,22 @@ class _ToolChainBase(ABC):
 
         Raises ``ToolCallParseError`` when the content is not calls at all.
         """
-        if self._subsection:
-            fmt = text_format if text_format is not None else XMLFormat()
-            nested = fmt.parse_nested(content, [self._subsection])
-            blocks = next(iter(nested.values()), None)
-            if blocks:
-                return [item for block in blocks for item in self._decode(block)]
-        return self._decode(content)
+        try:
+            if self._subsection:
+                fmt = text_format if text_format is not None else XMLFormat()
+                nested = fmt.parse_nested(content, [self._subsection])
+                blocks = next(iter(nested.values()), None)
+                if blocks:
+                    return [item for block in blocks for item in self._decode(block)]
+            return self._decode(content)
+        except ToolCallParseError:
+            raise
+        except Exception as error:  # the parsers' own guards should make this unreachable
+            _log.exception("reading tool calls failed unexpectedly")
+            raise ToolCallParseError(
+                f"tool calls could not be read ({type(error).__name__}); write them as "
+                f"{self.syntax} in the documented shape"
+            ) from error
 
     @abstractmethod
     def _decode(self, content: str) -> list[ToolCall | str]: ...
@@ -200,13 +260,20 @@ class _ToolChainBase(ABC):
     ) -> ToolChainResult:
         """Parse, run (concurrently) and format the calls in ``content``.
 
-        Raises ``ToolCallParseError`` when the content is not tool calls at all; every
-        other failure is reported per call, in ``text`` and in ``raw.errors``.
+        ``text`` of the result is the observation, already wrapped by
+        ``text_format.wrap_observation``; ``raw`` holds each call's typed output or
+        error, in call order. Raises ``ToolCallParseError`` when the content is not
+        tool calls at all; every other failure (unknown tool, invalid arguments, a
+        tool that raises, hangs or returns junk, a hook that fails, a limit) is
+        reported per call, in ``text`` and in ``raw.errors``, and logged on the
+        ``toolchain`` logger. Only ``KeyboardInterrupt`` from a tool propagates (it
+        stops the program, as Python intends).
         """
         try:
             items = self.parse_calls(content, text_format)
         except ToolCallParseError as error:
-            ctx.events.emit(ToolCallParseFailed(ctx, content, str(error)))
+            if ctx.events.has_subscribers(ToolCallParseFailed):
+                ctx.events.emit(ToolCallParseFailed(ctx, content, str(error)))
             raise
         return await self._run(ctx, items, text_format)
 
@@ -219,11 +286,25 @@ class _ToolChainBase(ABC):
     def execute_sync(
         self, ctx: ExecutionContext, content: str, text_format: TextFormat
     ) -> ToolChainResult:
-        """``execute`` for synchronous code; not callable from a running event loop."""
+        """``execute`` for synchronous code; not callable from a running event loop.
+
+        >>> from formats import MarkdownFormat
+        >>> from toolchain import tool
+        >>> @tool
+        ... def ping() -> str:
+        ...     '''Check the service is up.'''
+        ...     return "pong"
+        >>> chain = JSONToolChain().register_tool(ping)
+        >>> print(chain.execute_sync(ExecutionContext(), '{"tool": "ping"}', MarkdownFormat()).text)
+        # observation
+        <BLANKLINE>
+        ## ping
+        pong
+        """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.execute(ctx, content, text_format))
+            return run_sync(self.execute(ctx, content, text_format), grace=self.cancel_grace)
         raise RuntimeError("execute_sync() was called inside an event loop; await execute()")
 
     async def _run(
@@ -231,52 +312,99 @@ class _ToolChainBase(ABC):
     ) -> ToolChainResult:
         if not items:
             return ToolChainResult()
+        if len(items) > self.max_calls:
+            dropped = len(items) - self.max_calls
+            items = [
+                *items[: self.max_calls],
+                f"{dropped} more call{'s' if dropped != 1 else ''} were not run: an action "
+                f"may hold at most {self.max_calls} calls; send the rest in a later action",
+            ]
+        items = [
+            item
+            if isinstance(item, str) or item.id
+            else ToolCall(item.name, item.args, ctx.new_call_id())
+            for item in items
+        ]
         loop = asyncio.get_running_loop()
-        timed_out: set[int] = set()
+        signals = _Signals()
         tasks = [
-            asyncio.create_task(self._run_one(ctx, index, item, timed_out))
+            loop.create_task(self._run_one(ctx, index, item, signals))
             for index, item in enumerate(items)
         ]
+        waiter: asyncio.Future[None] = loop.create_future()
+        remaining = len(tasks)
+
+        def finished(_: object) -> None:
+            nonlocal remaining
+            remaining -= 1
+            if remaining == 0 and not waiter.done():
+                waiter.set_result(None)
+
+        def give_up() -> None:
+            # Stop waiting once every unfinished call was cancelled at least `grace` ago.
+            if waiter.done():
+                return
+            deadline = loop.time() - self.cancel_grace
+            if all(
+                task.done() or signals.at.get(index, deadline + 1) <= deadline
+                for index, task in enumerate(tasks)
+            ):
+                waiter.set_result(None)
+
+        def stop(index: int, why: ErrorKind) -> None:
+            if tasks[index].done() or index in signals.why:
+                return
+            signals.why[index] = why
+            signals.at[index] = loop.time()
+            tasks[index].cancel()
+            loop.call_later(self.cancel_grace + 1e-3, give_up)
 
         def cancel_all() -> None:
-            for task in tasks:
-                task.cancel()
+            for index in range(len(tasks)):
+                stop(index, "cancelled")
+
+        for task in tasks:
+            task.add_done_callback(finished)
 
         def on_cancel() -> None:
             loop.call_soon_threadsafe(cancel_all)
 
         remove = ctx.on_cancel(on_cancel)
-        timers = self._arm_timeouts(items, tasks, timed_out)
+        timers = self._arm_timeouts(items, stop)
         try:
-            gathered = await asyncio.gather(*tasks, return_exceptions=True)
+            await waiter
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            raise
         finally:
             remove()
             for timer in timers:
                 timer.cancel()
         outcomes = [
-            outcome if isinstance(outcome, _Outcome) else _unexpected(items[i], outcome)
-            for i, outcome in enumerate(gathered)
+            self._outcome_of(ctx, items[index], task, signals.why.get(index))
+            for index, task in enumerate(tasks)
         ]
-        return _assemble(outcomes, text_format)
+        return self._assemble(outcomes, text_format)
 
-    def _arm_timeouts(
-        self, items: list[ToolCall | str], tasks: list[asyncio.Task[_Outcome]], timed_out: set[int]
-    ) -> list[asyncio.TimerHandle]:
+    def _arm_timeouts(self, items: list[ToolCall | str], stop: Any) -> list[asyncio.TimerHandle]:
         """One timer per distinct timeout in the action, cancelling the calls still running.
 
         Calls start together, so a call's deadline is the action's start plus its
         timeout; timers are far cheaper than an ``asyncio.timeout`` around each call.
         """
         limits = [self._timeout_of(item) for item in items]
+        distinct = {t for t in limits if t is not None}
+        if not distinct:
+            return []
 
         def expire(limit: float) -> None:
-            for index, task in enumerate(tasks):
-                if limits[index] == limit and not task.done():
-                    timed_out.add(index)
-                    task.cancel()
+            for index, value in enumerate(limits):
+                if value == limit:
+                    stop(index, "timeout")
 
         loop = asyncio.get_running_loop()
-        return [loop.call_later(t, expire, t) for t in {t for t in limits if t is not None}]
+        return [loop.call_later(t, expire, t) for t in distinct]
 
     def _timeout_of(self, item: ToolCall | str) -> float | None:
         tool = self._tools.get(item.name) if isinstance(item, ToolCall) else None
@@ -284,33 +412,68 @@ class _ToolChainBase(ABC):
             return None
         return tool.timeout if tool.timeout is not None else self.timeout
 
+    def _outcome_of(
+        self,
+        ctx: ExecutionContext,
+        item: ToolCall | str,
+        task: asyncio.Task[_Outcome],
+        why: ErrorKind | None,
+    ) -> _Outcome:
+        if task.done() and not task.cancelled():
+            error = task.exception()
+            if error is None:
+                return task.result()
+            _log.error("a tool call failed inside the chain itself", exc_info=error)
+            call = item if isinstance(item, ToolCall) else ToolCall("error", {})
+            return self._fail(ctx, call, "tool_error", f"internal error: {_describe(error)}")
+        call = item if isinstance(item, ToolCall) else ToolCall("error", {})
+        abandoned = not task.done()
+        if why == "timeout":
+            message = f"{call.name} did not finish within {self._timeout_of(call):g} s"
+        else:
+            message = f"{call.name} was cancelled: {ctx.cancel_reason or 'cancelled'}"
+        if abandoned:
+            message += " (it ignored cancellation and was abandoned)"
+            _log.warning("abandoned tool call %s (%s): it ignored cancellation", call.name, call.id)
+        return self._fail(ctx, call, why or "cancelled", message, TimeoutError(message))
+
     async def _run_one(
-        self, ctx: ExecutionContext, index: int, item: ToolCall | str, timed_out: set[int]
+        self, ctx: ExecutionContext, index: int, item: ToolCall | str, signals: _Signals
     ) -> _Outcome:
         started = time.perf_counter()
         if isinstance(item, str):
-            failure = ToolCallError("parse", item)
-            return self._after(ctx, index, ToolCall("error", {}), None, failure, started)
+            return self._after(
+                ctx, index, ToolCall("error", {}), None, ToolCallError("parse", item), started
+            )
         call = item
-        ctx.stats.increment(Stats.TOOL_CALLS)
-        ctx.stats.increment(Stats.per_tool(Stats.TOOL_CALLS, call.name))
+        stats = ctx.stats
+        stats.increment(Stats.TOOL_CALLS)
+        stats.increment(Stats.per_tool(Stats.TOOL_CALLS, call.name))
         tool = self._tools.get(call.name)
         if tool is None:
             failure = ToolCallError("unknown_tool", self._unknown_message(call.name))
             return self._after(ctx, index, call, None, failure, started)
-        over = _over_limit(ctx, call.name)
+        over = ctx.limits.tool_call_refused(stats, call.name)
         if over is not None:
             message = f"{call.name} was not run: the run's {over} limit is reached"
             return self._after(ctx, index, call, None, ToolCallError("limit", message), started)
+        raw_args = call.args
+        hooks = ctx.hooks
+        if hooks.before:
+            replaced, refusal = await _before_hooks(ctx, call)
+            if refusal is not None:
+                return self._after(ctx, index, call, None, refusal, started)
+            call = replaced
+            found = self._tools.get(call.name)
+            if found is None:
+                unknown = ToolCallError("unknown_tool", self._unknown_message(call.name))
+                return self._after(ctx, index, call, None, unknown, started)
+            tool = found
         if ctx.events.has_subscribers(BeforeToolCall):
-            event = BeforeToolCall(ctx, index, call.name, dict(call.args))
-            try:
-                ctx.events.emit(event)
-            except Exception as error:
-                failure = ToolCallError("hook_error", _hook_message(error), error)
-                return self._after(ctx, index, call, None, failure, started)
-            call = ToolCall(call.name, event.args)
-        result, problem = await self._invoke(ctx, tool, dict(call.args), index, timed_out)
+            ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
+        result, problem = await self._invoke(ctx, tool, call.args, index, signals)
+        if problem is None and result is not None and hooks.after:
+            result, problem = await _after_hooks(ctx, call, result)
         return self._after(ctx, index, call, result, problem, started)
 
     def _after(
@@ -322,45 +485,42 @@ class _ToolChainBase(ABC):
         failure: ToolCallError | None,
         started: float,
     ) -> _Outcome:
-        """Every call ends here, failed or not: after-call subscribers see them all."""
+        """Every call ends here, failed or not: observers see them all."""
         if ctx.events.has_subscribers(AfterToolCall):
-            args = dict(call.args)
-            after = AfterToolCall(
-                ctx, index, call.name, args, result, failure, time.perf_counter() - started
+            duration = time.perf_counter() - started
+            ctx.events.emit(
+                AfterToolCall(ctx, index, call.name, call.args, result, failure, duration, call.id)
             )
-            try:
-                ctx.events.emit(after)
-            except Exception as error:
-                failure = ToolCallError("hook_error", _hook_message(error), error)
-            else:
-                if failure is None:
-                    result = after.result
-        if failure is None and result is None:
-            failure = ToolCallError("output_error", f"{call.name} returned no result")
         if failure is not None or result is None:
-            assert failure is not None
+            failure = failure or ToolCallError("output_error", f"{call.name} returned no result")
             return self._fail(ctx, call, failure.kind, failure.message, failure.exception)
         try:
             text = self._encode(result.text)
-        except (OutputError, msgspec.EncodeError, ValueError, TypeError, RecursionError) as error:
-            message = f"{call.name} produced output that cannot be shown: {error!r}"[:500]
-            return self._fail(ctx, call, "output_error", message, error)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
+            message = f"{call.name} produced output that cannot be shown: {_describe(error)}"
+            _log.warning("%s", message, exc_info=error)
+            return self._fail(ctx, call, "output_error", message[:500], error)
         return _Outcome(call, result, None, text)
 
     async def _invoke(
         self,
         ctx: ExecutionContext,
         tool: AnyTool,
-        args: dict[str, object],
+        args: Mapping[str, object],
         index: int,
-        timed_out: set[int],
+        signals: _Signals,
     ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
         try:
             value = tool.codec.validate(args)
         except ArgumentsError as error:
             message = f"invalid arguments for {tool.name}: {error}"
             return None, ToolCallError("invalid_arguments", message, error)
-        timeout = tool.timeout if tool.timeout is not None else self.timeout
+        except Exception as error:  # a validator that raises something odd, deep nesting …
+            message = f"invalid arguments for {tool.name}: {_describe(error)}"
+            _log.warning("validating arguments of %s raised", tool.name, exc_info=error)
+            return None, ToolCallError("invalid_arguments", message[:1000], error)
         result: object
         try:
             if tool.is_async:
@@ -372,21 +532,29 @@ class _ToolChainBase(ABC):
                 if inspect.isawaitable(result):
                     result = await result
         except ToolError as error:
-            return None, ToolCallError("tool_error", str(error), error)
+            return None, ToolCallError("tool_error", _text_of(error), error)
         except Cancelled as error:
-            return None, ToolCallError("cancelled", f"cancelled: {error}", error)
+            return None, ToolCallError("cancelled", f"cancelled: {_text_of(error)}", error)
         except asyncio.CancelledError as error:
-            if index in timed_out:  # cancelled by a timer from _arm_timeouts
-                message = f"{tool.name} did not finish within {timeout:g} s"
+            why = signals.why.get(index)
+            if why == "timeout":
+                message = (
+                    f"{tool.name} did not finish within {self._timeout_of(ToolCall(tool.name)):g} s"
+                )
                 return None, ToolCallError("timeout", message, TimeoutError(message))
-            if not ctx.cancelled:
-                raise
-            return None, ToolCallError("cancelled", f"cancelled: {ctx.cancel_reason}", error)
-        except Exception as error:
-            message = f"{tool.name} failed: {type(error).__name__}: {error}"
-            return None, ToolCallError("tool_error", message, error)
+            if why is None and not ctx.cancelled:
+                raise  # someone else cancelled the whole execution
+            reason = ctx.cancel_reason or "cancelled"
+            return None, ToolCallError("cancelled", f"{tool.name} was cancelled: {reason}", error)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # SystemExit, GeneratorExit … from user code: this call's
+            message = f"{tool.name} failed: {_describe(error)}"
+            _log.warning("tool %s raised", tool.name, exc_info=error)
+            return None, ToolCallError("tool_error", message[:2000], error)
         if not isinstance(result, ToolResult):
             message = f"{tool.name} returned {type(result).__name__}, not a ToolResult"
+            _log.error("%s: its call() must return ToolResult(...)", message)
             return None, ToolCallError("output_error", message)
         return result, None
 
@@ -407,67 +575,150 @@ class _ToolChainBase(ABC):
         close = difflib.get_close_matches(name, known, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         listing = ", ".join(known) or "(none)"
-        return f"unknown tool {name!r}.{hint} Available tools: {listing}"
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        return f"unknown tool {shown!r}.{hint} Available tools: {listing}"
 
-
-def _over_limit(ctx: ExecutionContext, name: str) -> str | None:
-    """The tool-call limit this call (already counted) goes past, if any."""
-    limits = ctx.limits
-    if (
-        limits.max_tool_calls is not None
-        and ctx.stats.get(Stats.TOOL_CALLS) > limits.max_tool_calls
-    ):
-        return f"max_tool_calls={limits.max_tool_calls}"
-    per_tool = limits.max_tool_calls_per_tool.get(name)
-    if per_tool is not None and ctx.stats.get(Stats.per_tool(Stats.TOOL_CALLS, name)) > per_tool:
-        return f"max_tool_calls_per_tool[{name}]={per_tool}"
-    return None
-
-
-def _hook_message(error: Exception) -> str:
-    return f"a tool-call hook failed: {type(error).__name__}: {error}"
-
-
-def _unexpected(item: ToolCall | str, outcome: BaseException) -> _Outcome:
-    call = item if isinstance(item, ToolCall) else ToolCall("error", {})
-    kind: ErrorKind = "cancelled" if isinstance(outcome, asyncio.CancelledError) else "tool_error"
-    message = "cancelled" if kind == "cancelled" else f"{type(outcome).__name__}: {outcome}"
-    return _Outcome(call, None, ToolCallError(kind, message, outcome), f"Error: {message}")
-
-
-def _assemble(outcomes: list[_Outcome], text_format: TextFormat) -> ToolChainResult:
-    sections: list[FormattedSection] = []
-    media: list[ContentPart] = []
-    for outcome in outcomes:
-        children: list[FormattedSection] = []
-        if outcome.result is not None:
-            if outcome.result.instructions.strip():
-                children.append(
-                    FormattedSection("instructions", outcome.result.instructions.strip())
+    def _assemble(self, outcomes: list[_Outcome], text_format: TextFormat) -> ToolChainResult:
+        reserved = {section.name.lower() for section in text_format.sections}
+        reserved.update(("observation", self._name.lower()))
+        share = max(1, min(self.max_output_chars, self.max_observation_chars // len(outcomes)))
+        sections: list[FormattedSection] = []
+        media: list[ContentPart] = []
+        observations: list[CallObservation] = []
+        for outcome in outcomes:
+            children: list[FormattedSection] = []
+            result = outcome.result
+            text = outcome.text
+            if len(text) > share:
+                text = (
+                    f"{text[:share]}\n[output truncated: {share} of {len(text)} characters "
+                    "shown; ask for less, e.g. a narrower query]"
                 )
-            if outcome.result.media:
-                lines = []
-                for part in outcome.result.media:
-                    media.append(part)
-                    lines.append(f"[{len(media)}] {_describe(part)}")
-                children.append(FormattedSection("attachments", "\n".join(lines)))
-        name = _SECTION_SAFE.sub("_", outcome.call.name) or "error"
-        if not name[0].isalpha() and name[0] != "_":
-            name = "_" + name
-        sections.append(FormattedSection(name, outcome.text, tuple(children)))
-    raw = RawToolChainResult(
-        calls=tuple(o.call for o in outcomes),
-        results=tuple(
-            RawToolCallResult(o.call.name, o.result) if o.result is not None else None
-            for o in outcomes
-        ),
-        errors=tuple(o.error for o in outcomes),
-    )
-    text = text_format.wrap_observation(text_format.format_sections(sections))
-    return ToolChainResult(text=text, media=tuple(media), raw=raw)
+            part_media: tuple[ContentPart, ...] = ()
+            instructions = ""
+            if result is not None:
+                instructions = result.instructions.strip()
+                if instructions:
+                    children.append(FormattedSection("instructions", instructions))
+                if result.media:
+                    part_media = tuple(result.media)
+                    lines = []
+                    for part in part_media:
+                        media.append(part)
+                        lines.append(f"[{len(media)}] {_describe_part(part)}")
+                    children.append(FormattedSection("attachments", "\n".join(lines)))
+            name = self._section_name(outcome.call.name, reserved)
+            sections.append(FormattedSection(name, text, tuple(children)))
+            observations.append(
+                CallObservation(
+                    outcome.call.id,
+                    outcome.call.name,
+                    text,
+                    part_media,
+                    instructions,
+                    outcome.error,
+                )
+            )
+        raw = RawToolChainResult(
+            calls=tuple(o.call for o in outcomes),
+            results=tuple(
+                RawToolCallResult(o.call.name, o.result.text, o.result, o.call.id)
+                if o.result is not None
+                else None
+                for o in outcomes
+            ),
+            errors=tuple(o.error for o in outcomes),
+        )
+        text = text_format.wrap_observation(text_format.format_sections(sections))
+        return ToolChainResult(
+            text=text, media=tuple(media), raw=raw, observations=tuple(observations)
+        )
+
+    def _section_name(self, name: str, reserved: set[str]) -> str:
+        """A section name for a call's result that can never be read as another section.
+
+        Registered tools have valid names; a name the model invented is reduced to
+        ASCII tag characters. Either way, a name the text format uses for its own
+        sections (``answer``, ``action`` …) is prefixed, so an observation can never
+        hold a section that re-parses as an answer.
+        """
+        if name not in self._tools:
+            name = _SECTION_UNSAFE.sub("_", name)[:_MAX_SECTION_NAME].strip("._-") or "unknown_tool"
+            if not (name[0].isascii() and (name[0].isalpha() or name[0] == "_")):
+                name = "tool_" + name
+        if name.lower() in reserved:
+            name = "tool_" + name
+        return name
 
 
-def _describe(part: ContentPart) -> str:
+async def _before_hooks(
+    ctx: ExecutionContext, call: ToolCall
+) -> tuple[ToolCall, ToolCallError | None]:
+    for hook in ctx.hooks.before:
+        try:
+            replaced: object = hook(ctx, call)
+            if inspect.isawaitable(replaced):
+                replaced = await replaced
+        except ToolCallRefused as refused:
+            return call, ToolCallError(
+                "refused", f"{call.name} was refused: {_text_of(refused)}", refused
+            )
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as error:
+            _log.warning("a before-tool-call hook failed on %s", call.name, exc_info=error)
+            return call, ToolCallError("hook_error", _hook_message(error), error)
+        if replaced is None:
+            continue
+        if not isinstance(replaced, ToolCall):
+            message = f"a tool-call hook returned {type(replaced).__name__}, not a ToolCall"
+            _log.error("%s (hook %r)", message, hook)
+            return call, ToolCallError("hook_error", message)
+        call = replaced if replaced.id else ToolCall(replaced.name, replaced.args, call.id)
+    return call, None
+
+
+async def _after_hooks(
+    ctx: ExecutionContext, call: ToolCall, result: ToolResult[object]
+) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+    for hook in ctx.hooks.after:
+        try:
+            replaced: object = hook(ctx, call, result)
+            if inspect.isawaitable(replaced):
+                replaced = await replaced
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as error:
+            _log.warning("an after-tool-call hook failed on %s", call.name, exc_info=error)
+            return None, ToolCallError("hook_error", _hook_message(error), error)
+        if replaced is None:
+            continue
+        if not isinstance(replaced, ToolResult):
+            message = f"a tool-call hook returned {type(replaced).__name__}, not a ToolResult"
+            _log.error("%s (hook %r)", message, hook)
+            return None, ToolCallError("hook_error", message)
+        result = replaced
+    return result, None
+
+
+def _text_of(error: BaseException) -> str:
+    """``str(error)``, even when its ``__str__`` raises."""
+    try:
+        return str(error)
+    except Exception:
+        return f"<{type(error).__name__} whose message could not be read>"
+
+
+def _describe(error: BaseException) -> str:
+    text = _text_of(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _hook_message(error: BaseException) -> str:
+    return f"a tool-call hook failed: {_describe(error)}"
+
+
+def _describe_part(part: ContentPart) -> str:
     describe = getattr(part, "describe", None)
     kind = type(part).__name__.removesuffix("Content").lower()
     return f"{kind} ({describe()})" if callable(describe) else kind

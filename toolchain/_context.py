@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import uuid
 from collections import Counter
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar, overload
 
 from toolchain._events import EventBus
+from toolchain._hooks import Hooks
 
 __all__ = ["Cancelled", "ExecutionContext", "Limits", "StateBag", "StateKey", "Stats"]
 
@@ -89,6 +91,7 @@ class Stats:
     INPUT_TOKENS = "input_tokens"
     OUTPUT_TOKENS = "output_tokens"
     MODEL_CALLS = "model_calls"
+    OBSERVER_ERRORS = "observer_errors"
 
     @staticmethod
     def per_tool(counter: str, tool: str) -> str:
@@ -119,9 +122,19 @@ class Stats:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Bounds on a run. ``None`` means unbounded. Agents check them between steps.
+    """Bounds on a run. ``None`` means unbounded.
+
+    One rule for every limit: a limit of N allows N. Reaching it is fine; the run
+    stops only when something would go past it. With ``max_tool_calls=2`` a run
+    may make two calls and still answer; a third call is refused (reported to the
+    model as that call's error) and the run then stops. With ``max_iterations=3`` the
+    fourth model call is never made; ``max_consecutive_tool_errors=2`` ends the run
+    at the third failed action in a row.
 
     >>> Limits(max_iterations=5).exceeded(Stats()) is None
+    True
+    >>> stats = Stats(); stats.increment(Stats.TOOL_CALLS, 2)
+    >>> Limits(max_tool_calls=2).exceeded(stats) is None  # reached, not passed
     True
     """
 
@@ -135,10 +148,16 @@ class Limits:
     timeout: float | None = None
     """Wall-clock seconds for the whole run."""
 
-    def exceeded(self, stats: Stats) -> str | None:
-        """The name of the first limit ``stats`` has reached, or None."""
+    def exceeded(self, stats: Stats, *, starting_iteration: bool = False) -> str | None:
+        """The name of the first limit ``stats`` has gone past, or None.
+
+        With ``starting_iteration`` the iteration about to start is counted too, so
+        a loop asks before each model call whether it may make it.
+        """
+        iterations = stats.get(Stats.ITERATIONS) + (1 if starting_iteration else 0)
+        if self.max_iterations is not None and iterations > self.max_iterations:
+            return "max_iterations"
         checks: list[tuple[str, int | None, str]] = [
-            ("max_iterations", self.max_iterations, Stats.ITERATIONS),
             ("max_tool_calls", self.max_tool_calls, Stats.TOOL_CALLS),
             ("max_input_tokens", self.max_input_tokens, Stats.INPUT_TOKENS),
             ("max_output_tokens", self.max_output_tokens, Stats.OUTPUT_TOKENS),
@@ -162,8 +181,22 @@ class Limits:
                 )
             )
         for name, bound, key in checks:
-            if bound is not None and stats.get(key) >= bound:
+            if bound is not None and stats.get(key) > bound:
                 return name
+        return None
+
+    def tool_call_refused(self, stats: Stats, tool: str) -> str | None:
+        """The limit a call of ``tool`` (already counted in ``stats``) goes past, if any.
+
+        >>> stats = Stats(); stats.increment(Stats.TOOL_CALLS, 3)
+        >>> Limits(max_tool_calls=2).tool_call_refused(stats, "add")
+        'max_tool_calls=2'
+        """
+        if self.max_tool_calls is not None and stats.get(Stats.TOOL_CALLS) > self.max_tool_calls:
+            return f"max_tool_calls={self.max_tool_calls}"
+        per_tool = self.max_tool_calls_per_tool.get(tool)
+        if per_tool is not None and stats.get(Stats.per_tool(Stats.TOOL_CALLS, tool)) > per_tool:
+            return f"max_tool_calls_per_tool[{tool}]={per_tool}"
         return None
 
 
@@ -172,7 +205,11 @@ class Cancelled(Exception):
 
 
 class ExecutionContext:
-    """One per run: cancellation, a typed state bag, stats, limits and events.
+    """One per run: cancellation, a typed state bag, stats, limits, hooks and events.
+
+    ``hooks`` (``Hooks``) may change tool calls, in order; ``events`` (``EventBus``)
+    only observe: an observer that raises is logged and counted in
+    ``stats[Stats.OBSERVER_ERRORS]``, never changes or ends the run.
 
     ``ExecutionContext()`` with no arguments is valid. Sub-agents get ``child()``
     contexts: cancelling a parent cancels its children.
@@ -199,13 +236,27 @@ class ExecutionContext:
         """False when the defaults are in use: an agent then applies its own limits."""
         self.state = StateBag()
         self.stats = Stats()
-        self.events = EventBus()
+        self.hooks = Hooks()
+        self.events = EventBus(on_error=self._observer_failed)
         self._cancelled = threading.Event()
         self._cancel_reason = ""
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        self._call_ids = itertools.count(1)
         if parent is not None:
             parent.on_cancel(lambda: self.cancel(parent.cancel_reason))
+
+    def new_call_id(self) -> str:
+        """A call id unique within this run: ``call_1``, ``call_2`` …
+
+        >>> ctx = ExecutionContext()
+        >>> ctx.new_call_id(), ctx.new_call_id()
+        ('call_1', 'call_2')
+        """
+        return f"call_{next(self._call_ids)}"  # count() is atomic under the GIL
+
+    def _observer_failed(self, error: BaseException) -> None:
+        self.stats.increment(Stats.OBSERVER_ERRORS)
 
     def child(self, name: str, *, limits: Limits | None = None) -> ExecutionContext:
         """A context for a sub-run, cancelled with this one."""

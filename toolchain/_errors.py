@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["DuplicateToolError", "ToolCallParseError", "ToolError", "ToolInputTypeError"]
+__all__ = [
+    "DuplicateToolError",
+    "ToolCallParseError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolInputTypeError",
+]
 
 
 class ToolCallParseError(ValueError):
@@ -17,6 +23,16 @@ class ToolCallParseError(ValueError):
 
 class DuplicateToolError(ValueError):
     """A tool with the same name is already registered on the chain."""
+
+
+class ToolDefinitionError(TypeError):
+    """A tool class is defined wrongly: no ``name`` or ``description``, an invalid name,
+    or a ``call`` that does not take ``(self, ctx, input)``. Raised when the class is
+    defined, or at ``register_tool`` at the latest, naming the class.
+
+    >>> str(ToolDefinitionError("Weather: set name = '...'"))
+    "Weather: set name = '...'"
+    """
 
 
 class ToolInputTypeError(TypeError):

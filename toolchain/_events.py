@@ -1,14 +1,16 @@
-"""A small typed event bus, and the tool-call events the chains emit.
+"""Observers: a read-only event bus, and the tool-call events the chains emit.
 
-Subscribers are plain callables keyed by event class. "Before" and "after" tool-call
-subscribers may rewrite what they are given (``event.args``, ``event.result``): that is
-how extensions such as variables or boxing plug in without special cases in chains.
+Events tell; they never change a run. A handler that raises is logged and counted
+(``Stats.OBSERVER_ERRORS``) and the run goes on as if it had not been there. To
+*change* a call (rewrite its arguments, refuse it, replace its result) use a tool
+hook on ``ctx.hooks`` instead (see ``toolchain.ToolHook``).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -21,11 +23,16 @@ __all__ = ["AfterToolCall", "BeforeToolCall", "EventBus", "ToolCallParseFailed"]
 
 E = TypeVar("E")
 
+_log = logging.getLogger("toolchain")
+
 
 class EventBus:
-    """Subscribe handlers to event classes; ``emit`` calls them in subscription order.
+    """Subscribe observers to event classes; ``emit`` calls them in subscription order.
 
-    Handlers for a base class also receive its subclasses' events.
+    Handlers for a base class also receive its subclasses' events. ``emit`` never
+    raises for a handler: a failing one is logged on the ``toolchain`` logger and
+    reported to ``on_error`` (an ``ExecutionContext`` counts it in its stats).
+    ``KeyboardInterrupt`` is the one exception that passes through.
 
     >>> bus = EventBus()
     >>> seen: list[str] = []
@@ -35,9 +42,10 @@ class EventBus:
     ['hello']
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_error: Callable[[BaseException], None] | None = None) -> None:
         self._handlers: list[tuple[type[object], Callable[[object], object]]] = []
         self._lock = threading.Lock()
+        self._on_error = on_error
 
     def subscribe(self, event_type: type[E], handler: Callable[[E], object]) -> Callable[[], None]:
         """Call ``handler(event)`` for every emitted instance of ``event_type``.
@@ -49,71 +57,87 @@ class EventBus:
             handler,  # type: ignore[assignment]  # narrowed back by the isinstance in emit
         )
         with self._lock:
-            self._handlers.append(entry)
+            self._handlers = [*self._handlers, entry]
 
         def unsubscribe() -> None:
             with self._lock:
-                if entry in self._handlers:
-                    self._handlers.remove(entry)
+                self._handlers = [h for h in self._handlers if h is not entry]
 
         return unsubscribe
 
     def emit(self, event: object) -> None:
-        """Deliver ``event`` to every matching handler; a handler's exception propagates."""
-        with self._lock:
-            handlers = [h for t, h in self._handlers if isinstance(event, t)]
-        for handler in handlers:
-            handler(event)
+        """Deliver ``event`` to every matching handler; never raises for a handler."""
+        handlers = self._handlers  # replaced, never mutated: safe to read without the lock
+        for event_type, handler in handlers:
+            if isinstance(event, event_type):
+                try:
+                    handler(event)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as error:
+                    self._failed(event, error)
 
     def has_subscribers(self, event_type: type[object]) -> bool:
         """Whether anything listens for ``event_type`` (lets emitters skip building events)."""
-        if not self._handlers:
-            return False
-        with self._lock:
-            return any(issubclass(event_type, t) for t, _ in self._handlers)
+        handlers = self._handlers
+        return bool(handlers) and any(issubclass(event_type, t) for t, _ in handlers)
+
+    def _failed(self, event: object, error: BaseException) -> None:
+        try:
+            _log.error(
+                "an observer of %s failed; the run goes on", type(event).__name__, exc_info=error
+            )
+            if self._on_error is not None:
+                self._on_error(error)
+        except Exception:  # logging itself must not end a run either
+            pass
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class BeforeToolCall:
-    """Emitted before a call's arguments are validated. Handlers may rewrite ``args``.
+    """A call is about to be validated and run (after the tool hooks).
 
-    ``index`` is the call's position in its action.
+    ``args`` are the arguments the tool will be validated with; ``raw_args`` what the
+    model wrote (they differ when a hook rewrote them). ``index`` is the call's
+    position in its action; ``id`` its call id.
 
     >>> from toolchain import ExecutionContext
     >>> ctx = ExecutionContext()
-    >>> def home_city(event: BeforeToolCall) -> None:
-    ...     if event.args.get("city") == "$home":
-    ...         event.args = {**event.args, "city": "Lisbon"}
-    >>> _ = ctx.events.subscribe(BeforeToolCall, home_city)
+    >>> started: list[str] = []
+    >>> _ = ctx.events.subscribe(BeforeToolCall, lambda event: started.append(event.name))
     """
 
     ctx: ExecutionContext
     index: int
     name: str
-    args: dict[str, object]
+    args: Mapping[str, object]
+    id: str = ""
+    raw_args: Mapping[str, object] | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class AfterToolCall:
-    """Emitted after every call, failed or not. Handlers may replace ``result``.
+    """A call ended, failed or not (every call ends with one of these).
 
     Exactly one of ``result`` and ``error`` is set. ``duration`` is in seconds.
 
-    >>> from toolchain import ExecutionContext, ToolResult
+    >>> from toolchain import ExecutionContext
     >>> ctx = ExecutionContext()
-    >>> def shorten(event: AfterToolCall) -> None:
-    ...     if event.result is not None and len(str(event.result.text)) > 10_000:
-    ...         event.result = ToolResult("output too long; narrow the query")
-    >>> _ = ctx.events.subscribe(AfterToolCall, shorten)
+    >>> failures: list[str] = []
+    >>> def note(event: AfterToolCall) -> None:
+    ...     if event.error is not None:
+    ...         failures.append(f"{event.name}: {event.error.kind}")
+    >>> _ = ctx.events.subscribe(AfterToolCall, note)
     """
 
     ctx: ExecutionContext
     index: int
     name: str
-    args: dict[str, object]
+    args: Mapping[str, object]
     result: ToolResult[object] | None
     error: ToolCallError | None
     duration: float
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

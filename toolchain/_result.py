@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast, get_origin
 
 from toolchain._content import ContentPart, TextContent
 
 __all__ = [
+    "CallObservation",
     "ErrorKind",
     "RawToolCallResult",
     "RawToolChainResult",
@@ -19,6 +20,7 @@ __all__ = [
 ]
 
 OutputT = TypeVar("OutputT", covariant=True)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
@@ -37,10 +39,32 @@ class ToolResult(Generic[OutputT]):
     media: Sequence[ContentPart] = ()
     instructions: str = ""
 
+    def __post_init__(self) -> None:
+        # Tools are user code: ``instructions=None`` or a list of media must not break
+        # the assembly of every other call's observation later on.
+        instructions: object = self.instructions
+        if instructions is None:
+            object.__setattr__(self, "instructions", "")
+        elif type(instructions) is not str:
+            raise TypeError(
+                f"ToolResult.instructions must be a string, got {type(instructions).__name__}"
+            )
+        media: object = self.media
+        if type(media) is not tuple:
+            if isinstance(media, str | bytes) or not isinstance(media, Sequence):
+                raise TypeError(
+                    f"ToolResult.media must be a sequence of content parts, "
+                    f"got {type(media).__name__}"
+                )
+            object.__setattr__(self, "media", tuple(media))
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call as the model wrote it: a tool name and its raw arguments.
+    """One call: a tool name, its raw arguments and an id.
+
+    ``id`` is the id a native tool-calling API gave the call, or one the chain
+    assigned (``call_1``, ``call_2`` … in the action) when it had none.
 
     >>> ToolCall("get_weather", {"city": "Paris"}).name
     'get_weather'
@@ -48,6 +72,7 @@ class ToolCall:
 
     name: str
     args: Mapping[str, object] = field(default_factory=dict)
+    id: str = ""
 
 
 ErrorKind = Literal[
@@ -59,6 +84,7 @@ ErrorKind = Literal[
     "cancelled",
     "output_error",
     "hook_error",
+    "refused",
     "limit",
 ]
 
@@ -78,10 +104,21 @@ class ToolCallError:
 
 @dataclass(frozen=True, slots=True)
 class RawToolCallResult:
-    """A successful call's tool name and its unformatted ``ToolResult``."""
+    """A successful call: its tool's name, its raw typed ``output`` and the whole result.
+
+    ``output`` is the tool's ``ToolResult.text``, as the tool returned it (gent's
+    ``RawToolCallResult.Output``); ``result`` keeps the ``ToolResult`` with its media
+    and instructions.
+
+    >>> raw = RawToolCallResult("get_weather", {"temp_c": 21}, ToolResult({"temp_c": 21}))
+    >>> raw.output
+    {'temp_c': 21}
+    """
 
     name: str
-    output: ToolResult[object]
+    output: object
+    result: ToolResult[object]
+    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +139,62 @@ class RawToolChainResult:
         """True when no call failed."""
         return all(error is None for error in self.errors)
 
+    def output(self, index: int, expected: type[T]) -> T:
+        """Call ``index``'s raw output, checked at run time to be an ``expected``.
+
+        Raises ``LookupError`` when that call failed (its ``ToolCallError`` message
+        included) and ``TypeError`` when the output is of another type. For a generic
+        type such as ``dict[str, int]`` only the origin (``dict``) is checked.
+
+        >>> raw = RawToolChainResult(
+        ...     calls=(ToolCall("add"),),
+        ...     results=(RawToolCallResult("add", 5, ToolResult(5)),),
+        ...     errors=(None,),
+        ... )
+        >>> raw.output(0, int) + 1
+        6
+        """
+        found = self.results[index]
+        if found is None:
+            error = self.errors[index]
+            why = f": {error.kind}: {error.message}" if error is not None else ""
+            raise LookupError(f"call {index} ({self.calls[index].name}) has no output{why}")
+        check: Any = get_origin(expected) or expected
+        if not isinstance(found.output, check):
+            raise TypeError(
+                f"call {index} ({found.name}) returned {type(found.output).__name__}, "
+                f"not {getattr(expected, '__name__', expected)}"
+            )
+        return cast(T, found.output)
+
+
+@dataclass(frozen=True, slots=True)
+class CallObservation:
+    """One call's share of an observation: what a native tool-calling loop sends back
+    as that call's own tool message.
+
+    ``text`` is the serialised output (JSON or YAML, as the chain writes it), or
+    ``Error: …`` when the call failed (then ``error`` is set).
+
+    >>> CallObservation("call_1", "add", "5").text
+    '5'
+    """
+
+    id: str
+    name: str
+    text: str
+    media: tuple[ContentPart, ...] = ()
+    instructions: str = ""
+    error: ToolCallError | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class ToolChainResult:
     """The observation for the model (``text`` + ``media``) and the ``raw`` results.
+
+    ``text`` is the whole observation, already wrapped by the format's
+    ``wrap_observation``; ``media`` the calls' attachments in order, numbered as the
+    text says; ``observations`` the same per call.
 
     >>> ToolChainResult("<observation>…</observation>").as_content_parts()
     (TextContent(text='<observation>…</observation>'),)
@@ -114,6 +203,8 @@ class ToolChainResult:
     text: str = ""
     media: tuple[ContentPart, ...] = ()
     raw: RawToolChainResult = field(default_factory=RawToolChainResult)
+    observations: tuple[CallObservation, ...] = ()
+    """One entry per call, in call order (see ``CallObservation``)."""
 
     def as_content_parts(self) -> tuple[ContentPart, ...]:
         """The observation as one message's content: text first, then media."""

@@ -13,7 +13,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, get_args, get_origin, 
 import pydantic
 
 from toolchain._context import ExecutionContext
-from toolchain._errors import ToolInputTypeError
+from toolchain._errors import ToolDefinitionError, ToolInputTypeError
 from toolchain._input import InputCodec, is_input_type, prompt_schema
 from toolchain._result import ToolResult
 
@@ -26,13 +26,68 @@ ValueT = TypeVar("ValueT")
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 
 
-def check_tool_name(name: str) -> str:
-    if not _TOOL_NAME.match(name):
-        raise ValueError(
-            f"tool name {name!r} is invalid: use letters, digits, '_', '-' or '.', "
-            "starting with a letter or '_' (it becomes a section name)"
+def check_tool_name(name: object, owner: str = "") -> str:
+    """``name`` if it can name a tool (it becomes a section name), else ``ToolDefinitionError``."""
+    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        where = f"{owner}: " if owner else ""
+        raise ToolDefinitionError(
+            f"{where}tool name {name!r} is invalid: use ASCII letters, digits, '_', '-' or "
+            "'.', starting with a letter or '_' (it becomes a section name)"
         )
     return name
+
+
+def check_tool(tool: object) -> None:
+    """Everything ``register_tool`` needs of a tool, with the library's own errors."""
+    owner = type(tool).__name__
+    if not isinstance(tool, Tool):
+        raise ToolDefinitionError(
+            f"{owner} is not a Tool: subclass Tool[Input, Output] or decorate a function with @tool"
+        )
+    name = getattr(tool, "name", None)
+    if name is None:
+        raise ToolDefinitionError(f'{owner} has no name: set name = "..." on the class')
+    check_tool_name(name, owner)
+    _check_description(getattr(tool, "description", None), owner, required=True)
+    for attribute in ("policy",):
+        if not isinstance(getattr(tool, attribute, ""), str):
+            raise ToolDefinitionError(f"{owner}.{attribute} must be a string")
+    timeout = getattr(tool, "timeout", None)
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise ToolDefinitionError(f"{owner}.timeout must be a positive number of seconds or None")
+
+
+def _check_description(description: object, owner: str, *, required: bool) -> None:
+    if description is None and not required:
+        return
+    if not isinstance(description, str) or not description.strip():
+        raise ToolDefinitionError(
+            f'{owner} has no description: set description = "..." (the model reads it '
+            "to choose the tool)"
+        )
+
+
+def _check_call_signature(cls: type) -> None:
+    call = cls.__dict__.get("call")
+    if call is None or getattr(call, "__isabstractmethod__", False):
+        return
+    if isinstance(call, staticmethod | classmethod) or not inspect.isfunction(call):
+        raise ToolDefinitionError(
+            f"{cls.__name__}.call must be a plain method: def call(self, ctx, input)"
+        )
+    params = list(inspect.signature(call).parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    kw_only_required = [p for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+    if len(required) > 3 or (len(positional) < 3 and not varargs) or kw_only_required:
+        shown = ", ".join(p.name for p in params)
+        raise ToolDefinitionError(
+            f"{cls.__name__}.call({shown}) must take (self, ctx, input): the chain calls "
+            "it with the run's ExecutionContext and the validated input"
+        )
 
 
 class Tool(ABC, Generic[InputT, OutputT]):
@@ -72,6 +127,23 @@ class Tool(ABC, Generic[InputT, OutputT]):
         found = _input_type_of(cls)
         if found is not None:
             cls.input_type = found
+        # Mistakes fail here, naming the class, not when a prompt is built or a call runs.
+        if "name" in cls.__dict__:
+            check_tool_name(cls.__dict__["name"], cls.__name__)
+        if "description" in cls.__dict__:
+            _check_description(cls.__dict__["description"], cls.__name__, required=True)
+        _check_call_signature(cls)
+        concrete = not inspect.isabstract(cls) and hasattr(cls, "input_type")
+        if concrete and cls.__module__ != __name__:
+            if "name" not in _class_attributes(cls) and "__init__" not in _own_inits(cls):
+                raise ToolDefinitionError(
+                    f'{cls.__name__} has no name: set name = "..." on the class'
+                )
+            if "description" not in _class_attributes(cls) and "__init__" not in _own_inits(cls):
+                raise ToolDefinitionError(
+                    f'{cls.__name__} has no description: set description = "..." (the '
+                    "model reads it to choose the tool)"
+                )
 
     @abstractmethod
     def call(
@@ -110,6 +182,26 @@ class Tool(ABC, Generic[InputT, OutputT]):
         return f"<{type(self).__name__} {getattr(self, 'name', '?')!r}>"
 
 
+def _class_attributes(cls: type) -> set[str]:
+    """Attribute names set on ``cls`` or a base below ``Tool`` (annotations don't count)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is Tool:
+            break
+        names.update(klass.__dict__)
+    return names
+
+
+def _own_inits(cls: type) -> set[str]:
+    """``{"__init__"}`` when a class below ``Tool`` defines ``__init__`` (it may set names)."""
+    for klass in cls.__mro__:
+        if klass is Tool:
+            break
+        if "__init__" in klass.__dict__:
+            return {"__init__"}
+    return set()
+
+
 def _input_type_of(cls: type) -> type[Any] | None:
     for base in getattr(cls, "__orig_bases__", ()):
         origin = get_origin(base)
@@ -139,7 +231,7 @@ class _FunctionTool(Tool[Any, Any]):
         timeout: float | None,
         inline: bool,
     ) -> None:
-        self.name = check_tool_name(name)
+        self.name = check_tool_name(name, f"@tool {getattr(fn, '__name__', fn)!r}")
         self.inline = inline
         self.description = description
         self.policy = policy
@@ -277,7 +369,7 @@ def tool(
     def build(function: Callable[..., Any]) -> Tool[Any, Any]:
         text = description if description is not None else _docstring_parts(function)
         if not text:
-            raise ValueError(
+            raise ToolDefinitionError(
                 f"@tool {function.__name__}: give a description= or a docstring; "
                 "the model needs it to choose the tool"
             )

@@ -1,35 +1,42 @@
-"""Daemon worker threads for synchronous tools.
+"""A bounded pool of daemon worker threads for synchronous tools.
 
 ``asyncio.to_thread`` uses the loop's default executor, which ``asyncio.run`` joins
 on exit: one hung tool would hang the whole run after its timeout fired. These
 workers are daemon threads that nobody joins; a timed-out call keeps its thread until
-it returns, and the pool grows a new one for the next call.
+it returns. At most ``MAX_WORKERS`` threads exist at once: further calls wait in the
+queue (their timeouts still run), so one action of 10,000 blocking calls cannot start
+10,000 threads. A job whose caller already gave up is skipped, not run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import queue
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar, cast
 
-__all__ = ["run_in_worker"]
+__all__ = ["MAX_WORKERS", "run_in_worker"]
 
 T = TypeVar("T")
+
+MAX_WORKERS = 32
 
 _Job = Callable[[], None]
 _jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
 _lock = threading.Lock()
 # Invariant: waiting workers == _idle + jobs queued but not yet taken. A submit
-# reserves an idle worker by decrementing _idle, or starts a new one.
+# reserves an idle worker by decrementing _idle, or starts a new one while there are
+# fewer than MAX_WORKERS; otherwise the job waits for the next free worker.
 _idle = 0
+_threads = 0
 _MAX_IDLE_WAIT = 60.0  # seconds an idle worker lingers before exiting
 
 
 def _worker() -> None:
-    global _idle
+    global _idle, _threads
     while True:
         try:
             job = _jobs.get(timeout=_MAX_IDLE_WAIT)
@@ -37,6 +44,7 @@ def _worker() -> None:
             with _lock:
                 if _idle > 0:  # nobody reserved us: leave
                     _idle -= 1
+                    _threads -= 1
                     return
             continue  # a job was reserved for a waiting worker: take it
         job()
@@ -45,39 +53,67 @@ def _worker() -> None:
 
 
 def _submit(job: _Job) -> None:
-    global _idle
+    global _idle, _threads
     with _lock:
-        start = _idle == 0
-        if not start:
+        start = False
+        if _idle > 0:
             _idle -= 1
+        elif _threads < MAX_WORKERS:
+            _threads += 1
+            start = True
     if start:
         threading.Thread(target=_worker, name="tool-worker", daemon=True).start()
     _jobs.put(job)
 
 
-async def run_in_worker(fn: Callable[[], T]) -> T:
-    """Run ``fn`` on a daemon worker thread, with the caller's context variables."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-    context = contextvars.copy_context()
+class _Outcome(Generic[T]):
+    """What the job produced, readable from the loop even if the future was cancelled."""
 
-    def settle(value: T | None, error: BaseException | None) -> None:
-        if future.done():
-            return  # the caller gave up (timeout, cancellation)
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)  # type: ignore[arg-type]  # T when error is None
+    __slots__ = ("done", "error", "value")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.value: T | None = None
+        self.error: BaseException | None = None
+
+
+async def run_in_worker(fn: Callable[[], T]) -> T:
+    """Run ``fn`` on a worker thread, with the caller's context variables.
+
+    If the caller is cancelled after ``fn`` already finished (a tool that cancels its
+    own run, then returns), the finished result is returned rather than dropped.
+    ``StopIteration`` cannot travel through a future, so it arrives as ``RuntimeError``.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+    context = contextvars.copy_context()
+    outcome: _Outcome[T] = _Outcome()
+
+    def settle() -> None:
+        if not future.done():
+            future.set_result(None)
 
     def job() -> None:
+        if future.done():
+            return  # the caller gave up while the job was queued
         try:
-            value = context.run(fn)
+            outcome.value = context.run(fn)
         except BaseException as error:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(settle, None, error)
-            return
+            outcome.error = error
+        outcome.done = True
         if not loop.is_closed():
-            loop.call_soon_threadsafe(settle, value, None)
+            with contextlib.suppress(RuntimeError):  # the loop closed in between
+                loop.call_soon_threadsafe(settle)
 
     _submit(job)
-    return await future
+    try:
+        await future
+    except asyncio.CancelledError:
+        if not outcome.done:
+            raise
+    if outcome.error is not None:
+        error = outcome.error
+        if isinstance(error, StopIteration | StopAsyncIteration):
+            raise RuntimeError(f"the tool raised {type(error).__name__}") from error
+        raise error
+    return cast(T, outcome.value)  # set whenever error is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -22,6 +23,8 @@ from toolchain import (
     ToolCall,
     ToolCallParseError,
     ToolCallParseFailed,
+    ToolCallRefused,
+    ToolHook,
     ToolResult,
     tool,
 )
@@ -74,7 +77,7 @@ async def test_calls_in_one_action_run_concurrently_and_keep_call_order(
     result = await chain.execute(ExecutionContext(), content, FMT)
     # Run one after another, the first call would wait for the others and time out.
     assert result.raw.errors == (None, None, None)
-    assert [r.output.text for r in result.raw.results if r] == ["a", "b", "c"]
+    assert [r.output for r in result.raw.results if r] == ["a", "b", "c"]
 
 
 async def test_one_bad_call_never_stops_the_others() -> None:
@@ -90,7 +93,7 @@ async def test_one_bad_call_never_stops_the_others() -> None:
     assert second is None
     assert result.raw.results[0] is None
     ok = result.raw.results[1]
-    assert ok is not None and ok.output.text == {"city": "Oslo", "temp_c": 21, "days": 1}
+    assert ok is not None and ok.output == {"city": "Oslo", "temp_c": 21, "days": 1}
     assert "Error: explode failed: RuntimeError: boom" in result.text
 
 
@@ -154,43 +157,105 @@ async def test_cancelling_the_caller_task_propagates() -> None:
 async def test_before_hook_rewrites_arguments_before_validation() -> None:
     ctx = ExecutionContext()
 
-    def resolve(event: BeforeToolCall) -> None:
-        if event.args.get("city") == "$home":
-            event.args = {**event.args, "city": "Lisbon"}
+    class HomeCity(ToolHook):
+        def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
+            if call.args.get("city") == "$home":
+                return ToolCall(call.name, {**call.args, "city": "Lisbon"})
+            return None
 
-    ctx.events.subscribe(BeforeToolCall, resolve)
+    ctx.hooks.add(HomeCity())
+    started: list[BeforeToolCall] = []
+    ctx.events.subscribe(BeforeToolCall, started.append)
     chain = JSONToolChain().register_tool(Weather())
     result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "$home"}}', FMT)
-    assert result.raw.calls == (ToolCall("get_weather", {"city": "Lisbon"}),)
+    assert result.raw.calls == (ToolCall("get_weather", {"city": "Lisbon"}, "call_1"),)
     assert '"city":"Lisbon"' in result.text
+    assert started[0].args == {"city": "Lisbon"} and started[0].raw_args == {"city": "$home"}
 
 
-async def test_after_hook_rewrites_the_output() -> None:
+async def test_after_hook_replaces_the_result_before_it_is_serialised() -> None:
     ctx = ExecutionContext()
+
+    class Box(ToolHook):
+        async def after_tool_call(
+            self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any]
+        ) -> ToolResult[Any] | None:
+            return ToolResult("internal://weather-1")
+
+    ctx.hooks.add(Box())
     seen: list[AfterToolCall] = []
-
-    def box(event: AfterToolCall) -> None:
-        seen.append(event)
-        event.result = ToolResult("internal://weather-1")
-
-    ctx.events.subscribe(AfterToolCall, box)
+    ctx.events.subscribe(AfterToolCall, seen.append)
     chain = JSONToolChain().register_tool(Weather())
     result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "Oslo"}}', FMT)
     assert "internal://weather-1" in result.text
+    assert result.raw.output(0, str) == "internal://weather-1"
     assert seen[0].name == "get_weather" and seen[0].duration >= 0
 
 
-async def test_a_failing_hook_is_that_call_error_not_a_crash() -> None:
+async def test_hooks_run_in_the_order_they_were_added() -> None:
+    ctx = ExecutionContext()
+    order: list[str] = []
+
+    class Note(ToolHook):
+        def __init__(self, label: str) -> None:
+            self.label = label
+
+        def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
+            order.append(f"before {self.label}")
+            return None
+
+        def after_tool_call(
+            self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any]
+        ) -> ToolResult[Any] | None:
+            order.append(f"after {self.label}")
+            return None
+
+    ctx.hooks.add(Note("a"))
+    remove_b = ctx.hooks.add(Note("b"))
+    chain = JSONToolChain().register_tool(add)
+    await chain.execute(ctx, '{"tool": "add", "args": {"a": 1}}', FMT)
+    assert order == ["before a", "before b", "after a", "after b"]
+    remove_b()
+    order.clear()
+    await chain.execute(ctx, '{"tool": "add", "args": {"a": 1}}', FMT)
+    assert order == ["before a", "after a"]
+
+
+async def test_a_failing_hook_fails_only_that_call() -> None:
     ctx = ExecutionContext()
 
-    def broken(event: BeforeToolCall) -> None:
-        raise KeyError("nope")
+    class Broken(ToolHook):
+        def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
+            if call.args.get("city") == "Oslo":
+                raise KeyError("nope")
+            return None
 
-    ctx.events.subscribe(BeforeToolCall, broken)
+    ctx.hooks.add(Broken())
+    chain = JSONToolChain().register_tool(Weather())
+    content = (
+        '[{"tool": "get_weather", "args": {"city": "Oslo"}},'
+        ' {"tool": "get_weather", "args": {"city": "Rome"}}]'
+    )
+    result = await chain.execute(ctx, content, FMT)
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "hook_error"
+    assert "KeyError" in error.message
+    assert result.raw.errors[1] is None
+
+
+async def test_a_hook_may_refuse_a_call_with_a_message_for_the_model() -> None:
+    ctx = ExecutionContext()
+
+    class NeedsApproval(ToolHook):
+        def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
+            raise ToolCallRefused("a human must approve weather lookups")
+
+    ctx.hooks.add(NeedsApproval())
     chain = JSONToolChain().register_tool(Weather())
     result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "Oslo"}}', FMT)
     error = result.raw.errors[0]
-    assert error is not None and error.kind == "hook_error"
+    assert error is not None and error.kind == "refused"
+    assert "Error: get_weather was refused: a human must approve weather lookups" in result.text
 
 
 async def test_parse_failure_raises_and_emits_an_event() -> None:
@@ -238,7 +303,7 @@ async def test_execute_calls_runs_structured_calls() -> None:
     chain = JSONToolChain().register_tool(add)
     result = await chain.execute_calls(ExecutionContext(), [ToolCall("add", {"a": 2, "b": 2})], FMT)
     assert result.raw.results[0] is not None
-    assert result.raw.results[0].output.text == 4
+    assert result.raw.results[0].output == 4
 
 
 def test_execute_sync_inside_a_running_loop_is_refused() -> None:
@@ -277,6 +342,7 @@ async def test_tool_call_limits_apply_within_one_action() -> None:
     calls = ", ".join(f'{{"tool": "add", "args": {{"a": {i}}}}}' for i in range(5))
     result = await chain.execute(ctx, f"[{calls}]", FMT)
     kinds = [e.kind if e else None for e in result.raw.errors]
+    # Reaching the limit is not passing it: two calls run, the third is refused.
     assert kinds == [None, None, "limit", "limit", "limit"]
     error = result.raw.errors[2]
     assert error is not None

@@ -16,6 +16,7 @@ from toolchain import (
     JSONToolChain,
     StateKey,
     Tool,
+    ToolDefinitionError,
     ToolInputTypeError,
     ToolResult,
     YAMLToolChain,
@@ -66,7 +67,7 @@ def test_duplicate_names_are_rejected_at_registration() -> None:
 
 
 def test_invalid_tool_names_are_rejected() -> None:
-    with pytest.raises(ValueError, match="tool name 'get weather' is invalid"):
+    with pytest.raises(ToolDefinitionError, match="tool name 'get weather' is invalid"):
 
         @tool(name="get weather")
         def weather(city: str) -> str:
@@ -75,7 +76,7 @@ def test_invalid_tool_names_are_rejected() -> None:
 
 
 def test_tool_decorator_needs_a_description() -> None:
-    with pytest.raises(ValueError, match="description"):
+    with pytest.raises(ToolDefinitionError, match="description"):
 
         @tool
         def nameless(x: int) -> int:
@@ -128,7 +129,7 @@ async def test_tool_decorator_with_context_and_model_input_async() -> None:
         )
     )
     assert result.raw.results[0] is not None
-    assert result.raw.results[0].output.text == ["hi", "run-7"]
+    assert result.raw.results[0].output == ["hi", "run-7"]
 
 
 def test_tool_decorator_with_dataclass_input() -> None:
@@ -146,7 +147,7 @@ def test_tool_decorator_with_dataclass_input() -> None:
         )
     )
     assert result.raw.results[0] is not None
-    assert result.raw.results[0].output.text == 42
+    assert result.raw.results[0].output == 42
 
 
 @pytest.mark.parametrize(
