@@ -62,6 +62,7 @@ from toolchain import (
     ToolChain,
     ToolChainResult,
     YAMLToolChain,
+    run_sync,
 )
 
 __all__ = ["AgentOptions", "ReActAgent"]
@@ -70,24 +71,42 @@ AnswerT = TypeVar("AnswerT")
 T = TypeVar("T")
 
 _log = logging.getLogger("agents")
-OBSERVER_ERRORS = "observer_errors"
+OBSERVER_ERRORS = Stats.OBSERVER_ERRORS
+CANCEL_GRACE = 1.0
 TIME_LIMIT = "the run's time limit was reached"
 THINKING_GUIDANCE = "Think step by step: what you know, what is missing, what to do next."
 
 
 class AgentOptions(TypedDict, total=False):
-    """Keyword options of ``ReActAgent`` besides the model and the termination."""
+    """Keyword options of ``ReActAgent`` besides the model and the termination.
+
+    >>> from agents import ScriptedModel
+    >>> options: AgentOptions = {"behavior": "You are terse.", "thinking": False}
+    >>> ReActAgent(ScriptedModel(["<answer>ok</answer>"]), **options).behavior
+    'You are terse.'
+    """
 
     tool_chain: ToolChain
+    """Reads and runs the calls of the ``action`` section (default ``YAMLToolChain()``)."""
     text_format: TextFormat
+    """The section convention, both ways (default ``XMLFormat()``)."""
     behavior: str
+    """Who the agent is and how it behaves: the start of the system prompt."""
     critical_rules: str
+    """Rules the model must never break, given their own prompt section."""
     thinking: bool
+    """Register a ``thinking`` section (default True)."""
     limits: Limits
+    """Bounds on each run (iterations, tool calls, tokens, errors, time)."""
     options: GenerateOptions
+    """Sampling options for every model call (the observation stop is added)."""
     prompt_builder: PromptBuilder
+    """Builds the system prompt from a ``PromptContext`` (default ``default_system_prompt``)."""
     clock: Callable[[], dt.date]
+    """Today's date for the prompt (default ``date.today``). Pass a fixed clock, such
+    as ``toolchain.testing.fixed_clock``, to make prompts and transcripts reproducible."""
     name: str
+    """The run's name in contexts and traces (default ``agent``)."""
 
 
 class _Stop(Exception):
@@ -192,8 +211,12 @@ class ReActAgent(Generic[AnswerT]):
     def run_sync(
         self, task: str | Sequence[ContentPart], *, ctx: ExecutionContext | None = None
     ) -> AgentResult[AnswerT]:
-        """``run`` for synchronous code (not from inside a running event loop)."""
-        return asyncio.run(self.run(task, ctx=ctx))
+        """``run`` for synchronous code (not from inside a running event loop).
+
+        A tool that ignores cancellation cannot keep this from returning: leftover
+        tasks are abandoned after a grace period (see ``toolchain.run_sync``).
+        """
+        return run_sync(self.run(task, ctx=ctx))
 
     def stream(
         self, task: str | Sequence[ContentPart], *, ctx: ExecutionContext | None = None
@@ -256,6 +279,9 @@ class ReActAgent(Generic[AnswerT]):
                     yield event
             except _Stop as stopped:
                 halted = stopped  # e.g. the deadline passed while tools ran
+            except Exception as error:  # a bug in a user's section, chain or termination
+                _log.exception("handling the model's output failed")
+                halted = _Stop("error", f"handling the model's output failed: {_describe(error)}")
             iteration = Iteration(
                 index=index,
                 output=response.text,
@@ -302,7 +328,7 @@ class ReActAgent(Generic[AnswerT]):
             raise _Stop("cancelled", ctx.cancel_reason)
         if deadline is not None and now >= deadline:
             raise _Stop("limit", "timeout")
-        limit = ctx.limits.exceeded(ctx.stats)
+        limit = ctx.limits.exceeded(ctx.stats, starting_iteration=True)
         if limit is not None:
             raise _Stop("limit", limit)
 
@@ -341,7 +367,13 @@ class ReActAgent(Generic[AnswerT]):
                     _log.warning("media dropped from the conversation: %s", error)
         except ModelError as error:
             raise _Stop("error", f"model call failed: {error}") from error
-        assert response is not None
+        except _Stop:
+            raise
+        except Exception as error:  # a model that breaks its protocol: end, keep the run
+            _log.exception("the model %s raised", self.model.name)
+            raise _Stop("error", f"model call failed: {_describe(error)}") from error
+        if response is None:
+            raise _Stop("error", f"model call failed: {self.model.name} returned no response")
         ctx.stats.increment(Stats.MODEL_CALLS)
         ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
         ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
@@ -387,6 +419,10 @@ class ReActAgent(Generic[AnswerT]):
                 ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
             except AnswerRejected as rejected:
                 self._reject(ctx, index, step, "answer", f"answer rejected: {rejected}")
+            except Exception as error:  # a termination that raises is a rejection, not a crash
+                _log.warning("the termination raised on an answer", exc_info=error)
+                feedback = f"answer rejected: it could not be checked ({type(error).__name__})"
+                self._reject(ctx, index, step, "answer", feedback)
             return
         expected = f"{self.tool_chain.name!r} or {self.termination.name!r}"
         feedback = f"no {expected} section found; write one"
@@ -543,7 +579,8 @@ async def _drain(
             cancelled.cancel()
         if not task.done():
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            # Bounded: a model call or chain that ignores cancellation is left behind.
+            await asyncio.wait({task}, timeout=CANCEL_GRACE)
 
 
 def _replace_media(messages: list[Message], note: str) -> bool:
@@ -562,12 +599,16 @@ def _replace_media(messages: list[Message], note: str) -> bool:
 
 
 def _notify(ctx: ExecutionContext, event: object) -> None:
-    """Tell observers; one that fails (a full disk under a trace) never ends the run."""
+    """Tell observers (the bus logs and counts one that fails; it never ends the run)."""
+    ctx.events.emit(event)
+
+
+def _describe(error: BaseException) -> str:
     try:
-        ctx.events.emit(event)
+        text = str(error)
     except Exception:
-        ctx.stats.increment(OBSERVER_ERRORS)
-        _log.exception("an observer of %s failed", type(event).__name__)
+        text = "(its message could not be read)"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _text_of(parts: Sequence[ContentPart]) -> str:

@@ -77,14 +77,14 @@ class RegistryIn(BaseModel):
     page: int = 1
 
 
-def stub(name: str, input_type: type[BaseModel]) -> Tool[Any, Any]:
+def stub(tool_name: str, input_type: type[BaseModel]) -> Tool[Any, Any]:
     class Stub(Tool[input_type, str]):  # type: ignore[valid-type]  # built per log tool
-        description = f"{name} (stub)"
+        name = tool_name
+        description = f"{tool_name} (stub)"
 
         def call(self, ctx: ExecutionContext, input: Any) -> ToolResult[str]:
             return ToolResult("ok")
 
-    Stub.name = name
     return Stub()
 
 
