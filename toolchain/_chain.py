@@ -7,6 +7,7 @@ written; registration, execution, errors and formatting live in ``_ToolChainBase
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import difflib
 import functools
 import inspect
@@ -14,9 +15,8 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, Self, runtime_checkable
+from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, Self, runtime_checkable
 
 import msgspec
 
@@ -96,8 +96,7 @@ class ToolChain(Protocol):
     ) -> ToolChainResult: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
+class _Outcome(NamedTuple):  # internal and per call: a tuple is cheaper to build
     call: ToolCall
     result: ToolResult[object] | None
     error: ToolCallError | None
@@ -152,6 +151,7 @@ class _ToolChainBase(ABC):
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
         self._tools: dict[str, AnyTool] = {}
+        self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
 
     # -- TextSection -----------------------------------------------------------------
 
@@ -319,18 +319,47 @@ class _ToolChainBase(ABC):
                 f"{dropped} more call{'s' if dropped != 1 else ''} were not run: an action "
                 f"may hold at most {self.max_calls} calls; send the rest in a later action",
             ]
-        items = [
-            item
-            if isinstance(item, str) or item.id
-            else ToolCall(item.name, item.args, ctx.new_call_id())
-            for item in items
-        ]
+        for index, item in enumerate(items):
+            if type(item) is ToolCall and not item.id:
+                items[index] = ToolCall(item.name, item.args, ctx.new_call_id())
         loop = asyncio.get_running_loop()
         signals = _Signals()
-        tasks = [
-            loop.create_task(self._run_one(ctx, index, item, signals))
-            for index, item in enumerate(items)
+        done: list[_Outcome | None] = [None] * len(items)
+        tasks: dict[int, asyncio.Task[_Outcome]] = {}
+        context = contextvars.copy_context()
+        for index, item in enumerate(items):
+            # Each call runs eagerly up to its first real suspension: most finish there
+            # (fast async or inline tools) and cost no task, timer or loop turn at all.
+            step = self._run_one(ctx, index, item, signals)
+            try:
+                yielded = context.run(step.send, None)
+            except StopIteration as stop:
+                done[index] = stop.value
+                continue
+            tasks[index] = loop.create_task(_resume(step, yielded), context=context)
+        if tasks:
+            await self._wait(ctx, items, tasks, signals)
+        outcomes = [
+            outcome
+            if outcome is not None
+            else self._outcome_of(ctx, items[index], tasks[index], signals.why.get(index))
+            for index, outcome in enumerate(done)
         ]
+        return self._assemble(outcomes, text_format)
+
+    async def _wait(
+        self,
+        ctx: ExecutionContext,
+        items: list[ToolCall | str],
+        tasks: dict[int, asyncio.Task[_Outcome]],
+        signals: _Signals,
+    ) -> None:
+        """Wait for the suspended calls, enforcing timeouts and cancellation.
+
+        A call that ignores its cancellation is waited for ``cancel_grace`` seconds,
+        then abandoned: its task is left running and the call reported as such.
+        """
+        loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
         remaining = len(tasks)
 
@@ -347,59 +376,60 @@ class _ToolChainBase(ABC):
             deadline = loop.time() - self.cancel_grace
             if all(
                 task.done() or signals.at.get(index, deadline + 1) <= deadline
-                for index, task in enumerate(tasks)
+                for index, task in tasks.items()
             ):
                 waiter.set_result(None)
 
         def stop(index: int, why: ErrorKind) -> None:
-            if tasks[index].done() or index in signals.why:
+            task = tasks.get(index)
+            if task is None or task.done() or index in signals.why:
                 return
             signals.why[index] = why
             signals.at[index] = loop.time()
-            tasks[index].cancel()
+            task.cancel()
             loop.call_later(self.cancel_grace + 1e-3, give_up)
 
         def cancel_all() -> None:
-            for index in range(len(tasks)):
+            for index in tasks:
                 stop(index, "cancelled")
 
-        for task in tasks:
+        for task in tasks.values():
             task.add_done_callback(finished)
 
         def on_cancel() -> None:
             loop.call_soon_threadsafe(cancel_all)
 
         remove = ctx.on_cancel(on_cancel)
-        timers = self._arm_timeouts(items, stop)
+        timers = self._arm_timeouts(items, tasks, stop)
         try:
             await waiter
         except asyncio.CancelledError:
-            for task in tasks:
+            for task in tasks.values():
                 task.cancel()
             raise
         finally:
             remove()
             for timer in timers:
                 timer.cancel()
-        outcomes = [
-            self._outcome_of(ctx, items[index], task, signals.why.get(index))
-            for index, task in enumerate(tasks)
-        ]
-        return self._assemble(outcomes, text_format)
 
-    def _arm_timeouts(self, items: list[ToolCall | str], stop: Any) -> list[asyncio.TimerHandle]:
+    def _arm_timeouts(
+        self,
+        items: list[ToolCall | str],
+        tasks: Mapping[int, asyncio.Task[_Outcome]],
+        stop: Callable[[int, ErrorKind], None],
+    ) -> list[asyncio.TimerHandle]:
         """One timer per distinct timeout in the action, cancelling the calls still running.
 
         Calls start together, so a call's deadline is the action's start plus its
         timeout; timers are far cheaper than an ``asyncio.timeout`` around each call.
         """
-        limits = [self._timeout_of(item) for item in items]
-        distinct = {t for t in limits if t is not None}
+        limits = {index: self._timeout_of(items[index]) for index in tasks}
+        distinct = {t for t in limits.values() if t is not None}
         if not distinct:
             return []
 
         def expire(limit: float) -> None:
-            for index, value in enumerate(limits):
+            for index, value in limits.items():
                 if value == limit:
                     stop(index, "timeout")
 
@@ -447,8 +477,7 @@ class _ToolChainBase(ABC):
             )
         call = item
         stats = ctx.stats
-        stats.increment(Stats.TOOL_CALLS)
-        stats.increment(Stats.per_tool(Stats.TOOL_CALLS, call.name))
+        stats.count_call(Stats.TOOL_CALLS, call.name)
         tool = self._tools.get(call.name)
         if tool is None:
             failure = ToolCallError("unknown_tool", self._unknown_message(call.name))
@@ -566,8 +595,7 @@ class _ToolChainBase(ABC):
         message: str,
         exception: BaseException | None = None,
     ) -> _Outcome:
-        ctx.stats.increment(Stats.TOOL_ERRORS)
-        ctx.stats.increment(Stats.per_tool(Stats.TOOL_ERRORS, call.name))
+        ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
         return _Outcome(call, None, ToolCallError(kind, message, exception), f"Error: {message}")
 
     def _unknown_message(self, name: str) -> str:
@@ -579,62 +607,56 @@ class _ToolChainBase(ABC):
         return f"unknown tool {shown!r}.{hint} Available tools: {listing}"
 
     def _assemble(self, outcomes: list[_Outcome], text_format: TextFormat) -> ToolChainResult:
-        reserved = {section.name.lower() for section in text_format.sections}
-        reserved.update(("observation", self._name.lower()))
-        share = max(1, min(self.max_output_chars, self.max_observation_chars // len(outcomes)))
+        reserved = self._reserved_names(text_format)
+        share = min(self.max_output_chars, max(1, self.max_observation_chars // len(outcomes)))
         sections: list[FormattedSection] = []
         media: list[ContentPart] = []
         observations: list[CallObservation] = []
+        calls: list[ToolCall] = []
+        results: list[RawToolCallResult | None] = []
+        errors: list[ToolCallError | None] = []
         for outcome in outcomes:
-            children: list[FormattedSection] = []
-            result = outcome.result
-            text = outcome.text
+            call, result, text = outcome.call, outcome.result, outcome.text
             if len(text) > share:
                 text = (
                     f"{text[:share]}\n[output truncated: {share} of {len(text)} characters "
                     "shown; ask for less, e.g. a narrower query]"
                 )
+            children: tuple[FormattedSection, ...] = ()
             part_media: tuple[ContentPart, ...] = ()
             instructions = ""
             if result is not None:
-                instructions = result.instructions.strip()
-                if instructions:
-                    children.append(FormattedSection("instructions", instructions))
-                if result.media:
-                    part_media = tuple(result.media)
-                    lines = []
-                    for part in part_media:
-                        media.append(part)
-                        lines.append(f"[{len(media)}] {_describe_part(part)}")
-                    children.append(FormattedSection("attachments", "\n".join(lines)))
-            name = self._section_name(outcome.call.name, reserved)
-            sections.append(FormattedSection(name, text, tuple(children)))
+                results.append(RawToolCallResult(call.name, result.text, result, call.id))
+                if result.instructions or result.media:
+                    instructions, part_media, children = _extras(result, media)
+            else:
+                results.append(None)
+            name = call.name
+            if name not in self._tools or name.lower() in reserved:
+                name = self._section_name(name, reserved)
+            sections.append(FormattedSection(name, text, children))
             observations.append(
-                CallObservation(
-                    outcome.call.id,
-                    outcome.call.name,
-                    text,
-                    part_media,
-                    instructions,
-                    outcome.error,
-                )
+                CallObservation(call.id, call.name, text, part_media, instructions, outcome.error)
             )
-        raw = RawToolChainResult(
-            calls=tuple(o.call for o in outcomes),
-            results=tuple(
-                RawToolCallResult(o.call.name, o.result.text, o.result, o.call.id)
-                if o.result is not None
-                else None
-                for o in outcomes
-            ),
-            errors=tuple(o.error for o in outcomes),
-        )
+            calls.append(call)
+            errors.append(outcome.error)
+        raw = RawToolChainResult(tuple(calls), tuple(results), tuple(errors))
         text = text_format.wrap_observation(text_format.format_sections(sections))
-        return ToolChainResult(
-            text=text, media=tuple(media), raw=raw, observations=tuple(observations)
-        )
+        return ToolChainResult(text, tuple(media), raw, tuple(observations))
 
-    def _section_name(self, name: str, reserved: set[str]) -> str:
+    def _reserved_names(self, text_format: TextFormat) -> frozenset[str]:
+        """Section names an observation must not use: the format's own, lower-cased."""
+        sections = text_format.sections
+        cached = self._reserved
+        if cached is not None and cached[0] is text_format and cached[1] == len(sections):
+            return cached[2]
+        names = frozenset(
+            {section.name.lower() for section in sections} | {"observation", self._name.lower()}
+        )
+        self._reserved = (text_format, len(sections), names)
+        return names
+
+    def _section_name(self, name: str, reserved: frozenset[str]) -> str:
         """A section name for a call's result that can never be read as another section.
 
         Registered tools have valid names; a name the model invented is reduced to
@@ -699,6 +721,62 @@ async def _after_hooks(
             return None, ToolCallError("hook_error", message)
         result = replaced
     return result, None
+
+
+class _Forward:
+    """Yields one value to the running task: what a suspended call was waiting on."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[object, None, None]:
+        yield self.value
+
+
+async def _resume(step: Coroutine[object, None, _Outcome], waiting_on: object) -> _Outcome:
+    """Drive a call that suspended during its eager first step, as a ``Task`` would.
+
+    The task awaits what the call was waiting on (``_Forward`` hands it to the task
+    machinery unchanged); once that future is done the call resumes and reads its
+    outcome itself. A cancellation of this task is thrown into the call.
+    """
+    while True:
+        try:
+            await _Forward(waiting_on)
+        except BaseException as error:  # a failed or cancelled future, or our cancellation
+            ready = getattr(waiting_on, "done", None)
+            if not (callable(ready) and ready()):
+                try:
+                    waiting_on = step.throw(error)
+                except StopIteration as stop:
+                    thrown: _Outcome = stop.value
+                    return thrown
+                continue
+        try:
+            waiting_on = step.send(None)
+        except StopIteration as stop:
+            outcome: _Outcome = stop.value
+            return outcome
+
+
+def _extras(
+    result: ToolResult[object], media: list[ContentPart]
+) -> tuple[str, tuple[ContentPart, ...], tuple[FormattedSection, ...]]:
+    """A result's instructions and attachments (numbered across the observation)."""
+    children: list[FormattedSection] = []
+    instructions = result.instructions.strip()
+    if instructions:
+        children.append(FormattedSection("instructions", instructions))
+    part_media = tuple(result.media)
+    if part_media:
+        lines = []
+        for part in part_media:
+            media.append(part)
+            lines.append(f"[{len(media)}] {_describe_part(part)}")
+        children.append(FormattedSection("attachments", "\n".join(lines)))
+    return instructions, part_media, tuple(children)
 
 
 def _text_of(error: BaseException) -> str:

@@ -103,8 +103,17 @@ class Stats:
         self._lock = threading.Lock()
 
     def increment(self, key: str, amount: int = 1) -> None:
+        """Add ``amount`` to one counter."""
         with self._lock:
             self._counts[key] += amount
+
+    def count_call(self, counter: str, tool: str) -> int:
+        """Add one to ``counter`` and to its per-tool counter; returns the new total."""
+        counts = self._counts
+        with self._lock:
+            counts[counter] += 1
+            counts[f"{counter}:{tool}"] += 1
+            return counts[counter]
 
     def set(self, key: str, value: int) -> None:
         with self._lock:

@@ -23,6 +23,8 @@ __all__ = ["MAX_WORKERS", "run_in_worker"]
 T = TypeVar("T")
 
 MAX_WORKERS = 32
+FINISH_WAIT = 0.05
+"""Seconds a cancelled caller waits for a sync tool that is already running to return."""
 
 _Job = Callable[[], None]
 _jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
@@ -69,9 +71,10 @@ def _submit(job: _Job) -> None:
 class _Outcome(Generic[T]):
     """What the job produced, readable from the loop even if the future was cancelled."""
 
-    __slots__ = ("done", "error", "value")
+    __slots__ = ("done", "error", "started", "value")
 
     def __init__(self) -> None:
+        self.started = False
         self.done = False
         self.value: T | None = None
         self.error: BaseException | None = None
@@ -89,13 +92,17 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
     context = contextvars.copy_context()
     outcome: _Outcome[T] = _Outcome()
 
+    waiters = [future]
+
     def settle() -> None:
-        if not future.done():
-            future.set_result(None)
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def job() -> None:
         if future.done():
             return  # the caller gave up while the job was queued
+        outcome.started = True
         try:
             outcome.value = context.run(fn)
         except BaseException as error:
@@ -109,6 +116,16 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
     try:
         await future
     except asyncio.CancelledError:
+        if outcome.started and not outcome.done:
+            # A tool that cancels its own run and then returns is a few microseconds
+            # from done: a short wait keeps its result. A hung one is left running.
+            finished: asyncio.Future[None] = loop.create_future()
+            waiters.append(finished)
+            timer = loop.call_later(FINISH_WAIT, settle)
+            try:
+                await finished
+            finally:
+                timer.cancel()
         if not outcome.done:
             raise
     if outcome.error is not None:
