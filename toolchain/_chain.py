@@ -15,8 +15,8 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, Self, runtime_checkable
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, Self, cast, runtime_checkable
 
 import msgspec
 
@@ -553,7 +553,7 @@ class _ToolChainBase(ABC):
         result: object
         try:
             if tool.is_async:
-                result = await tool.call(ctx, value)  # type: ignore[misc]  # is_async
+                result = await cast(Awaitable[object], tool.call(ctx, value))
             elif tool.inline:
                 result = tool.call(ctx, value)
             else:

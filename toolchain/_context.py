@@ -9,7 +9,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 from toolchain._events import EventBus
 from toolchain._hooks import Hooks
@@ -47,7 +47,7 @@ class StateBag:
     """Typed per-run storage for tools and extensions."""
 
     def __init__(self) -> None:
-        self._values: dict[StateKey[object], object] = {}
+        self._values: dict[StateKey[Any], object] = {}
 
     @overload
     def get(self, key: StateKey[T]) -> T | None: ...
@@ -57,17 +57,17 @@ class StateBag:
 
     def get(self, key: StateKey[T], default: object = None) -> object:
         """The value stored under ``key``, or ``default``."""
-        return self._values.get(key, default)  # type: ignore[arg-type]  # keys are invariant
+        return self._values.get(key, default)
 
     def set(self, key: StateKey[T], value: T) -> None:
         """Store ``value`` under ``key``."""
-        self._values[key] = value  # type: ignore[index]  # keys are invariant
+        self._values[key] = value
 
     def setdefault(self, key: StateKey[T], factory: Callable[[], T]) -> T:
         """The value under ``key``, storing ``factory()`` first if there is none."""
         if key not in self._values:
-            self._values[key] = factory()  # type: ignore[index]  # keys are invariant
-        return self._values[key]  # type: ignore[index,return-value]  # keys are invariant
+            self._values[key] = factory()
+        return cast(T, self._values[key])  # stored under a StateKey[T]: a T
 
     def __contains__(self, key: StateKey[object]) -> bool:
         return key in self._values

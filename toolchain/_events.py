@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from toolchain._result import ToolCallError, ToolResult
 
@@ -52,10 +52,8 @@ class EventBus:
 
         Returns a function that removes the subscription.
         """
-        entry: tuple[type[object], Callable[[object], object]] = (
-            event_type,
-            handler,  # type: ignore[assignment]  # narrowed back by the isinstance in emit
-        )
+        # Stored untyped; emit only passes it instances of event_type.
+        entry = (cast(type[object], event_type), cast(Callable[[object], object], handler))
         with self._lock:
             self._handlers = [*self._handlers, entry]
 
