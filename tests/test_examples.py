@@ -18,6 +18,12 @@ EXPECTED = {
     "custom_loop.py": ['{"converted":110.4}', "answer: 120 USD is 110.40 EUR."],
     "typed_answer.py": ["we only have 10 in stock", "order: item='tea' quantity=10"],
     "image_tool.py": ["[1] image (image/png, 70 bytes)", "TextContent\nImageContent"],
+    "hooks.py": [
+        "Error: delete_booking was refused: deleting needs a human's approval",
+        "refused: True",
+        "flight: AA102",
+        "observed: get_booking",
+    ],
 }
 
 
@@ -49,3 +55,14 @@ def test_readme_quick_start_prints_what_the_readme_shows() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == shown_markdown + shown_xml
+
+
+def test_the_readme_hooks_section_is_the_code_of_examples_hooks() -> None:
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Hooks change calls; observers only watch", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    example = (EXAMPLES / "hooks.py").read_text(encoding="utf-8")
+    hook_class = code.split("\n\n\nctx = ", 1)[0].split("\n\n\n", 1)[1]
+    assert hook_class in example
+    for line in code.splitlines()[-3:]:
+        assert line.strip() in example
