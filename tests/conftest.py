@@ -1,16 +1,18 @@
+"""The suite's fixtures come from the library's own pytest plugin, ``toolchain.testing``
+(``snapshot_md``, ``snapshot_xml``, ``snapshot_observation``, ``fixed_clock``).
+
+An install with the ``[testing]`` extra loads that plugin through its ``gent_testing``
+entry point before pytest imports this file; naming the module here as well would then
+fail ("Plugin already registered under a different name"). So the plugin is named here
+only when nothing loaded it: a checkout whose install predates the entry point, or
+``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``, or ``-p no:gent_testing``.
+"""
+
 from __future__ import annotations
 
-import pytest
-from syrupy.assertion import SnapshotAssertion
+import sys
 
-from tests.snapshots import MarkdownSnapshot, XMLSnapshot
-
-
-@pytest.fixture
-def snapshot_md(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(MarkdownSnapshot)
-
-
-@pytest.fixture
-def snapshot_xml(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(XMLSnapshot)
+# Entry points load (and import) their plugin modules before the rootdir conftest is
+# imported, so the module being imported already means it is registered.
+# syrupy first (a no-op when its own entry point loaded it), as the plugin imports it.
+pytest_plugins = [] if "toolchain.testing" in sys.modules else ["syrupy", "toolchain.testing"]

@@ -1,15 +1,12 @@
-"""Syrupy extensions that store each snapshot as one readable .md or .xml file."""
+"""Former home of the suite's snapshot extensions, now ``toolchain.testing``'s.
+
+Kept as aliases for any test that still imports them; new code imports
+``MarkdownSnapshotExtension`` / ``XMLSnapshotExtension`` from ``toolchain.testing``.
+"""
 
 from __future__ import annotations
 
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from toolchain.testing import MarkdownSnapshotExtension as MarkdownSnapshot
+from toolchain.testing import XMLSnapshotExtension as XMLSnapshot
 
-
-class MarkdownSnapshot(SingleFileSnapshotExtension):
-    _write_mode = WriteMode.TEXT
-    file_extension = "md"
-
-
-class XMLSnapshot(SingleFileSnapshotExtension):
-    _write_mode = WriteMode.TEXT
-    file_extension = "xml"
+__all__ = ["MarkdownSnapshot", "XMLSnapshot"]
