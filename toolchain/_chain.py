@@ -312,13 +312,11 @@ class _ToolChainBase(ABC):
     ) -> ToolChainResult:
         if not items:
             return ToolChainResult()
-        if len(items) > self.max_calls:
+        if len(items) > self.max_calls + 1 or (
+            len(items) == self.max_calls + 1 and not _is_overflow(items[-1])
+        ):
             dropped = len(items) - self.max_calls
-            items = [
-                *items[: self.max_calls],
-                f"{dropped} more call{'s' if dropped != 1 else ''} were not run: an action "
-                f"may hold at most {self.max_calls} calls; send the rest in a later action",
-            ]
+            items = [*items[: self.max_calls], _too_many(dropped, self.max_calls)]
         for index, item in enumerate(items):
             if type(item) is ToolCall and not item.id:
                 items[index] = ToolCall(item.name, item.args, ctx.new_call_id())
@@ -723,6 +721,20 @@ async def _after_hooks(
     return result, None
 
 
+_OVERFLOW = "were not run: an action may hold at most"
+
+
+def _too_many(dropped: int, limit: int) -> str:
+    return (
+        f"{dropped} more call{'s' if dropped != 1 else ''} {_OVERFLOW} {limit} calls; "
+        "send the rest in a later action"
+    )
+
+
+def _is_overflow(item: ToolCall | str) -> bool:
+    return isinstance(item, str) and _OVERFLOW in item
+
+
 class _Forward:
     """Yields one value to the running task: what a suspended call was waiting on."""
 
@@ -830,7 +842,12 @@ class JSONToolChain(_ToolChainBase):
     syntax = "JSON"
 
     def _decode(self, content: str) -> list[ToolCall | str]:
-        return [call_from_mapping(i, item) for i, item in enumerate(decode_json_calls(content))]
+        values = decode_json_calls(content)
+        limit = self.max_calls
+        items = [call_from_mapping(i, item) for i, item in enumerate(values[:limit])]
+        if len(values) > limit:  # build no calls that will not run
+            items.append(_too_many(len(values) - limit, limit))
+        return items
 
     def _encode(self, output: object) -> str:
         return to_json(output)
