@@ -24,9 +24,25 @@ floor any streaming parser written in Python pays).
 Each series (one format and mode at the three sizes) is measured interleaved, so the
 growth ratios compare runs made under the same host load (see ``benchmarks._timing``).
 
-A last, degenerate case guards the same linearity on input models do produce when
-they loop: a thinking section holding 5,000 and then 50,000 blank lines in a row,
-parsed one-shot and streamed, with its growth ratio ``(t(50k) / t(5k)) / 10``.
+A degenerate case guards the same linearity on input models do produce when they
+loop: a thinking section holding 5,000 and then 50,000 blank lines in a row, parsed
+one-shot and streamed, with its growth ratio ``(t(50k) / t(5k)) / 10``.
+
+A last table feeds adversarial outputs of 100 KB, 300 KB and 1 MB, each made to hit
+one place a parser could go super-linear, parsed one-shot and streamed:
+
+* XML: ``<thinking>`` then ``<answer>`` x n then ``</action>`` x n (inner opening tags
+  that a closing tag of another name must search); ``<answer>`` x n never closed; a
+  section per line (``<answer>`` alone on each line); ``<answe&am`` x n (a tag and an
+  entity cut short, over and over: what a streamed parser must hold back);
+* Markdown: a ``# answer`` line padded with spaces to the size and ending in ``x`` (not
+  a heading: a backtracking heading pattern is quadratic here); a section per line
+  (``# answer``); lines of only ``#``; lines of only backslashes.
+
+Its growth ratios are ``(t(300 KB) / t(100 KB)) / 3`` and ``(t(1 MB) / t(300 KB)) /
+(10 / 3)``: 1.0 is linear, a quadratic parser gives about 3 and 3.3. The runs are few
+(the 1 MB output is timed once per round, and one round can be enough), so read these
+as "linear or not", not as precise figures.
 
 Run alone with ``python -m benchmarks.parse_scaling [--quick]``.
 """
@@ -40,7 +56,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from benchmarks._timing import Job, Settings, Timing, measure_jobs_sync, render_table, verdict
-from formats import MarkdownFormat, Section, TextFormat, XMLFormat
+from formats import MarkdownFormat, Section, TextFormat, XMLFormat, markdown_decode
 
 __all__ = ["run"]
 
@@ -138,8 +154,10 @@ def streamed(fmt: TextFormat, text: str) -> dict[str, list[str]]:
     return stream.close()
 
 
-_XML_TAG = re.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
-_MD_HEADING = re.compile(r"^#[ \t]*[A-Za-z_][\w.\-]*[ \t]*:?[ \t]*$", re.MULTILINE)
+# Section names are ASCII in both formats. The heading pattern backtracks quadratically
+# over a long blank run after a name; it is a baseline for the realistic texts only.
+_XML_TAG = re.compile(r"<(/?)([A-Za-z_][A-Za-z0-9_.\-]*)>")
+_MD_HEADING = re.compile(r"^#[ \t]*[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:?[ \t]*$", re.MULTILINE)
 
 
 def _sink(chunk: str) -> None:
@@ -336,6 +354,175 @@ def _report_blank_runs(rows: list[list[str]]) -> None:
     print(render_table(headers, rows, "lllrrrl"))
 
 
+# -- adversarial output: each built to hit one possible super-linear path ---------------
+
+ADVERSARIAL_SIZES = (100_000, 300_000, 1_000_000)
+# Runs per size before --quick (1 MB streamed takes about a second: a round of the
+# interleaved measurement runs it once, and one round is enough).
+_ADVERSARIAL_RUNS = (50, 15, 3)
+_ADVERSARIAL_SECONDS = 3.0
+
+
+def _fill(unit: str, length: int) -> str:
+    """``unit`` repeated and cut to exactly ``length`` characters."""
+    return (unit * (length // len(unit) + 1))[:length]
+
+
+def _per_line(unit: str) -> Callable[[int], str]:
+    """Whole ``unit`` s, then blanks up to the size (they end the last section)."""
+    return lambda size: unit * (size // len(unit)) + " " * (size % len(unit))
+
+
+@dataclass(frozen=True, slots=True)
+class Adversarial:
+    """One adversarial output: how to build it at a size, and what it must parse to."""
+
+    name: str
+    kind: str  # "XML" or "Markdown"
+    build: Callable[[int], str]
+    expected: Callable[[str], dict[str, list[str]]]
+
+
+def _nested_then_stray(size: int) -> str:
+    head = "<thinking>"
+    pairs = (size - len(head)) // 17
+    text = head + "<answer>" * pairs + "</action>" * pairs
+    return text + " " * (size - len(text))
+
+
+def _padded_heading(size: int) -> str:
+    head, tail = "# thinking\n# answer", "x\n# answer\n42\n"
+    return head + " " * (size - len(head) - len(tail)) + tail
+
+
+def _thinking_is_the_rest(head: str) -> Callable[[str], dict[str, list[str]]]:
+    return lambda text: {"thinking": [text[len(head) :].strip()]}
+
+
+def _one_answer_per_line(unit: str) -> Callable[[str], dict[str, list[str]]]:
+    return lambda text: {"answer": [""] * (len(text) // len(unit))}
+
+
+ADVERSARIAL = (
+    Adversarial(
+        "<answer> x n, </action> x n",
+        "XML",
+        _nested_then_stray,
+        _thinking_is_the_rest("<thinking>"),
+    ),
+    Adversarial(
+        "<answer> x n, never closed",
+        "XML",
+        lambda n: "<thinking>" + _fill("<answer>", n - 10),
+        _thinking_is_the_rest("<thinking>"),
+    ),
+    Adversarial(
+        "a section per line",
+        "XML",
+        _per_line("<answer>\n"),
+        _one_answer_per_line("<answer>\n"),
+    ),
+    Adversarial(
+        "'<answe&am' x n",
+        "XML",
+        lambda n: "<thinking>" + _fill("<answe&am", n - 10),
+        _thinking_is_the_rest("<thinking>"),
+    ),
+    Adversarial(
+        "'# answer' + spaces + 'x'",
+        "Markdown",
+        _padded_heading,
+        lambda text: {"thinking": [text.split("\n")[1]], "answer": ["42"]},
+    ),
+    Adversarial(
+        "a section per line",
+        "Markdown",
+        _per_line("# answer\n"),
+        _one_answer_per_line("# answer\n"),
+    ),
+    Adversarial(
+        "lines of '#' x 79",
+        "Markdown",
+        lambda n: "# thinking\n" + _fill("#" * 79 + "\n", n - 11),
+        _thinking_is_the_rest("# thinking\n"),
+    ),
+    Adversarial(
+        "lines of '\\' x 79",
+        "Markdown",
+        lambda n: "# thinking\n" + _fill("\\" * 79 + "\n", n - 11),
+        lambda text: {"thinking": [markdown_decode(text[11:]).strip()]},
+    ),
+)
+
+
+def _measure_adversarial(
+    settings: Settings, sizes: tuple[int, ...] = ADVERSARIAL_SIZES
+) -> list[list[str]]:
+    """One row per case, mode and size; growth ratios against the previous size."""
+    formats = {"XML": _format(XMLFormat()), "Markdown": _format(MarkdownFormat())}
+    rows: list[list[str]] = []
+    for case in ADVERSARIAL:
+        fmt = formats[case.kind]
+        texts = [case.build(size) for size in sizes]
+        for size, text in zip(sizes, texts, strict=True):
+            if len(text) != size:
+                raise RuntimeError(f"{case.name}: output is {len(text)} chars, not {size}")
+            if fmt.parse(text) != case.expected(text):
+                raise RuntimeError(f"{case.kind} {case.name}: parsed wrongly at {size}")
+        if streamed(fmt, texts[0]) != case.expected(texts[0]):
+            raise RuntimeError(f"{case.kind} {case.name}: streamed parse differs")
+        modes: tuple[tuple[str, Callable[[str], object]], ...] = (
+            ("parse (one-shot)", fmt.parse),
+            (f"stream ({CHUNK}-char chunks)", partial(streamed, fmt)),
+        )
+        for mode, parse in modes:
+            jobs = [
+                Job.sync(partial(parse, text), runs)
+                for text, runs in zip(texts, _ADVERSARIAL_RUNS, strict=True)
+            ]
+            timings = measure_jobs_sync(jobs, settings, seconds=_ADVERSARIAL_SECONDS, min_rounds=1)
+            previous: tuple[int, Timing] | None = None
+            for size, timing in zip(sizes, timings, strict=True):
+                growth = "-"
+                ok = "-"
+                if previous is not None:
+                    ratio = (timing.median_ns / previous[1].median_ns) / (size / previous[0])
+                    growth, ok = f"{ratio:.2f}", verdict(ratio <= MAX_GROWTH)
+                mb_per_s = (size / 1e6) / (timing.median_ns / 1e9)
+                rows.append(
+                    [
+                        case.kind,
+                        case.name,
+                        mode,
+                        _label(size),
+                        f"{timing.median_ms:,.2f}",
+                        f"{mb_per_s:,.2f}",
+                        growth,
+                        ok,
+                    ]
+                )
+                previous = (size, timing)
+    return rows
+
+
+def _report_adversarial(rows: list[list[str]]) -> None:
+    print(
+        "Adversarial output: each case aims at one path that could be super-linear; growth "
+        "= (time ratio) / (size ratio) against the size above (1.0 = linear)"
+    )
+    headers = [
+        "format",
+        "input",
+        "mode",
+        "size",
+        "median ms",
+        "MB/s",
+        "growth",
+        f"<= {MAX_GROWTH:g}",
+    ]
+    print(render_table(headers, rows, "llllrrrl"))
+
+
 def run(settings: Settings) -> None:
     """Measure both formats at every size and print the tables."""
     print("== Parse scaling: thinking (prose + code) + action + answer ==")
@@ -344,6 +531,8 @@ def run(settings: Settings) -> None:
     _report(_measure(settings))
     print()
     _report_blank_runs(_measure_blank_runs(settings))
+    print()
+    _report_adversarial(_measure_adversarial(settings))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ class SectionCollector:
         *,
         require_section: bool,
     ) -> None:
-        # names maps the lower-cased spelling to the registered one.
+        # names maps the spelling folded by fold_name (ASCII lower case) to the registered one.
         self._names = names
         self._decode = decode
         self._require = require_section

@@ -5,10 +5,17 @@ backslashes) gets one more backslash before it, so tool output can never write a
 heading; parsing removes exactly one. ``parse(format_section(n, c))[n] == [c.strip()]``
 for every string ``c``.
 
-Parsing. Only headings of registered names count (any letter case, an optional
-trailing colon); ``# Other`` headings and ``##`` sub-headings are content. A heading
-must start its line, so a name mentioned in prose never splits a section. Text before
-the first section is ignored; the last section runs to the end of the output.
+Parsing. Only headings of registered names count, with an optional trailing colon;
+``# Other`` headings and ``##`` sub-headings are content. Names are ASCII
+(``[A-Za-z_][A-Za-z0-9_.-]*``) and letter case is ignored in ASCII only: ``# ANSWER``
+is ``answer``, but ``thin`` + U+212A KELVIN SIGN + ``ing`` is not ``thinking``. A
+heading must start its line, so a name mentioned in prose never splits a section. Text
+before the first section is ignored; the last section runs to the end of the output.
+
+Cost. Parsing is linear in the output, however hostile: a heading line is recognised
+by stripping and splitting it by hand, not by a pattern that could backtrack over a
+long run of blanks, and the escape patterns touch each line's leading blanks and
+backslashes a bounded number of times.
 """
 
 from __future__ import annotations
@@ -18,13 +25,14 @@ from collections.abc import Iterable, Sequence
 
 from formats._collector import SectionCollector, as_is
 from formats._registry import SectionRegistry
-from formats._section import FormattedSection, check_name
+from formats._section import NAME_PATTERN, FormattedSection, check_name, fold_name
 from formats._stream import SectionEvent, SectionStream
 
 __all__ = ["MarkdownFormat", "markdown_decode", "markdown_encode"]
 
 _ESCAPE = re.compile(r"^([ \t]*)(\\*#)", re.MULTILINE)
 _UNESCAPE = re.compile(r"^([ \t]*)\\(\\*#)", re.MULTILINE)
+_NAME = re.compile(NAME_PATTERN)
 
 
 def markdown_encode(content: str) -> str:
@@ -49,21 +57,43 @@ def markdown_decode(content: str) -> str:
     return _UNESCAPE.sub(r"\1\2", content)
 
 
+def _heading_name(line: str, level: int) -> str | None:
+    r"""The name a heading line of ``level`` ``#`` s gives, as written; None if not one.
+
+    The line is ``#`` * level (no more), blanks, a name, blanks, an optional ``:``,
+    blanks, then an optional ``\r`` and ``\n`` that end it. Stripped by hand: the same
+    rule as a pattern ``[ \t]*NAME[ \t]*:?[ \t]*`` but in linear time, where such a
+    pattern backtracks quadratically over ``# answer`` and a long run of spaces.
+
+    >>> _heading_name("# Answer :\r\n", 1), _heading_name("## answer", 1), _heading_name("#", 1)
+    ('Answer', None, None)
+    """
+    if not line.startswith("#" * level) or line.startswith("#", level):
+        return None
+    body = line[level:]
+    if body.endswith("\n"):
+        body = body[:-1]
+    if body.endswith("\r"):
+        body = body[:-1]
+    body = body.strip(" \t")
+    if body.endswith(":"):
+        body = body[:-1].rstrip(" \t")
+    return body if _NAME.fullmatch(body) else None
+
+
 class _MarkdownScanner:
     """Incremental line scanner for headings of one level."""
 
     def __init__(
         self, names: Iterable[str], *, level: int, require_section: bool, decode: bool = True
     ) -> None:
-        names_by_lower = {n.lower(): n for n in names}
+        names_by_lower = {fold_name(n): n for n in names}
         self._collector = SectionCollector(
             names_by_lower,
             markdown_decode if decode else as_is,
             require_section=require_section,
         )
-        self._heading = re.compile(
-            "#" * level + r"(?!#)[ \t]*([A-Za-z_][\w.\-]*)[ \t]*:?[ \t]*\r?\n?\Z"
-        )
+        self._level = level
         # The unfinished current line, held back until it shows what it is. Pieces are
         # joined once: re-scanning a growing string per chunk was quadratic.
         self._parts: list[str] = []
@@ -120,8 +150,8 @@ class _MarkdownScanner:
         was_text, self._line_is_text, self._undecided = self._line_is_text, False, False
         if was_text or not line:
             return
-        match = self._heading.match(line)
-        name = self._collector.canonical(match.group(1).lower()) if match else None
+        written = _heading_name(line, self._level)
+        name = None if written is None else self._collector.canonical(fold_name(written))
         if name is None:
             self._collector.append(line)
         else:

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import ClassVar, Self
 
-from formats._section import FormattedSection, TextSection, check_name
+from formats._section import FormattedSection, TextSection, check_name, fold_name
 from formats._stream import SectionStream
 
 __all__ = ["SectionRegistry"]
@@ -27,8 +27,12 @@ class SectionRegistry(ABC):
         return tuple(self._sections.values())
 
     def register_section(self, section: TextSection) -> Self:
-        """Register a section the model may write; its name is matched case-insensitively."""
-        key = check_name(section.name).lower()
+        """Register a section the model may write.
+
+        Its name must be ASCII (``ValueError`` otherwise) and is matched ignoring ASCII
+        letter case only: ``ANSWER`` is ``answer``; no non-ASCII letter folds onto it.
+        """
+        key = fold_name(check_name(section.name))
         if key in self._sections:
             raise ValueError(f"section {section.name!r} is already registered")
         self._sections[key] = section

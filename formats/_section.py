@@ -7,19 +7,50 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["FormatParseError", "FormattedSection", "Section", "TextSection", "check_name"]
+__all__ = [
+    "NAME_PATTERN",
+    "FormatParseError",
+    "FormattedSection",
+    "Section",
+    "TextSection",
+    "check_name",
+    "fold_name",
+]
 
-_NAME = re.compile(r"[A-Za-z_][\w.\-]*\Z")
+# A section (tag or heading) name: ASCII only. ``\w`` would admit every Unicode letter,
+# and case-folding those can forge a registered name ("thin\u212aing" lowers to "thinking").
+NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_NAME = re.compile(NAME_PATTERN)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def check_name(name: str) -> str:
-    """``name`` if it can be a section (a tag or heading) name, else ``ValueError``."""
-    if not _NAME.match(name):
+    """``name`` if it can be a section (a tag or heading) name, else ``ValueError``.
+
+    >>> check_name("tool_x.v-2")
+    'tool_x.v-2'
+    >>> check_name("thin\\u212aing")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: section name ... is not a valid tag name: use ASCII letters, ...
+    """
+    if not _NAME.fullmatch(name):
         raise ValueError(
-            f"section name {name!r} is not a valid tag name: use letters, digits, '_', '-', "
-            "'.', starting with a letter or '_'"
+            f"section name {name!r} is not a valid tag name: use ASCII letters, digits, '_', "
+            "'-', '.', starting with a letter or '_'"
         )
     return name
+
+
+def fold_name(name: str) -> str:
+    """``name`` with ASCII letters lower-cased and nothing else changed.
+
+    Section names match case-insensitively in ASCII only: ``str.lower`` would also fold
+    non-ASCII letters, some onto ASCII ones (KELVIN SIGN U+212A to ``k``).
+
+    >>> fold_name("ANSWER"), fold_name("thin\\u212aing") == "thinking"
+    ('answer', False)
+    """
+    return name.lower() if name.isascii() else name.translate(_ASCII_LOWER)
 
 
 class FormatParseError(ValueError):

@@ -10,7 +10,9 @@ Parsing decodes exactly those three entities and nothing else, so
 ``parse(format_section(n, c))[n] == [c.strip()]`` for every string ``c``, and no tool
 output can open or close a section in an observation.
 
-Pairing. Only ``<name>`` / ``</name>`` of registered names (any letter case) are tags.
+Pairing. Only ``<name>`` / ``</name>`` of registered names are tags. Names are ASCII
+(``[A-Za-z_][A-Za-z0-9_.-]*``) and letter case is ignored in ASCII only: ``<ANSWER>`` is
+``answer``, but ``thin`` + U+212A KELVIN SIGN + ``ing`` is not ``thinking``.
 A closing tag pairs with the nearest opening tag of its name: ``I will answer in
 <answer> form`` inside ``<thinking>`` is prose, closed over by ``</thinking>``. An
 opening tag that starts a line while a section is open closes that section first:
@@ -19,6 +21,11 @@ models that forget ``</thinking>`` still get their ``<action>`` run, and in
 ``answer``. The price: a registered tag alone on a line inside a code block in a
 section splits it (write such examples inline). Text outside sections is ignored; a
 section cut off by the end of the output is returned as it stands.
+
+Cost. Parsing is linear in the output, however hostile: tags are found in one regex
+pass with no nested repetition, and the registered opening tags nested in the open
+section are kept as a stack with a count per name, so a closing tag finds its partner
+(or learns it has none) in amortised constant time.
 """
 
 from __future__ import annotations
@@ -28,12 +35,12 @@ from collections.abc import Iterable, Sequence
 
 from formats._collector import SectionCollector, as_is
 from formats._registry import SectionRegistry
-from formats._section import FormattedSection, check_name
+from formats._section import NAME_PATTERN, FormattedSection, check_name, fold_name
 from formats._stream import SectionEvent, SectionStream
 
 __all__ = ["XMLFormat", "xml_decode", "xml_encode"]
 
-_TAG = re.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
+_TAG = re.compile(f"<(/?)({NAME_PATTERN})>")
 # XML 1.0's NameStartChar: any "<" followed by one could start a tag for a reader.
 _NAME_START = (
     ":A-Z_a-z\xc0-\xd6\xd8-\xf6\xf8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c\u200d"
@@ -74,13 +81,16 @@ class _XMLScanner:
     """Incremental scanner for one set of section names."""
 
     def __init__(self, names: Iterable[str], *, require_section: bool, decode: bool = True) -> None:
-        names_by_lower = {n.lower(): n for n in names}
+        names_by_lower = {fold_name(n): n for n in names}
         self._collector = SectionCollector(
             names_by_lower, xml_decode if decode else as_is, require_section=require_section
         )
         self._longest = max((len(n) for n in names_by_lower), default=0)
         self._pending = ""
-        self._inner: list[str] = []  # registered opening tags seen inside the open section
+        # Registered opening tags seen inside the open section (innermost last), and how
+        # many of each name the stack holds: "is there one to pair with?" in O(1).
+        self._inner: list[str] = []
+        self._inner_counts: dict[str, int] = {}
         self._line_blank = True  # only whitespace since the last newline
 
     @property
@@ -120,7 +130,7 @@ class _XMLScanner:
         pos = 0
         collector = self._collector
         for match in _TAG.finditer(text, 0, end):
-            name = collector.canonical(match.group(2).lower())
+            name = collector.canonical(fold_name(match.group(2)))
             if name is None:
                 continue  # unknown tags are content; they stay in the running text
             self._text(text[pos : match.start()])
@@ -135,10 +145,11 @@ class _XMLScanner:
         current = self._collector.open_section
         if current is None or self._line_blank:
             self._collector.open(name)
-            self._inner.clear()
+            self._clear_inner()
             self._line_blank = False
             return
         self._inner.append(name)
+        self._inner_counts[name] = self._inner_counts.get(name, 0) + 1
         self._text(tag)
 
     def _closing(self, name: str, tag: str) -> None:
@@ -146,16 +157,26 @@ class _XMLScanner:
         if current is None:
             self._line_blank = False
             return
-        if name in self._inner:
-            while self._inner.pop() != name:
-                pass
+        if self._inner_counts.get(name):
+            # Pair with the nearest inner opening tag of this name; those opened after it
+            # stay unclosed. Each entry is pushed and popped once: linear overall.
+            counts = self._inner_counts
+            while True:
+                popped = self._inner.pop()
+                counts[popped] -= 1
+                if popped == name:
+                    break
             self._text(tag)
         elif name == current:
             self._collector.close_current()
-            self._inner.clear()
+            self._clear_inner()
             self._line_blank = False
         else:
             self._text(tag)
+
+    def _clear_inner(self) -> None:
+        self._inner.clear()
+        self._inner_counts.clear()
 
     def _text(self, raw: str) -> None:
         if not raw:

@@ -170,7 +170,23 @@ HOSTILE_FRAGMENTS = (
     "\u2028",
     "\x85",
     "\x0b",
-    "\u212a",  # Kelvin sign: lower() is ASCII "k"
+    "\u212a",  # KELVIN SIGN: str.lower() makes it ASCII "k"
+    "<thin\u212aing>",
+    "</thin\u212aing>",
+    "# thin\u212aing",
+    "<\u212aind>",
+    "\u0130",  # LATIN CAPITAL I WITH DOT ABOVE: lower() is two code points
+    "\u017f",  # LATIN SMALL LONG S: upper() is ASCII "S"
+    "\u2126",  # OHM SIGN
+    "\u212b",  # ANGSTROM SIGN
+    "\u1e9e",  # LATIN CAPITAL SHARP S
+    "\u0663",  # ARABIC-INDIC DIGIT THREE: matched by \w and \d, not ASCII
+    "\uff41nswer",  # FULLWIDTH a
+    "\ufeff",
+    "\ufffd",
+    "\u200d",
+    "\U0001d400",
+    "\U0010ffff",
 )
 
 hostile_text: st.SearchStrategy[str] = st.lists(
@@ -180,4 +196,42 @@ hostile_text: st.SearchStrategy[str] = st.lists(
         st.text(max_size=4),
     ),
     max_size=14,
+).map("".join)
+
+# Units that a scanner might handle one at a time, repeated into long runs: blanks before
+# a heading's end, "#" and backslash lines, unclosed or unmatched tags, cut entities.
+RUN_UNITS = (
+    " ",
+    "\t",
+    "\n",
+    "\r\n",
+    "#",
+    "\\",
+    "<",
+    "&",
+    "&am",
+    "<answer>",
+    "</action>",
+    "<thinking>",
+    "\n<answer>",
+    "# answer",
+    "\n# answer\n",
+    "\\#",
+    "\u212a",
+)
+
+long_runs: st.SearchStrategy[str] = st.builds(
+    lambda unit, count: unit * count, st.sampled_from(RUN_UNITS), st.integers(0, 300)
+)
+
+# Any text, biased toward what breaks parsers: the fragments above, long runs, arbitrary
+# and non-ASCII code points (st.characters never yields surrogates).
+hostile_output: st.SearchStrategy[str] = st.lists(
+    st.one_of(
+        st.sampled_from(HOSTILE_FRAGMENTS),
+        long_runs,
+        st.text(max_size=8),
+        st.text(st.characters(min_codepoint=0x80), max_size=4),
+    ),
+    max_size=12,
 ).map("".join)

@@ -232,7 +232,7 @@ def test_duplicate_section_name_raises(dialect: Dialect, second: str) -> None:
 )
 def test_invalid_section_name_raises(dialect: Dialect, name: str) -> None:
     fmt = dialect.new()
-    with pytest.raises(ValueError, match=r"is not a valid tag name: use letters, digits"):
+    with pytest.raises(ValueError, match=r"is not a valid tag name: use ASCII letters, digits"):
         fmt.register_section(Section(name))
     assert fmt.sections == ()
 
@@ -241,8 +241,8 @@ def test_invalid_section_name_message(dialect: Dialect) -> None:
     with pytest.raises(ValueError, match="my answer") as info:
         dialect.new().register_section(Section("my answer"))
     assert str(info.value) == (
-        "section name 'my answer' is not a valid tag name: use letters, digits, '_', '-', "
-        "'.', starting with a letter or '_'"
+        "section name 'my answer' is not a valid tag name: use ASCII letters, digits, '_', "
+        "'-', '.', starting with a letter or '_'"
     )
 
 

@@ -1,4 +1,5 @@
-"""Property tests: round trips, no forging from tool output, streamed == whole parse."""
+"""Property tests: round trips, no forging from tool output, streamed == whole parse,
+and any text at all parses (or raises ``FormatParseError``) the same streamed or whole."""
 
 from __future__ import annotations
 
@@ -13,17 +14,23 @@ from formats import (
     SectionDelta,
     SectionEnd,
     SectionStart,
+    TextFormat,
     markdown_decode,
     markdown_encode,
     xml_decode,
     xml_encode,
 )
+from formats._markdown import _heading_name
+from formats._xml import _XMLScanner
 from tests.formats._support import (
     DIALECTS,
+    NAMES,
     Dialect,
     close_outcome,
     feed_all,
+    hostile_output,
     hostile_text,
+    long_runs,
     outcome,
     split_at,
 )
@@ -39,7 +46,7 @@ dialects = pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.kind)
 
 
 def model_output(kind: str) -> st.SearchStrategy[str]:
-    """Raw model output: sections (closed or not, any case), hostile text, garbage."""
+    """Raw model output: sections (closed or not, any case), hostile text, long runs."""
     names = st.sampled_from(WRITTEN_NAMES)
     section: st.SearchStrategy[str]
     if kind == "xml":
@@ -57,14 +64,22 @@ def model_output(kind: str) -> st.SearchStrategy[str]:
         section = st.builds(
             lambda name, suffix, body: f"\n# {name}{suffix}\n{body}",
             names,
-            st.sampled_from(["", ":", " : ", "\r", "  "]),
+            st.one_of(st.sampled_from(["", ":", " : ", "\r", "  "]), heading_tail),
             hostile_text,
         )
         tag = st.builds(
             lambda hashes, name: f"\n{hashes} {name}\n", st.sampled_from(["#", "##"]), names
         )
-    piece = st.one_of(section, section, tag, hostile_text, st.text(max_size=8))
+    piece = st.one_of(section, section, tag, hostile_text, long_runs, st.text(max_size=8))
     return st.lists(piece, max_size=8).map("".join)
+
+
+# After a heading's name: a long blank run, then an end that makes it a heading or not.
+heading_tail = st.builds(
+    lambda blanks, end: blanks + end,
+    st.text(st.sampled_from(" \t"), max_size=300),
+    st.sampled_from(["", ":", ": ", " :\t", "x", ": x", "::", "\r", "\r\r", "\r:"]),
+)
 
 
 # --- encoders -----------------------------------------------------------------------
@@ -181,6 +196,33 @@ def test_streamed_parse_equals_whole_parse(dialect: Dialect, data: st.DataObject
     fmt = dialect.make("thinking", "action", "answer")
     output = data.draw(model_output(dialect.kind), label="output")
     cuts = data.draw(st.lists(st.integers(0, len(output)), max_size=12), label="cuts")
+    assert_streams_like_whole_parse(fmt, output, cuts)
+
+
+@dialects
+@PROPERTY
+@given(data=st.data())
+def test_any_text_parses_or_raises_format_parse_error_and_streams_the_same(
+    dialect: Dialect, data: st.DataObject
+) -> None:
+    """No input makes parse, stream or parse_nested raise anything but FormatParseError."""
+    fmt = dialect.make(*NAMES)
+    output = data.draw(st.one_of(hostile_output, st.text()), label="output")
+    cuts = data.draw(st.lists(st.integers(0, len(output)), max_size=12), label="cuts")
+    assert_streams_like_whole_parse(fmt, output, cuts)
+    result = outcome(fmt, output)
+    if isinstance(result, dict):
+        assert set(result) <= set(NAMES)
+    nested = fmt.parse_nested(output, NAMES)  # never requires a section: never raises
+    assert set(nested) <= set(NAMES)
+
+
+def assert_streams_like_whole_parse(fmt: TextFormat, output: str, cuts: list[int]) -> None:
+    """Whole, cut at ``cuts`` and one character at a time: the same sections and events.
+
+    Only ``FormatParseError`` is caught (by ``outcome``/``close_outcome``): any other
+    exception fails the test.
+    """
     expected = outcome(fmt, output)
 
     whole = fmt.stream()
@@ -249,3 +291,80 @@ def test_streamed_round_trip_deltas(dialect: Dialect, data: st.DataObject) -> No
     result = close_outcome(stream)
     assert result == outcome(fmt, output)
     check_events(stream.events(), result)
+
+
+# --- the linear scanners decide exactly as the simple (super-linear) ones did ----------
+
+# The heading pattern the Markdown scanner used, backtracking quadratically over a long
+# blank run after the name; names ASCII-only as they are now. Run on short lines only.
+REFERENCE_HEADING = {
+    level: re.compile("#" * level + r"(?!#)[ \t]*([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*:?[ \t]*\r?\n?\Z")
+    for level in (1, 2)
+}
+heading_like_line = st.builds(
+    lambda hashes, lead, name, tail, end: hashes + lead + name + tail + end,
+    st.sampled_from(["", "#", "##", "###", " #", "\\#"]),
+    st.text(st.sampled_from(" \t"), max_size=3),
+    st.one_of(
+        st.sampled_from([*NAMES, "Answer", "a.b-c", "_x", "1x", "thin\u212aing", ""]), hostile_text
+    ),
+    st.one_of(st.text(st.sampled_from(" \t:\rx#"), max_size=6), hostile_text),
+    st.sampled_from(["", "\n", "\r\n"]),
+)
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@PROPERTY
+@given(line=st.one_of(heading_like_line, hostile_text))
+def test_heading_recognition_matches_the_reference_pattern(level: int, line: str) -> None:
+    line = line.split("\n", 1)[0] + ("\n" if "\n" in line else "")  # one line, as fed
+    match = REFERENCE_HEADING[level].match(line)
+    assert _heading_name(line, level) == (match.group(1) if match else None)
+
+
+class ListScanXMLScanner(_XMLScanner):
+    """The XML scanner with its former pairing: a list scanned for every closing tag."""
+
+    def _opening(self, name: str, tag: str) -> None:
+        if self._collector.open_section is None or self._line_blank:
+            self._collector.open(name)
+            self._inner.clear()
+            self._line_blank = False
+            return
+        self._inner.append(name)
+        self._text(tag)
+
+    def _closing(self, name: str, tag: str) -> None:
+        current = self._collector.open_section
+        if current is None:
+            self._line_blank = False
+            return
+        if name in self._inner:
+            while self._inner.pop() != name:
+                pass
+            self._text(tag)
+        elif name == current:
+            self._collector.close_current()
+            self._inner.clear()
+            self._line_blank = False
+        else:
+            self._text(tag)
+
+
+# Registered tags only, nested and crossed every way: what the pairing has to decide.
+tag_soup = st.lists(
+    st.sampled_from([f"<{s}{n}>" for s in ("", "/") for n in NAMES] + ["\n", " ", "x"]),
+    max_size=40,
+).map("".join)
+
+
+@PROPERTY
+@given(output=st.one_of(tag_soup, model_output("xml"), hostile_output))
+def test_xml_pairing_with_counts_matches_the_list_scan(output: str) -> None:
+    def run(scanner: _XMLScanner) -> tuple[object, list[object]]:
+        scanner.feed(output)
+        return close_outcome(scanner), merged_text(scanner.events())
+
+    assert run(_XMLScanner(NAMES, require_section=True)) == run(
+        ListScanXMLScanner(NAMES, require_section=True)
+    )
