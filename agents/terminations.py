@@ -4,10 +4,16 @@ A termination is a ``TextSection`` (default name ``answer``). ``TextTermination`
 returns the text; ``TypedTermination`` validates JSON or YAML into a pydantic model
 and runs your validators. Raise (or return, from a validator) a rejection to send the
 model feedback instead of ending the run.
+
+``parse_section`` raises nothing but ``AnswerRejected`` on any content: unreadable text
+(too deep, huge numbers, lone surrogates) is a rejection the model can act on, and so is
+a validator (yours, or the model's own pydantic validators) that raises by mistake; that
+bug is logged on the ``agents`` logger with its traceback, which the model never sees.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
@@ -17,6 +23,8 @@ import pydantic
 from toolchain import ToolCallParseError, load_yaml, to_json, to_yaml, unfence
 
 __all__ = ["AnswerRejected", "Termination", "TextTermination", "TypedTermination"]
+
+_log = logging.getLogger("agents")
 
 AnswerT = TypeVar("AnswerT")
 AnswerT_co = TypeVar("AnswerT_co", covariant=True)
@@ -128,26 +136,67 @@ class TypedTermination(Termination[ModelT]):
         )
 
     def parse_section(self, content: str) -> ModelT:
-        text = unfence(content).strip()
+        answer = self._validate(self._decode(unfence(content).strip()))
+        for validator in self.validators:
+            try:
+                rejection = validator(answer)
+            except AnswerRejected:
+                raise
+            except Exception as error:
+                raise _unchecked(f"the validator {_name_of(validator)}", error) from error
+            if rejection:
+                raise AnswerRejected(str(rejection))
+        return answer
+
+    def _decode(self, text: str) -> object:
+        syntax = self.syntax.upper()
         try:
             if self.syntax == "json":
-                data: object = msgspec.json.decode(text)
-            else:
-                data = load_yaml(text, self.model.model_json_schema())
+                return msgspec.json.decode(text)
+            return load_yaml(text, self.model.model_json_schema())
         except (msgspec.DecodeError, ToolCallParseError) as error:
+            raise AnswerRejected(f"the answer is not valid {syntax}: {error}") from error
+        except RecursionError as error:
             raise AnswerRejected(
-                f"the answer is not valid {self.syntax.upper()}: {error}"
+                f"the answer is not valid {syntax}: it is nested too deeply to read; "
+                "write a flatter answer"
             ) from error
+        except UnicodeEncodeError as error:
+            code = ord(error.object[error.start])
+            raise AnswerRejected(
+                f"the answer is not valid Unicode: it holds U+{code:04X} (an unpaired "
+                f"surrogate) at character {error.start}; write the answer again without it"
+            ) from error
+        except ValueError as error:  # e.g. a number beyond Python's int digit limit
+            raise AnswerRejected(f"the answer is not valid {syntax}: {error}") from error
+
+    def _validate(self, data: object) -> ModelT:
         try:
-            answer = self.model.model_validate(data)
+            return self.model.model_validate(data)
         except pydantic.ValidationError as error:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or '(answer)'}: {e['msg']}"
                 for e in error.errors(include_url=False)
             )
             raise AnswerRejected(f"the answer does not match the schema: {problems}") from error
-        for validator in self.validators:
-            rejection = validator(answer)
-            if rejection:
-                raise AnswerRejected(rejection)
-        return answer
+        except RecursionError as error:
+            raise AnswerRejected(
+                "the answer is nested too deeply to check; write a flatter answer"
+            ) from error
+        except Exception as error:  # a validator on the model raised something odd
+            raise _unchecked(f"validating it as {self.model.__name__}", error) from error
+
+
+def _unchecked(what: str, error: Exception) -> AnswerRejected:
+    """A bug in a validator: logged for the developer, a plain rejection for the model."""
+    kind = type(error).__name__
+    _log.exception("answer rejected: %s raised %s", what, kind, exc_info=error)
+    return AnswerRejected(
+        f"the answer could not be checked ({what} raised {kind}); check that it is "
+        "complete and matches the schema, then write it again"
+    )
+
+
+def _name_of(validator: object) -> str:
+    name = getattr(validator, "__qualname__", None) or getattr(validator, "__name__", None)
+    return str(name) if name else repr(validator)

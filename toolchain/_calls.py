@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 
 import msgspec
@@ -26,6 +27,7 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "NAME_KEYS",
     "call_from_mapping",
+    "check_text",
     "decode_json_calls",
     "unfence",
 ]
@@ -35,6 +37,9 @@ ARGS_KEYS = ("args", "arguments", "parameters", "input")
 MAX_CONTENT_CHARS = 1_000_000
 
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
+# A str holds code points, so a well-formed astral character is never a surrogate:
+# any U+D800..U+DFFF is a lone half that no UTF-8 encoder (msgspec, libyaml) accepts.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def unfence(content: str) -> str:
@@ -79,6 +84,20 @@ def check_size(content: str) -> None:
         )
 
 
+def check_text(content: str) -> None:
+    """Refuse content too large to parse, or holding lone surrogates (not valid Unicode).
+
+    Both checks are single linear scans, run before any decoder sees the text.
+    """
+    check_size(content)
+    found = _SURROGATE.search(content)
+    if found is not None:
+        raise ToolCallParseError(
+            f"the text holds an unpaired surrogate (U+{ord(found.group()):04X}) at character "
+            f"{found.start()}, which is not valid Unicode; write the call again without it"
+        )
+
+
 def call_from_mapping(index: int, item: object) -> ToolCall | str:
     """A ``ToolCall``, or a message saying why ``item`` is not one."""
     if type(item) is dict:  # gent's own shape, by far the most common: no key search
@@ -98,8 +117,11 @@ def call_from_mapping(index: int, item: object) -> ToolCall | str:
     if isinstance(raw_args, str):
         try:
             raw_args = msgspec.json.decode(raw_args)
-        except (msgspec.DecodeError, RecursionError, ValueError):
-            return f'call {index + 1} ({name}): "arguments" is a string that is not a JSON object'
+        except (msgspec.DecodeError, RecursionError, ValueError) as error:
+            return (
+                f'call {index + 1} ({name}): "arguments" is a string that is not JSON '
+                f"({_json_problem(error)}); write the arguments as a JSON object"
+            )
     if raw_args is None:
         raw_args = {}
     if not isinstance(raw_args, Mapping):
@@ -113,7 +135,7 @@ def decode_json_calls(content: str) -> list[object]:
     Accepts one value (object or array) or several values one after another (JSON
     lines). Raises ``ToolCallParseError`` with the decoder's position on bad JSON.
     """
-    check_size(content)
+    check_text(content)
     text = unfence(content).strip()
     if not text:
         return []
@@ -123,7 +145,7 @@ def decode_json_calls(content: str) -> list[object]:
         values = _decode_sequence(text)
         if values is None:
             raise ToolCallParseError(
-                f"tool calls are not valid JSON: {first_error}. Write "
+                f"tool calls are not valid JSON: {_json_problem(first_error)}. Write "
                 '{"tool": "name", "args": {...}} or a JSON array of such objects'
             ) from first_error
         return values
@@ -144,6 +166,17 @@ def _decode_sequence(text: str) -> list[object] | None:
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
     return values if len(values) > 1 else None
+
+
+def _json_problem(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "it is nested too deeply to read; write flatter values"
+    if isinstance(error, msgspec.ValidationError):  # untyped decoding: only number ranges
+        return (
+            f"{error} (an integer past Python's {sys.get_int_max_str_digits()}-digit limit, "
+            "or a number past a double's range); write numbers this large as strings"
+        )
+    return str(error)
 
 
 def _kind(value: object) -> str:

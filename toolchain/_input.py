@@ -127,7 +127,10 @@ def _pydantic_problem(error: Any) -> str:
     message = str(error["msg"])
     if error["type"] == "missing":
         return f"{loc}: required field is missing"
-    shown = repr(error.get("input"))
+    try:
+        shown = repr(error.get("input"))
+    except Exception:  # e.g. an int past the 4300-digit limit, or a repr that raises
+        shown = f"<{type(error.get('input')).__name__}>"
     if len(shown) > _MAX_SHOWN_INPUT:
         shown = shown[: _MAX_SHOWN_INPUT - 3] + "..."
     return f"{loc}: {message} (got {shown})"

@@ -3,12 +3,18 @@
 A ``str`` output is shown exactly as the tool wrote it in both encodings. Anything
 else is first reduced to JSON-like builtins (pydantic models via ``model_dump``,
 dataclasses, Structs, enums, datetimes … via msgspec), then encoded.
+
+Every failure is an ``OutputError`` whose message says what to change: a dict key that
+is not a string (numbers are accepted, as JSON object keys written as text), a value
+that contains itself or nests too deeply, a lone surrogate (text no encoder can write),
+or a type nothing knows how to serialise.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, cast
 
 import msgspec
 import pydantic
@@ -28,6 +34,127 @@ def _enc_hook(value: Any) -> Any:
     raise NotImplementedError(f"cannot serialise {type(value).__name__}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+_MISSING = object()
+
+
+def _surrogate_problem(text: str) -> OutputError | None:
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return OutputError(
+        f"tool output holds an unpaired surrogate (U+{ord(found.group()):04X}) at "
+        f"character {found.start()} of {_shown(text)}, which is not valid Unicode; "
+        "decode bytes with errors='replace' (or return bytes as media)"
+    )
+
+
+def _check_text(text: str) -> str:
+    problem = _surrogate_problem(text)
+    if problem is not None:
+        raise problem
+    return text
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a repr that raises, or an int beyond the digit limit
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _key_problem(key: object) -> OutputError:
+    return OutputError(
+        f"dict key {_shown(key)} is a {type(key).__name__}; output keys must be strings "
+        "(or numbers, which are written as strings)"
+    )
+
+
+def _first_bad_builtin_key(data: object) -> object:
+    """The first dict key in ``data`` (to_builtins output) that is not str, int or float."""
+    stack: list[object] = [data]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            mapping = cast("dict[object, object]", item)
+            for key in mapping:
+                if type(key) is not str and type(key) is not int and type(key) is not float:
+                    return key
+            stack.extend(mapping.values())
+        elif type(item) is list:
+            stack.extend(cast("list[object]", item))
+    return _MISSING
+
+
+def _json_key_ok(key: object) -> bool:
+    try:
+        _json_encoder.encode({key: None})
+    except Exception:
+        return False
+    return True
+
+
+def _bad_json_key(container: object) -> object:
+    if not isinstance(container, dict):
+        return _MISSING
+    keys = cast("dict[object, object]", container)
+    return next((key for key in keys if not _json_key_ok(key)), _MISSING)
+
+
+def _is_container(value: object) -> bool:
+    return isinstance(value, _CONTAINERS)
+
+
+def _children(item: object) -> Iterator[object]:
+    if isinstance(item, dict):
+        return iter(cast("dict[object, object]", item).values())
+    return iter(cast("Iterable[object]", item))
+
+
+def _diagnose(value: object) -> OutputError | None:
+    """Why ``value`` cannot be serialised, found by a walk over its plain containers.
+
+    Names the first dict key JSON cannot take, or says the value contains itself. Runs
+    only after a failure; iterative (no recursion limit) and linear: each container is
+    explored once, however often it is shared.
+    """
+    on_path: set[int] = set()
+    done: set[int] = set()
+    stack: list[tuple[object, Iterator[object]]] = []
+    child: object = value
+    while True:
+        if _is_container(child) and id(child) not in done:
+            if id(child) in on_path:
+                return OutputError(
+                    f"tool output contains itself (a {type(child).__name__} inside its own "
+                    "items); return a value without cycles"
+                )
+            bad = _bad_json_key(child)
+            if bad is not _MISSING:
+                return _key_problem(bad)
+            on_path.add(id(child))
+            stack.append((child, _children(child)))
+        while stack:
+            item, children = stack[-1]
+            child = next(children, _MISSING)
+            if child is not _MISSING:
+                break
+            stack.pop()
+            on_path.discard(id(item))
+            done.add(id(item))
+        else:
+            return None
+
+
+def _too_deep() -> OutputError:
+    return OutputError(
+        "tool output is nested too deeply to serialise, or contains itself through an "
+        "object; return a flatter value"
+    )
+
+
 def to_builtins(value: object) -> object:
     """JSON-like builtins for ``value``.
 
@@ -41,15 +168,23 @@ def to_builtins(value: object) -> object:
     """
     try:
         if isinstance(value, pydantic.BaseModel):
-            return value.model_dump(mode="json")
-        return msgspec.to_builtins(value, enc_hook=_enc_hook)
+            data: object = value.model_dump(mode="json")
+        else:
+            data = msgspec.to_builtins(value, enc_hook=_enc_hook)
+    except RecursionError as error:
+        raise (_diagnose(value) or _too_deep()) from error
     except (
         NotImplementedError,
         TypeError,
         ValueError,
         pydantic_core.PydanticSerializationError,
     ) as e:
-        raise OutputError(f"tool output is not serialisable: {e}") from e
+        problem = _diagnose(value) or OutputError(f"tool output is not serialisable: {e}")
+        raise problem from e
+    bad = _first_bad_builtin_key(data)
+    if bad is not _MISSING:
+        raise _diagnose(value) or _key_problem(bad)
+    return data
 
 
 _json_encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
@@ -62,10 +197,19 @@ def to_json(value: object) -> str:
     ('{"temp":21,"ok":true}', 'plain text')
     """
     if isinstance(value, str):
-        return value
+        return _check_text(value)
     try:
         return _json_encoder.encode(value).decode("utf-8")
+    except RecursionError as error:
+        raise (_diagnose(value) or _too_deep()) from error
+    except UnicodeEncodeError as error:
+        problem = _surrogate_problem(error.object) or OutputError(f"tool output: {error}")
+        raise problem from error
     except (NotImplementedError, TypeError, ValueError, OverflowError) as error:
+        try:  # the slower path names the bad key, also inside dataclasses and models
+            to_builtins(value)
+        except OutputError as problem:
+            raise problem from error
         raise OutputError(f"tool output is not serialisable: {error}") from error
 
 
@@ -77,6 +221,7 @@ class _BlockDumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.representer.SafeRepresenter, data: str) -> yaml.ScalarNode:
+    _check_text(data)  # as in to_json: a lone surrogate is not Unicode text
     if any(ch in data for ch in _YAML_BREAKS):
         # PyYAML writes these raw in plain/single-quoted scalars, where YAML reads them
         # as line breaks: only double quotes (\N, \L, \P escapes) keep the text.
@@ -138,14 +283,21 @@ def to_yaml(value: object) -> str:
     code: '0123'
     """
     if isinstance(value, str):
-        return value
+        return _check_text(value)
     data = to_builtins(value)
-    text = yaml.dump(
-        data,
-        Dumper=yaml_dumper_for(data),
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=1_000_000,
-    )
+    try:
+        text = yaml.dump(
+            data,
+            Dumper=yaml_dumper_for(data),
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=1_000_000,
+        )
+    except OutputError:
+        raise
+    except RecursionError as error:  # PyYAML recurses several frames per level
+        raise _too_deep() from error
+    except (ValueError, TypeError, yaml.YAMLError) as error:  # e.g. an int past 4300 digits
+        raise OutputError(f"tool output is not serialisable: {error}") from error
     return text.removesuffix("\n").removesuffix("\n...")

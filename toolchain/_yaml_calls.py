@@ -9,20 +9,26 @@ leading zero are decimal, as in YAML 1.2. Dates always
 stay strings (JSON has none; pydantic parses ISO text into ``date`` fields itself).
 
 Limits: content size, nesting depth, and the number of nodes built, which bounds
-alias expansion ("billion laughs") as well as recursive aliases.
+alias expansion ("billion laughs") as well as recursive aliases. Integers are read by
+our own linear-time code and kept within Python's int-to-text digit limit (so a value
+can always be shown again); a scalar its tag cannot read (``0x_``, ``!!bool maybe``, a
+5,000-digit integer) stays the text where the schema accepts a string, and is reported
+as a problem of that one call otherwise. Nothing but ``ToolCallParseError`` leaves here.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
+import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import yaml
-from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from toolchain._calls import ARGS_KEYS, NAME_KEYS, check_size, unfence
+from toolchain._calls import ARGS_KEYS, NAME_KEYS, check_text, unfence
 from toolchain._errors import ToolCallParseError
 from toolchain._result import ToolCall
 
@@ -39,14 +45,28 @@ _KIND_OF_TAG = {
     _TAG + "bool": "boolean",
     _TAG + "null": "null",
 }
-_scalars = SafeConstructor()
 # libyaml's composer is ~15x faster; both are safe loaders (no Python objects).
 _CALLS_HINT = ". Write a YAML list of calls, each with 'tool: name' and 'args:'"
 _OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 _LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# YAML 1.1 reads 0123 as octal 83; every model that writes it means 123.
-_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+# PyYAML's int digits rule (0x, 0b, 0o, decimal); ours are checked before int() sees them.
+_DIGITS = {
+    2: re.compile(r"[01]+"),
+    8: re.compile(r"[0-7]+"),
+    10: re.compile(r"[0-9]+"),
+    16: re.compile(r"[0-9a-fA-F]+"),
+}
+_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+_KIND_WORDS = {"integer": "an integer", "number": "a number", "boolean": "a boolean"}
+_KIND_HINTS = {
+    "integer": "write digits such as 42",
+    "number": "write a number such as 1.5",
+    "boolean": "write true or false",
+}
+# Beyond CPython's default limit an int cannot be turned back into text (ValueError),
+# and decimal conversion is quadratic in the digits: a hard bound either way.
+_DEFAULT_INT_DIGITS = 4300
 
 
 def _compose(text: str, hint: str = "") -> Node | None:
@@ -62,6 +82,8 @@ def _compose(text: str, hint: str = "") -> Node | None:
         return yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as error:
         raise ToolCallParseError(f"not valid YAML: {_yaml_problem(error)}{hint}") from error
+    except (UnicodeError, RecursionError) as error:  # check_text and _check_depth come first
+        raise ToolCallParseError(f"not readable YAML: {error}{hint}") from error
 
 
 def _may_nest_deeper_than(text: str, depth: int) -> bool:
@@ -91,7 +113,7 @@ def load_yaml_calls(
     ``schema_for(tool_name)`` gives the JSON Schema of that tool's arguments, or None
     for an unknown tool (its arguments are then built without a schema).
     """
-    check_size(content)
+    check_text(content)
     text = unfence(content)
     if not text.strip():
         return []
@@ -106,16 +128,20 @@ def load_yaml_calls(
 def load_yaml(text: str, schema: Schema | None = None) -> Any:
     """One YAML value, bounded like tool calls and typed by ``schema`` where given.
 
-    Raises ``ToolCallParseError`` on invalid or oversized YAML.
+    Raises ``ToolCallParseError`` on invalid or oversized YAML, and on a scalar that is
+    neither readable as its YAML type nor text the schema accepts (``n: 0x_`` for an int).
 
     >>> load_yaml("code: 0123\\nsent: no", {"properties": {"code": {"type": "string"}}})
     {'code': '0123', 'sent': False}
     """
-    check_size(text)
+    check_text(text)
     root = _compose(text)
     if root is None:
         return None
-    return _Builder().value(root, schema, root=schema, depth=0)
+    try:
+        return _Builder().value(root, schema, root=schema, depth=0)
+    except _BadScalar as error:
+        raise ToolCallParseError(str(error)) from None
 
 
 class _Builder:
@@ -148,7 +174,11 @@ class _Builder:
         args_node = next((fields[k] for k in ARGS_KEYS if k in fields), None)
         if args_node is None:
             return ToolCall(name, {})
-        args = self.value(args_node, schema_for(name), root=schema_for(name), depth=0)
+        schema = schema_for(name)
+        try:
+            args = self.value(args_node, schema, root=schema, depth=0)
+        except _BadScalar as error:
+            return f"call {index + 1} ({name}): argument {error}"
         if args is None:
             return ToolCall(name, {})
         if not isinstance(args, dict):
@@ -169,19 +199,57 @@ class _Builder:
             )
         schema = _resolve(schema, root)
         if isinstance(node, MappingNode):
-            return {
-                self._key(k): self.value(
-                    v, _property(schema, self._key(k), root), root=root, depth=depth + 1
-                )
-                for k, v in node.value
-            }
+            mapping: dict[str, Any] = {}
+            for key_node, item in node.value:
+                key = self._key(key_node)
+                try:
+                    mapping[key] = self.value(
+                        item, _property(schema, key, root), root=root, depth=depth + 1
+                    )
+                except _BadScalar as error:
+                    error.path.append(key)
+                    raise
+            return mapping
         if isinstance(node, SequenceNode):
-            return [
-                self.value(item, _items(schema, root), root=root, depth=depth + 1)
-                for item in node.value
-            ]
+            items = _items(schema, root)
+            sequence: list[Any] = []
+            for position, item in enumerate(node.value):
+                try:
+                    sequence.append(self.value(item, items, root=root, depth=depth + 1))
+                except _BadScalar as error:
+                    error.path.append(position)
+                    raise
+            return sequence
         assert isinstance(node, ScalarNode)
         return _scalar(node, schema, root)
+
+
+class _Unreadable(ValueError):
+    """A scalar its tag's type cannot be read from; the message says why."""
+
+
+class _BadScalar(ToolCallParseError):
+    """A scalar that is neither readable as its tagged type nor acceptable as text.
+
+    ``path`` collects keys and indexes innermost first as the error passes up.
+    """
+
+    def __init__(self, text: str, kind: str, problem: str) -> None:
+        super().__init__(text, kind, problem)
+        self.text, self.kind, self.problem = text, kind, problem
+        self.path: list[str | int] = []
+
+    def __str__(self) -> str:
+        where = "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in reversed(self.path)
+        ).removeprefix(".")
+        shown = repr(self.text) if len(self.text) <= 40 else f"{self.text[:30]!r}... "
+        if len(self.text) > 40:
+            shown += f"({len(self.text)} characters)"
+        return (
+            f"{where or 'value'}: {shown} is not {_KIND_WORDS[self.kind]} ({self.problem}) and "
+            f"text is not accepted there; {_KIND_HINTS[self.kind]}"
+        )
 
 
 def _scalar(node: ScalarNode, schema: Schema | None, root: Schema | None) -> Any:
@@ -193,14 +261,87 @@ def _scalar(node: ScalarNode, schema: Schema | None, root: Schema | None) -> Any
             return None
         return node.value
     if _accepts(schema, kind, root) or not _accepts(schema, "string", root):
-        if kind == "integer":
-            if _LEADING_ZERO.fullmatch(node.value):
-                return int(node.value.replace("_", ""), 10)  # YAML 1.2 reading, as models mean
-            return _scalars.construct_yaml_int(node)
-        if kind == "number":
-            return _scalars.construct_yaml_float(node)
-        return _scalars.construct_yaml_bool(node)
+        try:
+            if kind == "integer":
+                return _yaml_int(node.value)
+            if kind == "number":
+                return _yaml_float(node.value)
+            return _yaml_bool(node.value)
+        except _Unreadable as problem:
+            if _accepts(schema, "string", root):
+                return node.value
+            raise _BadScalar(node.value, kind, str(problem)) from None
     return node.value
+
+
+def _int_digit_limit() -> int:
+    limit = sys.get_int_max_str_digits()
+    return min(limit, _DEFAULT_INT_DIGITS) if limit else _DEFAULT_INT_DIGITS
+
+
+def _yaml_int(text: str) -> int:
+    """A YAML 1.1 integer (``0b``, ``0x``, ``0o``, sexagesimal ``1:30``), in linear time.
+
+    A leading zero means decimal, as in YAML 1.2: a model writing 0123 means 123, not 83.
+    """
+    value = text.replace("_", "")
+    sign = -1 if value.startswith("-") else 1
+    value = value[1:] if value.startswith(("-", "+")) else value
+    limit = _int_digit_limit()
+    if ":" in value:  # base 60: bounded first, as Horner's rule is quadratic in the parts
+        if len(value) > 2 * limit:
+            raise _Unreadable(f"it is too long to read as a number ({len(value)} characters)")
+        parts = [part.lstrip("0") or "0" for part in value.split(":")]
+        if not all(_DIGITS[10].fullmatch(part) for part in parts):
+            raise _Unreadable("its base-60 parts must be digits")
+        if max(map(len, parts)) > limit:  # before int(); the result is at least that part
+            raise _Unreadable(f"it has more than {limit} digits")
+        number = 0
+        for part in parts:
+            number = number * 60 + int(part)
+        if number >= _power_of_ten(limit):
+            raise _Unreadable(f"it has more than {limit} digits")
+        return sign * number
+    base = {"0b": 2, "0x": 16, "0o": 8}.get(value[:2].lower(), 10)
+    digits = value[2:] if base != 10 else value
+    if not _DIGITS[base].fullmatch(digits):
+        raise _Unreadable(f"it is not a base-{base} number" if digits else "it has no digits")
+    digits = digits.lstrip("0") or "0"  # int() counts leading zeros against its limit
+    if base == 10 and len(digits) > limit:  # before the quadratic int()
+        raise _Unreadable(f"it has more than {limit} digits")
+    number = int(digits, base)  # powers of two: linear
+    if base != 10 and number >= _power_of_ten(limit):  # a linear comparison
+        raise _Unreadable(f"it has more than {limit} digits")
+    return sign * number
+
+
+@functools.cache
+def _power_of_ten(digits: int) -> int:
+    return cast(int, 10**digits)
+
+
+def _yaml_float(text: str) -> float:
+    value = text.replace("_", "").lower()
+    sign = -1.0 if value.startswith("-") else 1.0
+    value = value[1:] if value.startswith(("-", "+")) else value
+    if value in (".inf", ".nan"):
+        return sign * (math.inf if value == ".inf" else math.nan)
+    try:
+        if ":" in value:
+            number = 0.0
+            for part in value.split(":"):
+                number = number * 60 + float(part)
+            return sign * number
+        return sign * float(value)
+    except ValueError:
+        raise _Unreadable("it is not written as a decimal number") from None
+
+
+def _yaml_bool(text: str) -> bool:
+    try:
+        return _BOOLS[text.lower()]
+    except KeyError:
+        raise _Unreadable("only true/false, yes/no and on/off are booleans") from None
 
 
 def _resolve(schema: Schema | None, root: Schema | None) -> Schema | None:
