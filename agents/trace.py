@@ -1,7 +1,9 @@
 """A JSON-lines trace of a run, written from the observer events on its context.
 
 One line per event: ``{"event": "AfterToolCall", "t": 0.0123, "run": "...", ...}``,
-where ``t`` is seconds since the writer was attached. Media bytes are base64.
+where ``t`` is seconds since the writer was attached. Media bytes are base64. Every
+string written (arguments, outputs, messages, exception texts) goes through
+`agents._redact.redact` first, so a trace never holds an API key or a bearer token.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import msgspec
 
+from agents._redact import redact
 from agents.events import (
     AfterModelCall,
     BeforeModelCall,
@@ -41,6 +44,21 @@ def _enc_hook(value: Any) -> Any:
     if isinstance(value, BaseException):
         return f"{type(value).__name__}: {value}"
     return repr(value)
+
+
+def _redacted(value: object) -> object:
+    """``value`` (plain JSON-like data) with every string redacted; bytes stay as they are."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        pairs = cast("dict[object, object]", value)
+        return {
+            redact(key) if isinstance(key, str) else key: _redacted(item)
+            for key, item in pairs.items()
+        }
+    if isinstance(value, list):
+        return [_redacted(item) for item in cast("list[object]", value)]
+    return value
 
 
 class JSONLTraceWriter:
@@ -86,7 +104,10 @@ class JSONLTraceWriter:
                 record["messages"] = len(value)
             else:
                 record[field.name] = value
-        line = self._encoder.encode(record).decode("utf-8")
+        # Plain data first (media bytes kept as bytes), so that every string can be
+        # redacted before encoding; redacting the JSON text could break its escapes.
+        plain = msgspec.to_builtins(record, builtin_types=(bytes,), enc_hook=_enc_hook)
+        line = self._encoder.encode(_redacted(plain)).decode("utf-8")
         with self._lock:
             self._stream.write(line + "\n")
             self._stream.flush()

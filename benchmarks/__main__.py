@@ -16,13 +16,14 @@ from importlib import metadata
 
 import yaml
 
-from benchmarks import loop_overhead, parse_scaling, toolchain_overhead
+from benchmarks import import_time, loop_overhead, parse_scaling, toolchain_overhead
 from benchmarks._timing import Settings, load_note
 
 PARTS: dict[str, Callable[[Settings], None]] = {
     "toolchain": toolchain_overhead.run,
     "parse": parse_scaling.run,
     "loop": loop_overhead.run,
+    "imports": import_time.run,
 }
 
 

@@ -5,6 +5,10 @@ A `Model` turns a conversation of `Message` items into a `ModelResponse`, whole
 `resolve_model` builds one from a ``provider:model`` string; `ScriptedModel` replays
 fixed outputs for tests. Every failure is a `ModelError`.
 
+`AnthropicModel` and `OpenAIChatModel` are loaded on first use (PEP 562
+``__getattr__``), and their SDKs only when a model is built, so importing this
+package costs neither ``anthropic`` nor ``openai``.
+
 >>> import asyncio
 >>> model = resolve_model(ScriptedModel(["Final Answer: 42"]))
 >>> reply = asyncio.run(model.generate([Message.text("user", "6 * 7?")]))
@@ -12,7 +16,11 @@ fixed outputs for tests. Every failure is a `ModelError`.
 ('Final Answer: 42', 'stop')
 """
 
-from agents.models._anthropic import AnthropicModel
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from agents.models._errors import (
     ModelCallError,
     ModelConfigError,
@@ -21,7 +29,6 @@ from agents.models._errors import (
     ScriptExhaustedError,
     UnsupportedContentError,
 )
-from agents.models._openai import OpenAIChatModel
 from agents.models._resolve import resolve_model
 from agents.models._scripted import ScriptedModel, ScriptedRequest, estimate_tokens
 from agents.models._types import (
@@ -35,6 +42,10 @@ from agents.models._types import (
     TextDelta,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from agents.models._anthropic import AnthropicModel
+    from agents.models._openai import OpenAIChatModel
 
 __all__ = [
     "STOP_REASONS",
@@ -59,3 +70,22 @@ __all__ = [
     "estimate_tokens",
     "resolve_model",
 ]
+
+_LAZY = {
+    "AnthropicModel": "agents.models._anthropic",
+    "OpenAIChatModel": "agents.models._openai",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a provider adapter the first time it is asked for (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -1,25 +1,48 @@
-"""`AnthropicModel`: the Messages API through the official ``anthropic`` SDK."""
+"""`AnthropicModel`: the Messages API through the official ``anthropic`` SDK.
+
+The SDK is imported when the first model is built, not with this module, so that
+``import agents`` stays light (the SDK weighs seconds and tens of MiB).
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-
-import anthropic
-import httpx2
-from anthropic import AsyncAnthropic, omit
-from anthropic import types as wire
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from agents.models._anthropic_wire import anthropic_request, anthropic_stop_reason
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
     connection_failure,
+    malformed_failure,
     status_failure,
     timeout_failure,
 )
+from agents.models._responses import (
+    Malformed,
+    checked_body,
+    checked_object,
+    field,
+    items,
+    no_events,
+    optional_text,
+    optional_tokens,
+    text,
+    tokens,
+)
 from agents.models._types import GenerateOptions, Message, ModelResponse, TextDelta, Usage
 
+if TYPE_CHECKING:
+    import httpx2
+    from anthropic import AnthropicError, AsyncAnthropic
+    from anthropic.types import MessageParam
+    from pydantic import BaseModel
+
 __all__ = ["AnthropicModel"]
+
+_NOT_A_MESSAGE = "the response is not a Messages API message"
+_NOT_A_STREAM = "the stream is not a Messages API event stream"
 
 
 class AnthropicModel:
@@ -29,13 +52,18 @@ class AnthropicModel:
     by the API, so ``GenerateOptions.max_tokens`` falls back to the constructor's. The
     SDK retries 408/409/429/5xx and timeouts with backoff that honours ``retry-after``
     and ``retry-after-ms``, up to ``max_retries``; what is left is raised as
-    `ModelCallError` (`ModelTimeoutError` for timeouts). Images go as base64 or URL
-    blocks, PDFs and plain text as documents; audio raises `UnsupportedContentError`.
+    `ModelCallError` (`ModelTimeoutError` for timeouts), and so is an answer that is
+    not a message (HTML, a JSON array, ``"content": 42``, a stream line that is not
+    JSON). Images go as base64 or URL blocks, PDFs and plain text as documents; audio
+    raises `UnsupportedContentError`.
 
     The SDK has no ``temperature`` parameter any more (newer models reject it), so a
     ``temperature`` that is set is sent as an extra body field, and only then; the API
     has no ``seed``, so that option is ignored. Input usage counts cached tokens too.
     A ready ``client`` replaces ``api_key``, ``base_url``, ``timeout`` and ``max_retries``.
+
+    Errors never carry the SDK's exception as ``__cause__`` (its text may echo the
+    request's key); it stays reachable as ``__context__``.
 
     >>> model = AnthropicModel("claude-haiku-4-5", api_key="sk-ant-example")
     >>> model.name
@@ -57,8 +85,10 @@ class AnthropicModel:
         self._model = model
         self._name = name if name is not None else f"anthropic:{model}"
         if client is None:
+            import anthropic
+
             try:
-                client = AsyncAnthropic(
+                client = anthropic.AsyncAnthropic(
                     api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
                 )
             except anthropic.AnthropicError as err:
@@ -85,6 +115,10 @@ class AnthropicModel:
         self, messages: Sequence[Message], options: GenerateOptions | None = None
     ) -> ModelResponse:
         """One whole message."""
+        import anthropic
+        import httpx2
+        from anthropic import omit
+
         opts = options if options is not None else GenerateOptions()
         system, turns = anthropic_request(messages)
         try:
@@ -97,15 +131,11 @@ class AnthropicModel:
                 extra_body=self._extra_body(opts),
                 stream=False,
             )
+            return _read_message(reply, self._model)
         except (anthropic.AnthropicError, httpx2.HTTPError) as err:
-            raise self._failure(err) from err
-        text = "".join(block.text for block in reply.content if isinstance(block, wire.TextBlock))
-        return ModelResponse(
-            text=text,
-            stop_reason=anthropic_stop_reason(reply.stop_reason),
-            usage=Usage(_input_tokens(reply.usage), reply.usage.output_tokens),
-            model=reply.model or self._model,
-        )
+            raise self._failure(err) from None
+        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
+            raise malformed_failure(self._name, _NOT_A_MESSAGE, err) from err
 
     async def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
@@ -113,55 +143,66 @@ class AnthropicModel:
         """A message over server-sent events, then its `ModelResponse`."""
         opts = options if options is not None else GenerateOptions()
         system, turns = anthropic_request(messages)
+        state = _StreamState(self._model)
         pieces: list[str] = []
-        stop_reason: str | None = None
-        input_tokens = output_tokens = 0
-        model = self._model
+        async with contextlib.aclosing(self._deltas(system, turns, opts, state)) as deltas:
+            async for piece in deltas:
+                pieces.append(piece)
+                yield TextDelta(piece)
+        yield ModelResponse(
+            "".join(pieces),
+            anthropic_stop_reason(state.stop_reason),
+            Usage(state.input_tokens, state.output_tokens),
+            state.model,
+        )
+
+    async def _deltas(
+        self,
+        system: str | None,
+        turns: list[MessageParam],
+        options: GenerateOptions,
+        state: _StreamState,
+    ) -> AsyncGenerator[str, None]:
+        """The streamed text pieces; every failure leaves as a `ModelError`."""
+        import anthropic
+        import httpx2
+        from anthropic import omit
+
         try:
             events = await self._client.messages.create(
                 model=self._model,
                 messages=turns,
-                max_tokens=opts.max_tokens if opts.max_tokens is not None else self._max_tokens,
+                max_tokens=(
+                    options.max_tokens if options.max_tokens is not None else self._max_tokens
+                ),
                 system=system if system is not None else omit,
-                stop_sequences=list(opts.stop) if opts.stop else omit,
-                extra_body=self._extra_body(opts),
+                stop_sequences=list(options.stop) if options.stop else omit,
+                extra_body=self._extra_body(options),
                 stream=True,
             )
             async with events:
                 async for event in events:
-                    if isinstance(event, wire.RawMessageStartEvent):
-                        model = event.message.model or model
-                        input_tokens = _input_tokens(event.message.usage)
-                        output_tokens = event.message.usage.output_tokens
-                    elif isinstance(event, wire.RawContentBlockDeltaEvent):
-                        if isinstance(event.delta, wire.TextDelta) and event.delta.text:
-                            pieces.append(event.delta.text)
-                            yield TextDelta(event.delta.text)
-                    elif isinstance(event, wire.RawMessageDeltaEvent):
-                        # Counts in message_delta are cumulative, so they replace, not add.
-                        stop_reason = event.delta.stop_reason or stop_reason
-                        output_tokens = event.usage.output_tokens
-                        if event.usage.input_tokens is not None:
-                            input_tokens = (
-                                event.usage.input_tokens
-                                + (event.usage.cache_creation_input_tokens or 0)
-                                + (event.usage.cache_read_input_tokens or 0)
-                            )
+                    piece = state.read(event)
+                    if piece:
+                        yield piece
+            if not state.events:
+                raise no_events(events.response.headers.get("content-type"))
+            if not state.started:
+                raise Malformed("it has no message_start event")
         except (anthropic.AnthropicError, httpx2.HTTPError) as err:
             # The SDK leaves transport errors raised while reading the stream unwrapped.
-            raise self._failure(err) from err
-        yield ModelResponse(
-            "".join(pieces),
-            anthropic_stop_reason(stop_reason),
-            Usage(input_tokens, output_tokens),
-            model,
-        )
+            raise self._failure(err) from None
+        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
+            raise malformed_failure(self._name, _NOT_A_STREAM, err) from err
 
     @staticmethod
     def _extra_body(options: GenerateOptions) -> Mapping[str, object] | None:
         return {"temperature": options.temperature} if options.temperature is not None else None
 
-    def _failure(self, err: anthropic.AnthropicError | httpx2.HTTPError) -> ModelError:
+    def _failure(self, err: AnthropicError | httpx2.HTTPError) -> ModelError:
+        import anthropic
+        import httpx2
+
         if isinstance(err, anthropic.APITimeoutError | httpx2.TimeoutException):
             return timeout_failure(self._name, self._timeout, self._max_retries)
         if isinstance(err, anthropic.APIConnectionError | httpx2.TransportError):
@@ -174,9 +215,87 @@ class AnthropicModel:
         return ModelCallError(f"{self._name}: {err}")
 
 
-def _input_tokens(usage: wire.Usage) -> int:
-    return (
-        usage.input_tokens
-        + (usage.cache_creation_input_tokens or 0)
-        + (usage.cache_read_input_tokens or 0)
+def _read_message(reply: object, default_model: str) -> ModelResponse:
+    """Our response from the SDK's ``Message``, each field checked; `Malformed` if not."""
+    from anthropic import types as wire
+
+    body = checked_body(reply)
+    content = field(body, "content")
+    error = field(body, "error")
+    if content is None and error is not None:
+        raise Malformed(f"it reports an error: {api_message({'error': error}, repr(error))}")
+    pieces: list[str] = []
+    for position, item in enumerate(items(content, "content")):
+        block = checked_object(item, f"content[{position}]")
+        if isinstance(block, wire.TextBlock):
+            pieces.append(text(field(block, "text"), f"content[{position}].text"))
+    input_tokens, output_tokens = _read_usage(field(body, "usage"), "usage")
+    return ModelResponse(
+        text="".join(pieces),
+        stop_reason=anthropic_stop_reason(optional_text(field(body, "stop_reason"), "stop_reason")),
+        usage=Usage(input_tokens, output_tokens),
+        model=optional_text(field(body, "model"), "model") or default_model,
     )
+
+
+def _read_usage(value: object, path: str) -> tuple[int, int]:
+    """Input tokens (cached ones included) and output tokens of a ``usage`` object."""
+    usage = checked_object(value, path)
+    return (
+        _input_tokens(usage, path),
+        tokens(field(usage, "output_tokens"), f"{path}.output_tokens"),
+    )
+
+
+def _input_tokens(usage: BaseModel, path: str) -> int:
+    """Input tokens, the cache's writes and reads included."""
+    fresh = tokens(field(usage, "input_tokens"), f"{path}.input_tokens")
+    cached = (
+        optional_tokens(field(usage, name), f"{path}.{name}")
+        for name in ("cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    return fresh + sum(cached)
+
+
+class _StreamState:
+    """What a stream's events said besides their text: model, usage, stop reason."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.events = 0
+        self.started = False
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.stop_reason: str | None = None
+
+    def read(self, item: object) -> str:
+        """The text one event adds (often none); `Malformed` if it is not an event."""
+        from anthropic import types as wire
+
+        self.events += 1
+        event = checked_object(item, "an event")
+        if isinstance(event, wire.RawMessageStartEvent):
+            message = checked_object(field(event, "message"), "message_start.message")
+            self.started = True
+            self.model = optional_text(field(message, "model"), "message_start.message.model") or (
+                self.model
+            )
+            self.input_tokens, self.output_tokens = _read_usage(
+                field(message, "usage"), "message_start.message.usage"
+            )
+        elif isinstance(event, wire.RawContentBlockDeltaEvent):
+            delta = checked_object(field(event, "delta"), "content_block_delta.delta")
+            if isinstance(delta, wire.TextDelta):
+                return text(field(delta, "text"), "content_block_delta.delta.text")
+        elif isinstance(event, wire.RawMessageDeltaEvent):
+            delta = checked_object(field(event, "delta"), "message_delta.delta")
+            stop_reason = optional_text(field(delta, "stop_reason"), "message_delta.stop_reason")
+            self.stop_reason = stop_reason or self.stop_reason
+            # Counts in message_delta are cumulative, so they replace, not add.
+            usage = checked_object(field(event, "usage"), "message_delta.usage")
+            self.output_tokens = tokens(
+                field(usage, "output_tokens"), "message_delta.usage.output_tokens"
+            )
+            if field(usage, "input_tokens") is not None:
+                self.input_tokens = _input_tokens(usage, "message_delta.usage")
+        return ""

@@ -1,23 +1,23 @@
-"""Translation between our messages and the Anthropic Messages API wire format."""
+"""Translation between our messages and the Anthropic Messages API wire format.
+
+The SDK's types are imported for the type checker only: at run time the wire messages
+are plain dicts, so this module loads without the SDK.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
-
-from anthropic.types import (
-    AssistantMessageParam,
-    DocumentBlockParam,
-    ImageBlockParam,
-    MessageParam,
-    TextBlockParam,
-    UserMessageParam,
-)
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from agents.models._errors import UnsupportedContentError
 from agents.models._text_only import text_only
 from agents.models._types import Message
 from toolchain import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
+
+if TYPE_CHECKING:
+    from anthropic.types import DocumentBlockParam, ImageBlockParam, MessageParam, TextBlockParam
+
+    _Block: TypeAlias = TextBlockParam | ImageBlockParam | DocumentBlockParam
 
 __all__ = ["anthropic_request", "anthropic_stop_reason"]
 
@@ -39,8 +39,6 @@ _STOP_REASONS: Mapping[str, str] = {
     "refusal": "content_filter",
 }
 
-_Block = TextBlockParam | ImageBlockParam | DocumentBlockParam
-
 _API = "Anthropic"
 
 
@@ -50,19 +48,15 @@ def anthropic_request(messages: Sequence[Message]) -> tuple[str | None, list[Mes
     wire: list[MessageParam] = []
     for index, message in enumerate(messages):
         if message.role == "system":
-            system.append(text_only(message, index, "Anthropic"))
+            system.append(text_only(message, index, _API))
         elif message.role == "assistant":
-            wire.append(
-                AssistantMessageParam(
-                    role="assistant", content=text_only(message, index, "Anthropic")
-                )
-            )
+            wire.append({"role": "assistant", "content": text_only(message, index, _API)})
         elif all(isinstance(part, TextContent) for part in message.content):
-            wire.append(UserMessageParam(role="user", content=message.text_content()))
+            wire.append({"role": "user", "content": message.text_content()})
         else:
             # The API rejects empty text blocks, and they carry nothing anyway.
             parts = [p for p in message.content if not (isinstance(p, TextContent) and not p.text)]
-            wire.append(UserMessageParam(role="user", content=[_block(p, index) for p in parts]))
+            wire.append({"role": "user", "content": [_block(p, index) for p in parts]})
     return ("\n\n".join(system) if system else None), wire
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agents._redact import redact
+
 __all__ = [
     "ModelCallError",
     "ModelConfigError",
@@ -15,9 +17,17 @@ __all__ = [
 class ModelError(Exception):
     """Base of every error a model adapter raises.
 
+    The message goes through `agents._redact.redact` first, so an error never shows an
+    API key, a bearer token or a URL's credentials, whatever server text it quotes.
+
     >>> issubclass(ModelCallError, ModelError)
     True
+    >>> str(ModelError("HTTP 401: Bearer abc123 was refused"))
+    'HTTP 401: Bearer [REDACTED] was refused'
     """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(redact(message))
 
 
 class ModelConfigError(ModelError):

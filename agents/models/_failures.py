@@ -1,12 +1,24 @@
-"""Wording of call failures, shared by the provider adapters so they read alike."""
+"""Wording of call failures, shared by the provider adapters so they read alike.
+
+Messages quote server bodies and base URLs; `ModelError` passes every message through
+`agents._redact.redact`, so keys and tokens in them never reach the caller.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from agents.models._errors import ModelCallError, ModelTimeoutError
+from agents.models._responses import describe_error
 
-__all__ = ["api_message", "connection_failure", "status_failure", "timeout_failure"]
+__all__ = [
+    "api_message",
+    "connection_failure",
+    "malformed_failure",
+    "status_failure",
+    "timeout_failure",
+]
 
 
 def _retryable(status: int) -> bool:
@@ -18,17 +30,21 @@ def _retries(max_retries: int) -> str:
     return f"{max_retries} retr{'y' if max_retries == 1 else 'ies'}"
 
 
+def _get(value: object, key: str) -> object:
+    """``value[key]`` for a JSON object, else ``None``."""
+    return cast("Mapping[object, object]", value).get(key) if isinstance(value, Mapping) else None
+
+
 def api_message(body: object, fallback: str) -> str:
     """The human message in an error body shaped ``{"error": {"message": ...}}`` or flatter.
 
     >>> api_message({"error": {"message": "slow down"}}, "HTTP 429")
     'slow down'
     """
-    for candidate in (body.get("error") if isinstance(body, Mapping) else None, body):
-        if isinstance(candidate, Mapping):
-            message = candidate.get("message")
-            if isinstance(message, str) and message:
-                return message
+    for candidate in (_get(body, "error"), body):
+        message = _get(candidate, "message")
+        if isinstance(message, str) and message:
+            return message
     if isinstance(body, str) and body.strip():
         return body.strip()[:500]
     return fallback
@@ -61,3 +77,15 @@ def connection_failure(label: str, base_url: str, cause: BaseException) -> Model
     return ModelCallError(
         f"{label}: could not talk to {base_url}: {reason!s} ({type(reason).__name__})"
     )
+
+
+def malformed_failure(label: str, what: str, err: BaseException) -> ModelCallError:
+    """A `ModelCallError` for an answer that is not what the API promises.
+
+    ``what`` says what it should have been, ``err`` is what reading it raised.
+
+    >>> str(malformed_failure("openai:m", "the response is not a chat completion",
+    ...                       ValueError("bad")))
+    'openai:m: the response is not a chat completion: ValueError: bad'
+    """
+    return ModelCallError(f"{label}: {what}: {describe_error(err)}")

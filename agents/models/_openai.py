@@ -1,27 +1,47 @@
-"""`OpenAIChatModel`: the chat completions API through the official ``openai`` SDK."""
+"""`OpenAIChatModel`: the chat completions API through the official ``openai`` SDK.
+
+The SDK is imported when the first model is built, not with this module, so that
+``import agents`` stays light (the SDK weighs seconds and tens of MiB).
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-import openai
-from openai import AsyncOpenAI, Omit, omit
+from typing import TYPE_CHECKING, Literal
 
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
     connection_failure,
+    malformed_failure,
     status_failure,
     timeout_failure,
 )
 from agents.models._openai_wire import openai_messages, openai_stop_reason
+from agents.models._responses import (
+    Malformed,
+    checked_body,
+    checked_object,
+    field,
+    items,
+    no_events,
+    optional_text,
+    tokens,
+)
 from agents.models._types import GenerateOptions, Message, ModelResponse, TextDelta, Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, Omit, OpenAIError
+    from openai.types.chat import ChatCompletionMessageParam
 
 __all__ = ["OpenAIChatModel"]
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+
+_NOT_A_COMPLETION = "the response is not a chat completion"
+_NOT_A_STREAM = "the stream is not a chat completion stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,15 +58,20 @@ class OpenAIChatModel:
 
     Retries on 408/409/429/5xx and on timeouts are the SDK's own (exponential backoff
     that honours ``retry-after`` and ``retry-after-ms``), up to ``max_retries``; what is
-    left over is raised as `ModelCallError` (`ModelTimeoutError` for timeouts). Images
-    go as data URLs, wav/mp3 audio as ``input_audio``, other inline files as ``file``
-    parts; anything else raises `UnsupportedContentError`.
+    left over is raised as `ModelCallError` (`ModelTimeoutError` for timeouts), and so
+    is an answer that is not a chat completion (HTML, a JSON array, ``"content": 42``,
+    a stream line that is not JSON). Images go as data URLs, wav/mp3 audio as
+    ``input_audio``, other inline files as ``file`` parts; anything else raises
+    `UnsupportedContentError`.
 
     ``max_tokens_field`` picks the request field for ``GenerateOptions.max_tokens``:
     by default ``max_completion_tokens`` on api.openai.com (its reasoning models refuse
     ``max_tokens``) and ``max_tokens`` elsewhere, which every compatible server knows.
     Set ``stream_usage=False`` for a server that refuses ``stream_options``. A ready
     ``client`` replaces ``api_key``, ``base_url``, ``timeout`` and ``max_retries``.
+
+    Errors never carry the SDK's exception as ``__cause__`` (its text may echo the
+    request's key); it stays reachable as ``__context__``.
 
     >>> model = OpenAIChatModel("llama3", api_key="unused", base_url="http://localhost:11434/v1")
     >>> model.name
@@ -69,8 +94,10 @@ class OpenAIChatModel:
         self._model = model
         self._name = name if name is not None else f"openai:{model}"
         if client is None:
+            import openai
+
             try:
-                client = AsyncOpenAI(
+                client = openai.AsyncOpenAI(
                     api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
                 )
             except openai.OpenAIError as err:
@@ -100,6 +127,8 @@ class OpenAIChatModel:
         self, messages: Sequence[Message], options: GenerateOptions | None = None
     ) -> ModelResponse:
         """One whole chat completion."""
+        import openai
+
         opts = options if options is not None else GenerateOptions()
         wire = openai_messages(messages)
         sampling = self._sampling(opts)
@@ -114,23 +143,11 @@ class OpenAIChatModel:
                 max_completion_tokens=sampling.max_completion_tokens,
                 seed=sampling.seed,
             )
+            return _read_completion(completion, opts, self._model)
         except openai.OpenAIError as err:
-            raise self._failure(err) from err
-        if not completion.choices:
-            raise ModelCallError(f"{self._name}: the response holds no choices")
-        choice = completion.choices[0]
-        usage = completion.usage
-        refused = choice.message.content is None and bool(choice.message.refusal)
-        return ModelResponse(
-            text=choice.message.content or "",
-            stop_reason=(
-                "content_filter"
-                if refused
-                else openai_stop_reason(choice.finish_reason, choice.model_extra, opts)
-            ),
-            usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
-            model=completion.model or self._model,
-        )
+            raise self._failure(err) from None
+        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
+            raise malformed_failure(self._name, _NOT_A_COMPLETION, err) from err
 
     async def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
@@ -138,18 +155,27 @@ class OpenAIChatModel:
         """A chat completion over server-sent events, then its `ModelResponse`."""
         opts = options if options is not None else GenerateOptions()
         wire = openai_messages(messages)
-        sampling = self._sampling(opts)
+        state = _StreamState(self._model)
         pieces: list[str] = []
-        finish_reason: str | None = None
-        extra: dict[str, object] | None = None
-        usage = Usage()
-        model = self._model
+        async with contextlib.aclosing(self._deltas(wire, self._sampling(opts), state)) as deltas:
+            async for text in deltas:
+                pieces.append(text)
+                yield TextDelta(text)
+        stop_reason = openai_stop_reason(state.finish_reason, state.extra, opts)
+        yield ModelResponse("".join(pieces), stop_reason, state.usage, state.model)
+
+    async def _deltas(
+        self, wire: list[ChatCompletionMessageParam], sampling: _Sampling, state: _StreamState
+    ) -> AsyncGenerator[str, None]:
+        """The streamed text pieces; every failure leaves as a `ModelError`."""
+        import openai
+
         try:
             chunks = await self._client.chat.completions.create(
                 model=self._model,
                 messages=wire,
                 stream=True,
-                stream_options={"include_usage": True} if self._stream_usage else omit,
+                stream_options={"include_usage": True} if self._stream_usage else openai.omit,
                 stop=sampling.stop,
                 temperature=sampling.temperature,
                 max_tokens=sampling.max_tokens,
@@ -158,24 +184,19 @@ class OpenAIChatModel:
             )
             async with chunks:
                 async for chunk in chunks:
-                    model = chunk.model or model
-                    if chunk.usage is not None:
-                        usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-                    for choice in chunk.choices:
-                        if choice.index != 0:
-                            continue
-                        if choice.delta.content:
-                            pieces.append(choice.delta.content)
-                            yield TextDelta(choice.delta.content)
-                        if choice.finish_reason is not None:
-                            finish_reason, extra = choice.finish_reason, choice.model_extra
+                    text = state.read(chunk)
+                    if text:
+                        yield text
+            if not state.chunks:
+                raise no_events(chunks.response.headers.get("content-type"))
         except openai.OpenAIError as err:
-            raise self._failure(err) from err
-        yield ModelResponse(
-            "".join(pieces), openai_stop_reason(finish_reason, extra, opts), usage, model
-        )
+            raise self._failure(err) from None
+        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
+            raise malformed_failure(self._name, _NOT_A_STREAM, err) from err
 
     def _sampling(self, options: GenerateOptions) -> _Sampling:
+        from openai import omit
+
         max_tokens = options.max_tokens if options.max_tokens is not None else omit
         return _Sampling(
             stop=list(options.stop) if options.stop else omit,
@@ -187,7 +208,9 @@ class OpenAIChatModel:
             seed=options.seed if options.seed is not None else omit,
         )
 
-    def _failure(self, err: openai.OpenAIError) -> ModelError:
+    def _failure(self, err: OpenAIError) -> ModelError:
+        import openai
+
         if isinstance(err, openai.APITimeoutError):
             return timeout_failure(self._name, self._timeout, self._max_retries)
         if isinstance(err, openai.APIConnectionError):
@@ -198,3 +221,78 @@ class OpenAIChatModel:
         if isinstance(err, openai.APIError):
             return ModelCallError(f"{self._name}: {api_message(err.body, err.message)}")
         return ModelCallError(f"{self._name}: {err}")
+
+
+def _read_completion(
+    completion: object, options: GenerateOptions, default_model: str
+) -> ModelResponse:
+    """Our response from the SDK's ``ChatCompletion``, each field checked; `Malformed` if not."""
+    body = checked_body(completion)
+    choices = field(body, "choices")
+    error = field(body, "error")
+    if choices is None and error is not None:
+        raise Malformed(f"it reports an error: {api_message({'error': error}, repr(error))}")
+    listed = items(choices, "choices")
+    if not listed:
+        raise Malformed("it holds no choices")
+    choice = checked_object(listed[0], "choices[0]")
+    message = checked_object(field(choice, "message"), "choices[0].message")
+    content = optional_text(field(message, "content"), "choices[0].message.content")
+    refusal = optional_text(field(message, "refusal"), "choices[0].message.refusal")
+    finish_reason = optional_text(field(choice, "finish_reason"), "choices[0].finish_reason")
+    refused = content is None and bool(refusal)
+    return ModelResponse(
+        text=content or "",
+        stop_reason=(
+            "content_filter"
+            if refused
+            else openai_stop_reason(finish_reason, choice.model_extra, options)
+        ),
+        usage=_read_usage(field(body, "usage"), "usage"),
+        model=optional_text(field(body, "model"), "model") or default_model,
+    )
+
+
+def _read_usage(value: object, path: str) -> Usage:
+    if value is None:
+        return Usage()
+    usage = checked_object(value, path)
+    return Usage(
+        tokens(field(usage, "prompt_tokens"), f"{path}.prompt_tokens"),
+        tokens(field(usage, "completion_tokens"), f"{path}.completion_tokens"),
+    )
+
+
+class _StreamState:
+    """What a stream's chunks said besides their text: model, usage, finish reason."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.chunks = 0
+        self.usage = Usage()
+        self.finish_reason: str | None = None
+        self.extra: Mapping[str, object] | None = None
+
+    def read(self, chunk: object) -> str:
+        """The text of choice 0 in one ``chat.completion.chunk``; `Malformed` if it is none."""
+        self.chunks += 1
+        body = checked_object(chunk, "a chunk")
+        self.model = optional_text(field(body, "model"), "chunk.model") or self.model
+        usage = field(body, "usage")
+        if usage is not None:
+            self.usage = _read_usage(usage, "chunk.usage")
+        text: list[str] = []
+        choices = items(field(body, "choices"), "chunk.choices", optional=True)
+        for position, item in enumerate(choices):
+            path = f"chunk.choices[{position}]"
+            choice = checked_object(item, path)
+            if field(choice, "index") not in (0, None):
+                continue
+            delta = checked_object(field(choice, "delta"), f"{path}.delta")
+            content = optional_text(field(delta, "content"), f"{path}.delta.content")
+            if content:
+                text.append(content)
+            finish_reason = optional_text(field(choice, "finish_reason"), f"{path}.finish_reason")
+            if finish_reason is not None:
+                self.finish_reason, self.extra = finish_reason, choice.model_extra
+        return "".join(text)

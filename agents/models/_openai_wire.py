@@ -1,24 +1,24 @@
-"""Translation between our messages and the OpenAI chat completions wire format."""
+"""Translation between our messages and the OpenAI chat completions wire format.
+
+The SDK's types are imported for the type checker only: at run time the wire messages
+are plain dicts, so this module loads without the SDK.
+"""
 
 from __future__ import annotations
 
 import mimetypes
 from collections.abc import Mapping, Sequence
-
-from openai.types.chat import (
-    ChatCompletionAssistantMessageParam,
-    ChatCompletionContentPartParam,
-    ChatCompletionMessageParam,
-    ChatCompletionSystemMessageParam,
-    ChatCompletionUserMessageParam,
-)
-from openai.types.chat.chat_completion_content_part_input_audio_param import InputAudio
-from openai.types.chat.chat_completion_content_part_param import File
+from typing import TYPE_CHECKING
 
 from agents.models._errors import UnsupportedContentError
 from agents.models._text_only import text_only
 from agents.models._types import GenerateOptions, Message
 from toolchain import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionContentPartParam, ChatCompletionMessageParam
+    from openai.types.chat.chat_completion_content_part_input_audio_param import InputAudio
+    from openai.types.chat.chat_completion_content_part_param import File
 
 __all__ = ["openai_messages", "openai_stop_reason"]
 
@@ -42,23 +42,15 @@ def openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessagePa
     wire: list[ChatCompletionMessageParam] = []
     for index, message in enumerate(messages):
         if message.role == "system":
-            wire.append(
-                ChatCompletionSystemMessageParam(
-                    role="system", content=text_only(message, index, "OpenAI chat completions")
-                )
-            )
+            wire.append({"role": "system", "content": text_only(message, index, _API)})
         elif message.role == "assistant":
-            wire.append(
-                ChatCompletionAssistantMessageParam(
-                    role="assistant", content=text_only(message, index, "OpenAI chat completions")
-                )
-            )
+            wire.append({"role": "assistant", "content": text_only(message, index, _API)})
         elif all(isinstance(part, TextContent) for part in message.content):
             # A plain string is what every OpenAI-compatible server accepts.
-            wire.append(ChatCompletionUserMessageParam(role="user", content=message.text_content()))
+            wire.append({"role": "user", "content": message.text_content()})
         else:
             parts = [_part(part, index) for part in message.content]
-            wire.append(ChatCompletionUserMessageParam(role="user", content=parts))
+            wire.append({"role": "user", "content": parts})
     return wire
 
 

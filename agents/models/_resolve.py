@@ -6,9 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from agents.models._anthropic import AnthropicModel
 from agents.models._errors import ModelConfigError
-from agents.models._openai import OpenAIChatModel
 from agents.models._types import Model
 
 __all__ = ["resolve_model"]
@@ -31,7 +29,8 @@ def resolve_model(spec: str | Model, *, env: Mapping[str, str] | None = None) ->
     (``openai`` or ``anthropic``). ``openai`` and ``anthropic`` are built in; any other
     provider needs ``P_API_BASE`` and speaks ``openai`` unless ``P_API_TYPE`` says
     otherwise. Variables come from ``env``, by default `os.environ`. Anything missing
-    raises `ModelConfigError` naming the variables to set.
+    raises `ModelConfigError` naming the variables to set (never echoing a key: error
+    messages are redacted).
 
     >>> env = {"OLLAMA_API_BASE": "http://localhost:11434/v1", "OLLAMA_API_KEY": "unused",
     ...        "LM_MODEL_FAST": "ollama:llama3.2:3b"}
@@ -69,8 +68,13 @@ def resolve_model(spec: str | Model, *, env: Mapping[str, str] | None = None) ->
         hint = "" if provider in _BUILTIN else " (any non-empty value if the server needs no key)"
         raise ModelConfigError(f"model {spec!r} needs an API key: set {key_var}{hint}")
     name = f"{provider}:{model_id}"
+    # An adapter (and its SDK) is imported only when a model of its kind is built.
     if api_type == "anthropic":
+        from agents.models._anthropic import AnthropicModel
+
         return AnthropicModel(model_id, api_key=api_key, base_url=base_url, name=name)
+    from agents.models._openai import OpenAIChatModel
+
     return OpenAIChatModel(model_id, api_key=api_key, base_url=base_url, name=name)
 
 

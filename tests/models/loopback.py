@@ -63,6 +63,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -245,6 +246,14 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, loopback: LoopbackServer) -> None:
         super().__init__(("127.0.0.1", 0), _RequestHandler)
         self.loopback = loopback
+
+    def handle_error(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
+    ) -> None:
+        """Stay quiet when a client drops its connection (as SDKs do after a bad stream)."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
