@@ -315,3 +315,16 @@ def test_snapshot_observation_picks_the_file_type(
 ) -> None:
     assert snapshot_observation(MarkdownFormat()).extension_class is MarkdownSnapshotExtension
     assert snapshot_observation(XMLFormat()).extension_class is XMLSnapshotExtension
+
+
+def test_the_readme_snapshot_example_works_as_shown(pytester: pytest.Pytester) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Snapshot-testing your tools", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = section.split("Each holds exactly the observation text", 1)[1]
+    shown_md = shown.split("```text\n", 1)[1].split("```", 1)[0]
+    pytester.makepyfile(test_forecast=code)
+    pytester.runpytest(*PLUGIN_ARGS, "--snapshot-update").assert_outcomes(passed=1)
+    stored = pytester.path / "__snapshots__" / "test_forecast" / "test_forecast.md"
+    assert stored.read_text(encoding="utf-8") == shown_md.removesuffix("\n")
+    pytester.runpytest(*PLUGIN_ARGS).assert_outcomes(passed=1)
