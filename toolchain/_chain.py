@@ -887,7 +887,12 @@ class YAMLToolChain(_ToolChainBase):
     syntax = "YAML"
 
     def _decode(self, content: str) -> list[ToolCall | str]:
-        return load_yaml_calls(content, self._schema_for)
+        return load_yaml_calls(
+            content,
+            self._schema_for,
+            limit=self.max_calls,
+            too_many=lambda extra: _too_many(extra, self.max_calls),
+        )
 
     def _schema_for(self, name: str) -> Mapping[str, Any] | None:
         tool = self._tools.get(name)

@@ -106,12 +106,18 @@ def _check_depth(text: str) -> None:
 
 
 def load_yaml_calls(
-    content: str, schema_for: Callable[[str], Schema | None]
+    content: str,
+    schema_for: Callable[[str], Schema | None],
+    *,
+    limit: int | None = None,
+    too_many: Callable[[int], str] | None = None,
 ) -> list[ToolCall | str]:
     """Calls (or, per bad item, a message saying why it is not a call).
 
     ``schema_for(tool_name)`` gives the JSON Schema of that tool's arguments, or None
-    for an unknown tool (its arguments are then built without a schema).
+    for an unknown tool (its arguments are then built without a schema). With
+    ``limit``, only that many calls are built; ``too_many(count)`` is then the one
+    item that stands for the ``count`` calls beyond it.
     """
     check_text(content)
     text = unfence(content)
@@ -122,7 +128,13 @@ def load_yaml_calls(
         return []
     builder = _Builder()
     items = root.value if isinstance(root, SequenceNode) else [root]
-    return [builder.call_or_problem(index, item, schema_for) for index, item in enumerate(items)]
+    extra = 0 if limit is None else max(0, len(items) - limit)
+    if extra:
+        items = items[:limit]
+    calls = [builder.call_or_problem(index, item, schema_for) for index, item in enumerate(items)]
+    if extra and too_many is not None:
+        calls.append(too_many(extra))
+    return calls
 
 
 def load_yaml(text: str, schema: Schema | None = None) -> Any:
