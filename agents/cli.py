@@ -36,7 +36,9 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m agents", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m agents", description=(__doc__ or "").split("\n")[0]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="run the SkyWings customer-service agent")
     demo.add_argument("--format", choices=["xml", "markdown"], default="xml")

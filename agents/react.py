@@ -69,6 +69,7 @@ __all__ = ["AgentOptions", "ReActAgent"]
 
 AnswerT = TypeVar("AnswerT")
 T = TypeVar("T")
+Q = TypeVar("Q")
 
 _log = logging.getLogger("agents")
 OBSERVER_ERRORS = Stats.OBSERVER_ERRORS
@@ -110,6 +111,8 @@ class AgentOptions(TypedDict, total=False):
 
 
 class _Stop(Exception):
+    kind: StopKind
+
     def __init__(self, kind: StopKind, detail: str) -> None:
         super().__init__(detail)
         self.kind = kind
@@ -534,12 +537,12 @@ class _Step:
 
 async def _drain(
     work: Awaitable[T],
-    queue: asyncio.Queue[Any],
+    queue: asyncio.Queue[Q],
     ctx: ExecutionContext,
     deadline: float | None,
     *,
     race_cancel: bool,
-) -> AsyncIterator[Any]:
+) -> AsyncIterator[Q | _Done[T]]:
     """Run ``work``, yielding what lands in ``queue`` meanwhile, then ``_Done(result)``.
 
     With ``race_cancel`` (model calls) it stops with ``_Stop`` at the deadline or when
@@ -553,7 +556,9 @@ async def _drain(
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
-            waiting = {task, getter} | ({cancelled} if cancelled else set())
+            waiting: set[asyncio.Future[Any]] = {task, getter}
+            if cancelled is not None:
+                waiting.add(cancelled)
             timeout = None if deadline is None else max(0.0, deadline - loop.time())
             done, _ = await asyncio.wait(
                 waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED

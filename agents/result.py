@@ -82,7 +82,7 @@ def render_transcript(messages: Sequence[Message]) -> str:
     ==== assistant ====
     Hello
     """
-    blocks = []
+    blocks: list[str] = []
     for message in messages:
         parts = [
             part.text if isinstance(part, TextContent) else f"[{part.describe()}]"

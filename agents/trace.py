@@ -96,14 +96,19 @@ class JSONLTraceWriter:
             "event": type(event).__name__,
             "t": round(time.perf_counter() - self._started, 6),
         }
-        for field in dataclasses.fields(event):  # type: ignore[arg-type]  # events are dataclasses
-            value = getattr(event, field.name)
+        names = (
+            [field.name for field in dataclasses.fields(event)]
+            if dataclasses.is_dataclass(event) and not isinstance(event, type)
+            else list(getattr(event, "__dict__", {}))
+        )
+        for name in names:
+            value = getattr(event, name)
             if isinstance(value, ExecutionContext):
                 record["run"] = value.run_id
-            elif field.name == "messages" and not self._include_messages:
+            elif name == "messages" and not self._include_messages:
                 record["messages"] = len(value)
             else:
-                record[field.name] = value
+                record[name] = value
         # Plain data first (media bytes kept as bytes), so that every string can be
         # redacted before encoding; redacting the JSON text could break its escapes.
         plain = msgspec.to_builtins(record, builtin_types=(bytes,), enc_hook=_enc_hook)

@@ -64,7 +64,7 @@ class Booking:
     status: Literal["confirmed", "cancelled"]
     total_price: int
     meal_preference: str
-    history: list[str] = field(default_factory=list)
+    history: list[str] = field(default_factory=list[str])
 
 
 @dataclass

@@ -97,7 +97,7 @@ def render_calls(calls: tuple[tuple[str, dict[str, Any]], ...], syntax: str) -> 
 
 def demo_outputs(text_format: TextFormat, syntax: Literal["json", "yaml"]) -> list[str]:
     """The scripted model outputs for this format and call syntax."""
-    outputs = []
+    outputs: list[str] = []
     for step in STEPS:
         parts = [text_format.format_section("thinking", step.thinking)]
         if step.calls:
