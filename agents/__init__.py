@@ -6,6 +6,8 @@
 'Paris'
 """
 
+from typing import TYPE_CHECKING
+
 from agents.events import (
     AfterModelCall,
     AnswerReady,
@@ -22,13 +24,11 @@ from agents.events import (
     ToolCallStarted,
 )
 from agents.models import (
-    AnthropicModel,
     GenerateOptions,
     Message,
     Model,
     ModelError,
     ModelResponse,
-    OpenAIChatModel,
     ScriptedModel,
     TextDelta,
     Usage,
@@ -40,6 +40,9 @@ from agents.result import AgentResult, Iteration, StopKind, render_transcript
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from agents.trace import JSONLTraceWriter
 from toolchain import Limits
+
+if TYPE_CHECKING:
+    from agents.models import AnthropicModel, OpenAIChatModel
 
 __all__ = [
     "AfterModelCall",
@@ -82,3 +85,12 @@ __all__ = [
     "render_transcript",
     "resolve_model",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The provider adapters load on first use, as in ``agents.models`` (PEP 562)."""
+    if name in ("AnthropicModel", "OpenAIChatModel"):
+        import agents.models
+
+        return getattr(agents.models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
