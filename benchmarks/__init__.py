@@ -1,15 +1,21 @@
 """Benchmarks for the tool chains and text formats, run on demand (never in CI).
 
 ``python -m benchmarks`` runs everything and prints tables; ``--quick`` for a short
-run, ``--only toolchain|parse`` for one part, ``--keep-gc`` to leave the cyclic garbage
+run, ``--only toolchain|parse|loop|imports|chains`` for one part, ``--keep-gc`` to leave the cyclic garbage
 collector on while timing.
 
 * ``benchmarks.toolchain_overhead``: parse-only and full ``execute`` times of a typical
-  3-call action for ``JSONToolChain`` and ``YAMLToolChain``, against a floor doing the
+  1-call and 3-call action for ``JSONToolChain`` and ``YAMLToolChain``, against a floor doing the
   same work directly (decode, validate, call, encode);
 * ``benchmarks.parse_scaling``: one-shot and streamed section parsing of 10 KB, 100 KB
   and 1 MB model outputs with ``XMLFormat`` and ``MarkdownFormat``, and how the time
-  grows with size;
+  grows with size, and adversarial outputs (unclosed tags, padded headings …) at
+  100 KB, 300 KB and 1 MB;
+* ``benchmarks.adversarial_chains``: hostile action content through both chains at
+  100 KB, 300 KB and 990 KB, with its growth per size step;
+* ``benchmarks.import_time``: import time and memory of each package, in fresh
+  interpreters, against a bare interpreter;
+* ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration;
 * ``benchmarks._timing``: the shared measuring method (warm-up, ``perf_counter_ns``,
   medians of individually timed runs, gc control) and table printing.
 

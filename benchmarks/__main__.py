@@ -1,7 +1,7 @@
 """Run the benchmarks: ``python -m benchmarks [--quick] [--only PART] [--keep-gc]``.
 
 Prints the environment (Python, library versions, libyaml, CPU load), the measuring
-method, then each part's tables. A full run takes well under a minute on 2 cores; the
+method, then each part's tables. A full run takes a few minutes on 2 cores (`--quick` about one); the
 per-measurement time budgets in each module keep it bounded on a slow or busy host.
 """
 
@@ -16,7 +16,13 @@ from importlib import metadata
 
 import yaml
 
-from benchmarks import import_time, loop_overhead, parse_scaling, toolchain_overhead
+from benchmarks import (
+    adversarial_chains,
+    import_time,
+    loop_overhead,
+    parse_scaling,
+    toolchain_overhead,
+)
 from benchmarks._timing import Settings, load_note
 
 PARTS: dict[str, Callable[[Settings], None]] = {
@@ -24,6 +30,7 @@ PARTS: dict[str, Callable[[Settings], None]] = {
     "parse": parse_scaling.run,
     "loop": loop_overhead.run,
     "imports": import_time.run,
+    "chains": adversarial_chains.run,
 }
 
 
