@@ -1,8 +1,8 @@
 """Benchmarks for the tool chains and text formats, run on demand (never in CI).
 
 ``python -m benchmarks`` runs everything and prints tables; ``--quick`` for a short
-run, ``--only toolchain|parse|loop|imports|chains`` for one part, ``--keep-gc`` to leave the cyclic garbage
-collector on while timing.
+run, ``--only toolchain|parse|loop|imports|chains`` for one part, ``--keep-gc`` to
+leave the cyclic garbage collector on while timing.
 
 * ``benchmarks.toolchain_overhead``: parse-only and full ``execute`` times of a typical
   1-call and 3-call action for ``JSONToolChain`` and ``YAMLToolChain``, against a floor doing the

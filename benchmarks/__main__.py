@@ -1,8 +1,8 @@
 """Run the benchmarks: ``python -m benchmarks [--quick] [--only PART] [--keep-gc]``.
 
 Prints the environment (Python, library versions, libyaml, CPU load), the measuring
-method, then each part's tables. A full run takes a few minutes on 2 cores (`--quick` about one); the
-per-measurement time budgets in each module keep it bounded on a slow or busy host.
+method, then each part's tables. A full run takes a few minutes on 2 cores (``--quick``
+about one); the per-measurement time budgets in each module keep it bounded on a slow or busy host.
 """
 
 from __future__ import annotations
