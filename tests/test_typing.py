@@ -54,8 +54,13 @@ def test_a_typed_agent_answer_is_not_a_string(mistyped: dict[int, str]) -> None:
     assert 'Incompatible return value type (got "Order | None", expected "str | None")' in message
 
 
+def test_a_raw_output_read_back_is_typed_as_asked(mistyped: dict[int, str]) -> None:
+    message = mistyped[marked_line("raw")]
+    assert 'Incompatible return value type (got "int", expected "str")' in message
+
+
 def test_nothing_else_is_reported(mistyped: dict[int, str]) -> None:
-    expected = ("input", "output", "field", "answer")
+    expected = ("input", "output", "field", "answer", "raw")
     assert sorted(mistyped) == sorted(marked_line(m) for m in expected)
 
 
