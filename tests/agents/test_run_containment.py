@@ -122,7 +122,7 @@ def test_a_tool_swallowing_cancellation_cannot_keep_run_sync_from_returning() ->
     agent = ReActAgent(model, tool_chain=chain, limits=Limits(timeout=0.5))
     started = time.perf_counter()
     result = agent.run_sync("go")
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 30  # a hang guard, not a speed limit
     assert result.stopped_by == "limit" and result.limit == "timeout"
     error = result.iterations[0].tool_results[0].raw.errors[0]
     assert error is not None and error.kind == "timeout"

@@ -293,7 +293,7 @@ def test_a_tool_that_swallows_cancellation_is_abandoned_and_execute_sync_returns
     content = '[{"tool": "stubborn", "args": {"city": "x"}}, {"tool": "add", "args": {"a": 1}}]'
     started = time.perf_counter()
     result = chain.execute_sync(ExecutionContext(), content, FMT)
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 30  # a hang guard, not a speed limit
     error = result.raw.errors[0]
     assert error is not None and error.kind == "timeout"
     assert "ignored cancellation and was abandoned" in error.message

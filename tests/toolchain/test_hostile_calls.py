@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -290,10 +289,9 @@ def test_bad_arguments_string_is_a_per_call_problem(arguments: str) -> None:
         "1" + "_" * 990_000,
     ],
 )
-def test_a_megabyte_scalar_is_read_in_linear_time(value: str) -> None:
-    started = time.perf_counter()
+def test_a_megabyte_scalar_is_read_or_refused(value: str) -> None:
+    # Its time (linear; quadratic took minutes) is in benchmarks/adversarial_chains.py.
     (problem,) = load_yaml_calls(f"- tool: t\n  args: {{a: {value}}}", schema_of(INT_SCHEMA))
-    assert time.perf_counter() - started < 5.0  # ~0.3 s here; quadratic took minutes
     assert isinstance(problem, str) or problem == ToolCall("t", {"a": 1})
 
 
