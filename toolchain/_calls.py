@@ -16,6 +16,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping
+from typing import TypeAlias
 
 import msgspec
 
@@ -35,6 +36,9 @@ __all__ = [
 NAME_KEYS = ("tool", "name", "tool_name")
 ARGS_KEYS = ("args", "arguments", "parameters", "input")
 MAX_CONTENT_CHARS = 1_000_000
+
+JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
+"""What untyped JSON decoding (msgspec, ``json``) yields."""
 
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
 # A str holds code points, so a well-formed astral character is never a surrogate:
@@ -98,7 +102,7 @@ def check_text(content: str) -> None:
         )
 
 
-def call_from_mapping(index: int, item: object) -> ToolCall | str:
+def call_from_mapping(index: int, item: JSONValue) -> ToolCall | str:
     """A ``ToolCall``, or a message saying why ``item`` is not one."""
     if type(item) is dict:  # gent's own shape, by far the most common: no key search
         name, args = item.get("tool"), item.get("args")
@@ -113,7 +117,7 @@ def call_from_mapping(index: int, item: object) -> ToolCall | str:
     if not isinstance(name, str) or not name.strip():
         keys = ", ".join(map(str, item)) or "none"
         return f'call {index + 1} has no "tool" name (keys: {keys})'
-    raw_args = next((item[k] for k in ARGS_KEYS if k in item), None)
+    raw_args: JSONValue = next((item[k] for k in ARGS_KEYS if k in item), None)
     if isinstance(raw_args, str):
         try:
             raw_args = msgspec.json.decode(raw_args)
@@ -129,7 +133,7 @@ def call_from_mapping(index: int, item: object) -> ToolCall | str:
     return ToolCall(name.strip(), {str(k): v for k, v in raw_args.items()})
 
 
-def decode_json_calls(content: str) -> list[object]:
+def decode_json_calls(content: str) -> list[JSONValue]:
     """Decode JSON call content into a list of candidate call objects.
 
     Accepts one value (object or array) or several values one after another (JSON
@@ -140,7 +144,7 @@ def decode_json_calls(content: str) -> list[object]:
     if not text:
         return []
     try:
-        value = msgspec.json.decode(text)
+        value: JSONValue = msgspec.json.decode(text)
     except (msgspec.DecodeError, RecursionError, ValueError) as first_error:
         values = _decode_sequence(text)
         if values is None:
@@ -152,9 +156,10 @@ def decode_json_calls(content: str) -> list[object]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _decode_sequence(text: str) -> list[object] | None:
+def _decode_sequence(text: str) -> list[JSONValue] | None:
     decoder = json.JSONDecoder()
-    values: list[object] = []
+    values: list[JSONValue] = []
+    value: JSONValue
     pos = 0
     while pos < len(text):
         try:
@@ -179,7 +184,13 @@ def _json_problem(error: Exception) -> str:
     return str(error)
 
 
+_KIND_NAMES: dict[type[object], str] = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    type(None): "null",
+}
+
+
 def _kind(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", type(None): "null"}.get(
-        type(value), type(value).__name__
-    )
+    return _KIND_NAMES.get(type(value), type(value).__name__)

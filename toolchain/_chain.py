@@ -205,7 +205,7 @@ class _ToolChainBase(ABC):
 
     def available_tools_prompt(self) -> str:
         """Each tool's name, description, policy and parameter schema, for the prompt."""
-        blocks = []
+        blocks: list[str] = []
         for tool in self._tools.values():
             lines = [f"- {tool.name}: {tool.description.strip()}"]
             if tool.policy.strip():
@@ -583,7 +583,8 @@ class _ToolChainBase(ABC):
             message = f"{tool.name} returned {type(result).__name__}, not a ToolResult"
             _log.error("%s: its call() must return ToolResult(...)", message)
             return None, ToolCallError("output_error", message)
-        return result, None
+        # Any ToolResult: its text is an object to the chain (isinstance leaves it Unknown).
+        return cast("ToolResult[object]", result), None
 
     def _fail(
         self,
@@ -676,7 +677,7 @@ async def _before_hooks(
 ) -> tuple[ToolCall, ToolCallError | None]:
     for hook in ctx.hooks.before:
         try:
-            replaced: object = hook(ctx, call)
+            replaced = hook(ctx, call)
             if inspect.isawaitable(replaced):
                 replaced = await replaced
         except ToolCallRefused as refused:
@@ -690,7 +691,8 @@ async def _before_hooks(
             return call, ToolCallError("hook_error", _hook_message(error), error)
         if replaced is None:
             continue
-        if not isinstance(replaced, ToolCall):
+        # Hooks are user code: check what they return, whatever their annotations say.
+        if not isinstance(cast(object, replaced), ToolCall):
             message = f"a tool-call hook returned {type(replaced).__name__}, not a ToolCall"
             _log.error("%s (hook %r)", message, hook)
             return call, ToolCallError("hook_error", message)
@@ -703,7 +705,7 @@ async def _after_hooks(
 ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
     for hook in ctx.hooks.after:
         try:
-            replaced: object = hook(ctx, call, result)
+            replaced = hook(ctx, call, result)
             if inspect.isawaitable(replaced):
                 replaced = await replaced
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -713,7 +715,8 @@ async def _after_hooks(
             return None, ToolCallError("hook_error", _hook_message(error), error)
         if replaced is None:
             continue
-        if not isinstance(replaced, ToolResult):
+        # Hooks are user code: check what they return, whatever their annotations say.
+        if not isinstance(cast(object, replaced), ToolResult):
             message = f"a tool-call hook returned {type(replaced).__name__}, not a ToolResult"
             _log.error("%s (hook %r)", message, hook)
             return None, ToolCallError("hook_error", message)
@@ -783,7 +786,7 @@ def _extras(
         children.append(FormattedSection("instructions", instructions))
     part_media = tuple(result.media)
     if part_media:
-        lines = []
+        lines: list[str] = []
         for part in part_media:
             media.append(part)
             lines.append(f"[{len(media)}] {_describe_part(part)}")

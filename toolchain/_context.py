@@ -149,7 +149,8 @@ class Limits:
 
     max_iterations: int | None = 20
     max_tool_calls: int | None = None
-    max_tool_calls_per_tool: Mapping[str, int] = field(default_factory=dict)
+    # `lambda: {}`, not `dict`: the empty dict is then typed by the field.
+    max_tool_calls_per_tool: Mapping[str, int] = field(default_factory=lambda: {})
     max_input_tokens: int | None = None
     max_output_tokens: int | None = None
     max_consecutive_parse_errors: int | None = 3

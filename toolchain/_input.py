@@ -35,10 +35,11 @@ def is_input_type(tp: object) -> bool:
     """Whether ``tp`` can be a tool input: a model, dataclass, TypedDict or Struct."""
     if not isinstance(tp, type):
         return False
+    cls = cast("type[object]", tp)  # any class: isinstance alone leaves type[Unknown]
     return (
-        issubclass(tp, pydantic.BaseModel | msgspec.Struct)
-        or dataclasses.is_dataclass(tp)
-        or is_typeddict(tp)
+        issubclass(cls, pydantic.BaseModel | msgspec.Struct)
+        or dataclasses.is_dataclass(cls)
+        or is_typeddict(cls)
     )
 
 
@@ -92,7 +93,8 @@ class InputCodec(Generic[T]):
                 raw = cast(dict[str, object], msgspec.json.schema(self.type))
             else:
                 raw = self._adapter.json_schema()
-            self._schema = _inline_root(_strip_titles(raw))
+            # _strip_titles turns a dict into a dict
+            self._schema = _inline_root(cast("dict[str, object]", _strip_titles(raw)))
         return self._schema
 
 
@@ -108,18 +110,21 @@ def prompt_schema(schema: dict[str, object]) -> dict[str, object]:
 
 
 def _compact(node: object) -> object:
+    # ``node`` is JSON Schema: JSON values, so lists of values and str-keyed objects.
     if isinstance(node, list):
-        return [_compact(item) for item in node]
+        return [_compact(item) for item in cast("list[object]", node)]
     if not isinstance(node, dict):
         return node
-    node = {key: _compact(value) for key, value in node.items()}
-    options = node.get("anyOf")
-    if "default" in node and node["default"] is None and isinstance(options, list):
-        kept = [o for o in options if o != {"type": "null"}]
-        if len(kept) == 1 and isinstance(kept[0], dict) and len(kept) < len(options):
-            rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
-            return {**kept[0], **rest}
-    return node
+    schema = {key: _compact(value) for key, value in cast("dict[str, object]", node).items()}
+    options = schema.get("anyOf")
+    if "default" in schema and schema["default"] is None and isinstance(options, list):
+        choices = cast("list[object]", options)
+        kept = [o for o in choices if o != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict) and len(kept) < len(choices):
+            only = cast("dict[str, object]", kept[0])
+            rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+            return {**only, **rest}
+    return schema
 
 
 def _pydantic_problem(error: Any) -> str:
@@ -147,25 +152,27 @@ def _msgspec_problem(message: str) -> str:
     return message
 
 
-def _strip_titles(schema: object, *, in_properties: bool = False) -> Any:
+def _strip_titles(schema: object, *, in_properties: bool = False) -> object:
     """Drop ``title`` keywords (noise for a model) but never a property named "title"."""
+    # ``schema`` is JSON Schema: JSON values, so lists of values and str-keyed objects.
     if isinstance(schema, dict):
         return {
             key: _strip_titles(value, in_properties=key in ("properties", "$defs"))
-            for key, value in schema.items()
+            for key, value in cast("dict[str, object]", schema).items()
             if in_properties or key != "title"
         }
     if isinstance(schema, list):
-        return [_strip_titles(item) for item in schema]
+        return [_strip_titles(item) for item in cast("list[object]", schema)]
     return schema
 
 
-def _inline_root(schema: dict[str, Any]) -> dict[str, object]:
+def _inline_root(schema: dict[str, object]) -> dict[str, object]:
     ref = schema.get("$ref")
     if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
         return schema
-    defs = dict(schema.get("$defs", {}))
-    root = dict(defs.pop(ref.removeprefix("#/$defs/")))
+    # A "#/$defs/..." reference comes with "$defs": an object of schemas (JSON objects).
+    defs = dict(cast("dict[str, object]", schema.get("$defs", {})))
+    root = dict(cast("dict[str, object]", defs.pop(ref.removeprefix("#/$defs/"))))
     if defs:
         root["$defs"] = defs
     return root

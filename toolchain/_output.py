@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import msgspec
 import pydantic
@@ -220,7 +220,16 @@ class _BlockDumper(yaml.SafeDumper):
     """Multi-line strings as literal blocks: readable, and no escaped newlines."""
 
 
-def _represent_str(dumper: yaml.representer.SafeRepresenter, data: str) -> yaml.ScalarNode:
+class _ScalarRepresenter(Protocol):
+    """The part of a PyYAML representer ``_represent_str`` uses, with ``value`` typed
+    (the PyYAML stubs leave it unannotated)."""
+
+    def represent_scalar(
+        self, tag: str, value: str, style: str | None = None
+    ) -> yaml.ScalarNode: ...
+
+
+def _represent_str(dumper: _ScalarRepresenter, data: str) -> yaml.ScalarNode:
     _check_text(data)  # as in to_json: a lone surrogate is not Unicode text
     if any(ch in data for ch in _YAML_BREAKS):
         # PyYAML writes these raw in plain/single-quoted scalars, where YAML reads them
@@ -255,10 +264,10 @@ def _c_dumper_agrees(value: object, depth: int = 0) -> bool:
     if isinstance(value, dict):
         return all(
             key != "" and _c_dumper_agrees(key, depth + 1) and _c_dumper_agrees(item, depth + 1)
-            for key, item in value.items()
+            for key, item in cast("dict[object, object]", value).items()  # any dict
         )
     if isinstance(value, list):
-        return all(_c_dumper_agrees(item, depth + 1) for item in value)
+        return all(_c_dumper_agrees(item, depth + 1) for item in cast("list[object]", value))
     return value is None or isinstance(value, bool | int | float)
 
 

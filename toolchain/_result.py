@@ -41,22 +41,23 @@ class ToolResult(Generic[OutputT]):
 
     def __post_init__(self) -> None:
         # Tools are user code: ``instructions=None`` or a list of media must not break
-        # the assembly of every other call's observation later on.
-        instructions: object = self.instructions
-        if instructions is None:
+        # the assembly of every other call's observation later on. The common case (a
+        # str and a tuple) costs one type check each.
+        if type(self.instructions) is not str:
+            instructions = cast(object, self.instructions)  # whatever the tool passed
+            if instructions is not None:
+                raise TypeError(
+                    f"ToolResult.instructions must be a string, got {type(instructions).__name__}"
+                )
             object.__setattr__(self, "instructions", "")
-        elif type(instructions) is not str:
-            raise TypeError(
-                f"ToolResult.instructions must be a string, got {type(instructions).__name__}"
-            )
-        media: object = self.media
-        if type(media) is not tuple:
+        if type(self.media) is not tuple:
+            media = cast(object, self.media)  # whatever the tool passed
             if isinstance(media, str | bytes) or not isinstance(media, Sequence):
                 raise TypeError(
                     f"ToolResult.media must be a sequence of content parts, "
                     f"got {type(media).__name__}"
                 )
-            object.__setattr__(self, "media", tuple(media))
+            object.__setattr__(self, "media", tuple(self.media))
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +72,8 @@ class ToolCall:
     """
 
     name: str
-    args: Mapping[str, object] = field(default_factory=dict)
+    # `lambda: {}`, not `dict`: the empty dict is then typed by the field.
+    args: Mapping[str, object] = field(default_factory=lambda: {})
     id: str = ""
 
 

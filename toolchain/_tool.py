@@ -44,6 +44,9 @@ def check_tool(tool: object) -> None:
         raise ToolDefinitionError(
             f"{owner} is not a Tool: subclass Tool[Input, Output] or decorate a function with @tool"
         )
+    # The getattr calls below read whatever user code set, if anything: as an object, not
+    # the Tool[Unknown, Unknown] that isinstance leaves for pyright.
+    tool = cast(object, tool)
     name = getattr(tool, "name", None)
     if name is None:
         raise ToolDefinitionError(f'{owner} has no name: set name = "..." on the class')
@@ -162,7 +165,9 @@ class Tool(ABC, Generic[InputT, OutputT]):
                     "Tool[YourInput, YourOutput] with concrete types"
                 )
             codec = InputCodec(self.input_type)
-            self.__dict__["_codec"] = codec
+            # vars(self) is self.__dict__, which pyright types as a read-only mappingproxy
+            # in ABC subclasses.
+            vars(self)["_codec"] = codec
         return cast(InputCodec[InputT], codec)
 
     def input_schema(self) -> dict[str, object]:
@@ -258,7 +263,9 @@ async def _await_result(pending: Awaitable[object]) -> ToolResult[object]:
 
 
 def _as_result(value: object) -> ToolResult[object]:
-    return value if isinstance(value, ToolResult) else ToolResult(value)
+    if isinstance(value, ToolResult):
+        return cast("ToolResult[object]", value)  # any ToolResult: its text is an object
+    return ToolResult(value)
 
 
 def _function_input(fn: Callable[..., Any]) -> tuple[bool, bool, type[Any]]:

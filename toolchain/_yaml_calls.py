@@ -195,7 +195,7 @@ class _Builder:
             return ToolCall(name, {})
         if not isinstance(args, dict):
             return f"call {index + 1} ({name}): 'args' must be a mapping of parameter names"
-        return ToolCall(name, args)
+        return ToolCall(name, cast("dict[str, object]", args))  # value(): keys made by _key
 
     def _key(self, node: Node) -> str:
         if not isinstance(node, ScalarNode):
@@ -360,10 +360,15 @@ def _resolve(schema: Schema | None, root: Schema | None) -> Schema | None:
     seen = 0
     while schema is not None and isinstance(schema.get("$ref"), str) and seen < 32:
         ref: str = schema["$ref"]
-        target: Any = root
+        target: object = root
         for part in ref.removeprefix("#/").split("/"):
-            target = target.get(part) if isinstance(target, Mapping) else None
-        schema = target if isinstance(target, Mapping) else None
+            # JSON Schema: every object in it has str keys.
+            target = (
+                cast("Mapping[str, object]", target).get(part)
+                if isinstance(target, Mapping)
+                else None
+            )
+        schema = cast(Schema, target) if isinstance(target, Mapping) else None  # likewise
         seen += 1
     return schema
 
@@ -377,13 +382,13 @@ def _property(schema: Schema | None, key: str, root: Schema | None) -> Schema | 
         return None
     props = schema.get("properties")
     if isinstance(props, Mapping) and key in props:
-        return props[key]  # type: ignore[no-any-return]
+        return cast("Mapping[str, Schema]", props)[key]  # JSON Schema: name -> schema
     for alternative in _alternatives(schema):
         found = _property(_resolve(alternative, root), key, root)
         if found is not None:
             return found
     extra = schema.get("additionalProperties")
-    return extra if isinstance(extra, Mapping) else None
+    return cast(Schema, extra) if isinstance(extra, Mapping) else None  # a schema, not a bool
 
 
 def _items(schema: Schema | None, root: Schema | None) -> Schema | None:
@@ -391,7 +396,7 @@ def _items(schema: Schema | None, root: Schema | None) -> Schema | None:
         return None
     items = schema.get("items")
     if isinstance(items, Mapping):
-        return items
+        return cast(Schema, items)  # a JSON Schema object
     for alternative in _alternatives(schema):
         found = _items(_resolve(alternative, root), root)
         if found is not None:
@@ -416,7 +421,7 @@ def _accepts(schema: Schema | None, kind: str, root: Schema | None) -> bool:
     declared = schema.get("type")
     if declared is None:
         return True
-    types = declared if isinstance(declared, list) else [declared]
+    types = cast("list[object]", declared) if isinstance(declared, list) else [declared]
     return kind in types or (kind == "integer" and "number" in types)
 
 
