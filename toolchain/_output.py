@@ -148,6 +148,29 @@ def _diagnose(value: object) -> OutputError | None:
             return None
 
 
+MAX_YAML_DEPTH = 200
+"""YAML outputs nested deeper are refused up front: PyYAML's emitter recurses several
+frames per level, so whether it would fail depended on the interpreter's recursion
+limit at the time."""
+
+
+def _deeper_than(data: object, limit: int) -> bool:
+    """Whether lists/dicts in ``data`` nest more than ``limit`` levels (iterative)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            children = (
+                cast("dict[object, object]", item).values()
+                if isinstance(item, dict)
+                else cast("list[object]", item)
+            )
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def _too_deep() -> OutputError:
     return OutputError(
         "tool output is nested too deeply to serialise, or contains itself through an "
@@ -294,6 +317,8 @@ def to_yaml(value: object) -> str:
     if isinstance(value, str):
         return _check_text(value)
     data = to_builtins(value)
+    if _deeper_than(data, MAX_YAML_DEPTH):
+        raise _too_deep()
     try:
         text = yaml.dump(
             data,
