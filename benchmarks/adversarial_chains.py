@@ -5,7 +5,10 @@ chains' 1,000,000-character content limit) and times a whole ``execute`` with an
 ``XMLFormat`` observation, or the ``ToolCallParseError`` it raises, whichever comes.
 The growth column is (time ratio) / (size ratio) between consecutive sizes: about 1.0
 is linear, 3.0 would mean quadratic. Each figure is the median of a few runs; nothing
-is asserted.
+is asserted. As in the other benchmarks the cyclic garbage collector is paused while
+timing (``--keep-gc`` leaves it on): building ~100k YAML nodes or JSON objects at once
+makes CPython 3.11's generational collector itself grow faster than linearly (1.3-1.8
+per step on the largest inputs), which is the interpreter's cost, not the parsers'.
 
 Run alone with ``python -m benchmarks.adversarial_chains [--quick]``.
 """
@@ -13,6 +16,7 @@ Run alone with ``python -m benchmarks.adversarial_chains [--quick]``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -93,6 +97,11 @@ CASES = (
     ),
     Case(
         "YAML",
+        "base-60 integer 1:1:1:… for an int",
+        lambda n: _fill(":1", n, "- tool: add\n  args: {a: 1", "}\n"),
+    ),
+    Case(
+        "YAML",
         "unconvertible ints {n: 0x_}",
         lambda n: _fill("  n: 0x_\n", n, "- tool: add\n  args:\n"),
     ),
@@ -104,12 +113,19 @@ def _chain(kind: str) -> ToolChain:
     return chain.register_tool(add).register_tool(echo)
 
 
-async def _time_once(chain: ToolChain, content: str, fmt: XMLFormat) -> tuple[float, str]:
+async def _time_once(
+    chain: ToolChain, content: str, fmt: XMLFormat, pause_gc: bool
+) -> tuple[float, str]:
+    gc.collect()
+    if pause_gc:
+        gc.disable()
     started = time.perf_counter()
     try:
         result = await chain.execute(ExecutionContext(), content, fmt)
     except ToolCallParseError:
         return time.perf_counter() - started, "parse error"
+    finally:
+        gc.enable()
     failed = sum(error is not None for error in result.raw.errors)
     return time.perf_counter() - started, f"{len(result.raw.calls)} calls, {failed} failed"
 
@@ -128,7 +144,7 @@ async def _measure(settings: Settings) -> list[list[str]]:
             content = case.make(size)
             runs = []
             for _ in range(repeats):
-                elapsed, outcome = await _time_once(chain, content, fmt)
+                elapsed, outcome = await _time_once(chain, content, fmt, settings.disable_gc)
                 runs.append(elapsed)
             times.append(statistics.median(runs))
         growths = [
