@@ -3,8 +3,6 @@ it ends with a stop reason and keeps everything already finished."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 from collections.abc import Sequence
 
@@ -16,15 +14,13 @@ from pydantic import BaseModel
 from agents import ReActAgent, ScriptedModel, TypedTermination
 from agents.models import Message
 from formats import MarkdownFormat, XMLFormat
-from tests.toolchain.tools import CityIn, Weather, add
+from tests.toolchain.tools import Stubborn, Weather, add
 from toolchain import (
     ExecutionContext,
     JSONToolChain,
     Limits,
     Stats,
-    Tool,
     ToolCallParseFailed,
-    ToolResult,
     YAMLToolChain,
 )
 
@@ -103,16 +99,6 @@ def test_a_huge_bracket_answer_is_rejected_not_a_recursion_error() -> None:
     result = agent.run_sync("go")
     assert result.stopped_by == "answer" and result.answer == Order(item="x")
     assert result.iterations[0].feedback.startswith("answer rejected")
-
-
-class Stubborn(Tool[CityIn, str]):
-    name = "stubborn"
-    description = "Swallows cancellation in a retry loop."
-
-    async def call(self, ctx: ExecutionContext, input: CityIn) -> ToolResult[str]:
-        while True:
-            with contextlib.suppress(BaseException):
-                await asyncio.sleep(0.01)
 
 
 def test_a_tool_swallowing_cancellation_cannot_keep_run_sync_from_returning() -> None:

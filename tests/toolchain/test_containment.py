@@ -4,7 +4,6 @@ never escapes ``execute``, never loses a finished call, and never hangs the run.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -13,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from formats import MarkdownFormat, Section, XMLFormat
-from tests.toolchain.tools import CityIn, Weather, add
+from tests.toolchain.tools import CityIn, Stubborn, Weather, add
 from toolchain import (
     AfterToolCall,
     ExecutionContext,
@@ -273,18 +272,6 @@ async def test_a_sync_tool_raising_stop_iteration_fails_at_once(inline: bool) ->
     assert error is not None and error.kind == "tool_error"
     assert "StopIteration" in error.message
     assert result.raw.output(1, int) == 3
-
-
-class Stubborn(Tool[CityIn, str]):
-    """An async tool with a bare ``except:`` in a retry loop: it swallows cancellation."""
-
-    name = "stubborn"
-    description = "Retries forever."
-
-    async def call(self, ctx: ExecutionContext, input: CityIn) -> ToolResult[str]:
-        while True:
-            with contextlib.suppress(BaseException):
-                await asyncio.sleep(0.01)
 
 
 def test_a_tool_that_swallows_cancellation_is_abandoned_and_execute_sync_returns() -> None:

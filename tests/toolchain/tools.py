@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
 from typing import Any
@@ -112,6 +113,18 @@ def add(a: int, b: int = 0) -> int:
 def explode(reason: str) -> str:
     """Always fails."""
     raise RuntimeError(reason)
+
+
+class Stubborn(Tool[CityIn, str]):
+    """An async tool with a bare ``except:`` in a retry loop: it swallows cancellation."""
+
+    name = "stubborn"
+    description = "Retries forever."
+
+    async def call(self, ctx: ExecutionContext, input: CityIn) -> ToolResult[str]:
+        while True:
+            with contextlib.suppress(BaseException):
+                await asyncio.sleep(0.01)
 
 
 def all_tools() -> list[Tool[Any, Any]]:
