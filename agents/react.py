@@ -394,7 +394,7 @@ class ReActAgent(Generic[AnswerT]):
                 for event in parser.feed(item.text):
                     if isinstance(event, SectionDelta):
                         queue.put_nowait(ModelTextDelta(index, event.name, event.text))
-            else:
+            elif isinstance(item, ModelResponse):
                 final = item
         if final is None:
             raise ModelError(f"{self.model.name}: the stream ended without a final response")

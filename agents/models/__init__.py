@@ -40,6 +40,10 @@ from agents.models._types import (
     Role,
     StopReason,
     TextDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    ToolChoice,
+    ToolSpec,
     Usage,
 )
 
@@ -65,6 +69,10 @@ __all__ = [
     "ScriptedRequest",
     "StopReason",
     "TextDelta",
+    "ToolCallDelta",
+    "ToolCallRequest",
+    "ToolChoice",
+    "ToolSpec",
     "UnsupportedContentError",
     "Usage",
     "estimate_tokens",

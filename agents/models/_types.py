@@ -6,9 +6,11 @@ wire types, so the ReAct loop never sees an SDK object.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol, runtime_checkable
+
+import msgspec
 
 from toolchain import ContentPart, TextContent
 
@@ -21,10 +23,62 @@ __all__ = [
     "Role",
     "StopReason",
     "TextDelta",
+    "ToolCallDelta",
+    "ToolCallRequest",
+    "ToolChoice",
+    "ToolSpec",
     "Usage",
 ]
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+"""``tool`` messages answer one call of the assistant message before them."""
+
+ToolChoice = str
+"""``"auto"`` (the model decides), ``"required"`` (it must call a tool), ``"none"`` (it
+must not), or the name of the one tool it must call."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as a native tool-calling API sees it: name, description, JSON Schema.
+
+    ``strict`` asks providers that support it (OpenAI) to hold the model to the schema.
+
+    >>> ToolSpec("add", "Add two integers.", {"type": "object"}).name
+    'add'
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, object]
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """A native tool call the model made: its id, the tool's name and the raw arguments.
+
+    ``arguments`` is the JSON text exactly as the model wrote it (it may be invalid:
+    ``parsed_arguments`` says so, and the call is answered with that error).
+
+    >>> ToolCallRequest("call_1", "add", '{"a": 2}').parsed_arguments()
+    {'a': 2}
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def parsed_arguments(self) -> dict[str, object]:
+        """The arguments as an object; ``ValueError`` when they are not a JSON object."""
+        text = self.arguments.strip() or "{}"
+        try:
+            return msgspec.json.decode(text, type=dict[str, object])
+        except msgspec.ValidationError as error:
+            raise ValueError(f"the arguments must be a JSON object: {error}") from error
+        except (msgspec.DecodeError, RecursionError, UnicodeError) as error:
+            raise ValueError(f"the arguments are not valid JSON: {error}") from error
+
 
 StopReason = Literal[
     "stop", "stop_sequence", "length", "tool_use", "content_filter", "error", "other"
@@ -56,6 +110,12 @@ class Message:
 
     role: Role
     content: tuple[ContentPart, ...]
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    """On an assistant message: the native tool calls it made."""
+    tool_call_id: str = ""
+    """On a tool message: the id of the call it answers."""
+    name: str = ""
+    """On a tool message: the name of the tool that answered."""
 
     @classmethod
     def text(cls, role: Role, text: str) -> Message:
@@ -81,12 +141,17 @@ class Message:
 class Usage:
     """Token counts of one call, or of many summed with ``+``.
 
-    >>> Usage(10, 2) + Usage(5, 1)
-    Usage(input_tokens=15, output_tokens=3)
+    ``input_tokens`` counts every input token, cached ones included;
+    ``cached_input_tokens`` is the part read from the provider's prompt cache, where
+    the provider reports it.
+
+    >>> Usage(10, 2) + Usage(5, 1, cached_input_tokens=4)
+    Usage(input_tokens=15, output_tokens=3, cached_input_tokens=4)
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -99,7 +164,9 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
         )
 
 
@@ -117,6 +184,10 @@ class GenerateOptions:
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools the model may call natively; empty: plain text generation."""
+    tool_choice: ToolChoice = "auto"
+    """See `ToolChoice`; only sent when ``tools`` is not empty."""
 
     def __post_init__(self) -> None:
         stop: object = self.stop  # typed as a tuple, but callers slip in a bare string
@@ -143,6 +214,8 @@ class ModelResponse:
     stop_reason: str
     usage: Usage
     model: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    """The native tool calls the model made, in order (stop reason ``tool_use``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,12 +229,31 @@ class TextDelta:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a native tool call, as it arrives while streaming.
+
+    ``index`` is the call's position in the reply; ``id`` and ``name`` come with its
+    first piece, ``arguments`` pieces of the JSON text follow. The final
+    `ModelResponse` holds the calls assembled.
+
+    >>> ToolCallDelta(0, id="call_1", name="add").name
+    'add'
+    """
+
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
 @runtime_checkable
 class Model(Protocol):
     """Anything that turns a conversation into text: a provider adapter or a script.
 
-    ``stream`` yields `TextDelta` items and then exactly one `ModelResponse` (the full
-    text, stop reason and usage) as its last item. Failures raise `ModelError` subclasses.
+    ``stream`` yields `TextDelta` (and, with tools, `ToolCallDelta`) items and then
+    exactly one `ModelResponse` (the full text, tool calls, stop reason and usage) as
+    its last item. Failures raise `ModelError` subclasses.
 
     >>> import asyncio
     >>> from agents.models import ScriptedModel
@@ -183,6 +275,6 @@ class Model(Protocol):
 
     def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
-    ) -> AsyncIterator[TextDelta | ModelResponse]:
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | ModelResponse]:
         """Generate one reply piece by piece, ending with its `ModelResponse`."""
         ...
