@@ -76,10 +76,21 @@ class StateBag:
 class Stats:
     """Thread-safe named counters (tool calls, errors, tokens …).
 
+    A child run's stats (``Stats(parent=...)``, made by `ExecutionContext.child`) add
+    every increment up into the parent's too, and so on to the root, so a run's
+    counters include its sub-agents' tool calls and tokens. The counters in
+    `LOCAL_COUNTERS` (iterations and error streaks, which describe one loop and
+    which ``set`` resets) stay in the child, as does ``set`` itself. The parent's
+    increments never reach the child.
+
     >>> stats = Stats()
     >>> stats.increment("tool_calls", 2)
     >>> stats.get("tool_calls"), stats.get("missing")
     (2, 0)
+    >>> child = Stats(parent=stats)
+    >>> child.increment("tool_calls")
+    >>> child.get("tool_calls"), stats.get("tool_calls")
+    (1, 3)
     """
 
     TOOL_CALLS = "tool_calls"
@@ -92,28 +103,44 @@ class Stats:
     OUTPUT_TOKENS = "output_tokens"
     MODEL_CALLS = "model_calls"
     OBSERVER_ERRORS = "observer_errors"
+    LOCAL_COUNTERS: frozenset[str] = frozenset(
+        {ITERATIONS, CONSECUTIVE_TOOL_ERRORS, CONSECUTIVE_PARSE_ERRORS}
+    )
+    """Counters a child keeps to itself: its own loop's, not the run's."""
 
     @staticmethod
     def per_tool(counter: str, tool: str) -> str:
         """The key of a per-tool counter, e.g. ``tool_calls:get_weather``."""
         return f"{counter}:{tool}"
 
-    def __init__(self) -> None:
+    def __init__(self, *, parent: Stats | None = None) -> None:
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._parent = parent
+
+    @property
+    def parent(self) -> Stats | None:
+        """The stats this one adds up into, if it belongs to a child run."""
+        return self._parent
 
     def increment(self, key: str, amount: int = 1) -> None:
-        """Add ``amount`` to one counter."""
+        """Add ``amount`` to one counter (and to the parent's, see the class)."""
         with self._lock:
             self._counts[key] += amount
+        # Outside the lock: a parent's lock is never taken while a child's is held.
+        if self._parent is not None and key not in Stats.LOCAL_COUNTERS:
+            self._parent.increment(key, amount)
 
     def count_call(self, counter: str, tool: str) -> int:
-        """Add one to ``counter`` and to its per-tool counter; returns the new total."""
+        """Add one to ``counter`` and to its per-tool counter; returns this one's new total."""
         counts = self._counts
         with self._lock:
             counts[counter] += 1
             counts[f"{counter}:{tool}"] += 1
-            return counts[counter]
+            total = counts[counter]
+        if self._parent is not None and counter not in Stats.LOCAL_COUNTERS:
+            self._parent.count_call(counter, tool)
+        return total
 
     def set(self, key: str, value: int) -> None:
         with self._lock:
@@ -222,7 +249,8 @@ class ExecutionContext:
     ``stats[Stats.OBSERVER_ERRORS]``, never changes or ends the run.
 
     ``ExecutionContext()`` with no arguments is valid. Sub-agents get ``child()``
-    contexts: cancelling a parent cancels its children.
+    contexts: cancelling a parent cancels its children, and a child's stats add up
+    into its parent's (see `Stats`).
 
     >>> ctx = ExecutionContext()
     >>> ctx.cancelled
@@ -240,12 +268,12 @@ class ExecutionContext:
     ) -> None:
         self.name = name
         self.run_id = uuid.uuid4().hex
-        self.parent = parent
+        self.parent: ExecutionContext | None = parent
         self.limits = limits if limits is not None else Limits()
         self.limits_given = limits is not None
         """False when the defaults are in use: an agent then applies its own limits."""
         self.state = StateBag()
-        self.stats = Stats()
+        self.stats: Stats = Stats(parent=parent.stats if parent is not None else None)
         self.hooks = Hooks()
         self.events = EventBus(on_error=self._observer_failed)
         self._cancelled = threading.Event()
@@ -269,7 +297,19 @@ class ExecutionContext:
         self.stats.increment(Stats.OBSERVER_ERRORS)
 
     def child(self, name: str, *, limits: Limits | None = None) -> ExecutionContext:
-        """A context for a sub-run, cancelled with this one."""
+        """A context for a sub-run: cancelled with this one, its stats added into this one's.
+
+        The child has its own state, hooks, events, limits and call ids; its stats
+        count on their own and forward each increment here (see `Stats`), so this
+        run's limits and totals include the sub-run's tool calls and tokens.
+
+        >>> run = ExecutionContext()
+        >>> sub = run.child("researcher")
+        >>> sub.stats.count_call(Stats.TOOL_CALLS, "search")
+        1
+        >>> sub.name, run.stats.get(Stats.TOOL_CALLS), run.stats.get("tool_calls:search")
+        ('run/researcher', 1, 1)
+        """
         return ExecutionContext(limits=limits, name=f"{self.name}/{name}", parent=self)
 
     @property

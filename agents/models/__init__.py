@@ -21,6 +21,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from agents.models._conversation import (
+    CONVERSATION_VERSION,
+    messages_from_json,
+    messages_to_json,
+)
 from agents.models._errors import (
     ModelCallError,
     ModelConfigError,
@@ -29,8 +34,13 @@ from agents.models._errors import (
     ScriptExhaustedError,
     UnsupportedContentError,
 )
-from agents.models._resolve import resolve_model
-from agents.models._scripted import ScriptedModel, ScriptedRequest, estimate_tokens
+from agents.models._resolve import (
+    BUILTIN_PROVIDERS,
+    ProviderSettings,
+    provider_settings,
+    resolve_model,
+)
+from agents.models._scripted import ScriptedModel, ScriptedReply, ScriptedRequest, estimate_tokens
 from agents.models._types import (
     STOP_REASONS,
     GenerateOptions,
@@ -52,6 +62,8 @@ if TYPE_CHECKING:
     from agents.models._openai import OpenAIChatModel
 
 __all__ = [
+    "BUILTIN_PROVIDERS",
+    "CONVERSATION_VERSION",
     "STOP_REASONS",
     "AnthropicModel",
     "GenerateOptions",
@@ -63,9 +75,11 @@ __all__ = [
     "ModelResponse",
     "ModelTimeoutError",
     "OpenAIChatModel",
+    "ProviderSettings",
     "Role",
     "ScriptExhaustedError",
     "ScriptedModel",
+    "ScriptedReply",
     "ScriptedRequest",
     "StopReason",
     "TextDelta",
@@ -76,6 +90,9 @@ __all__ = [
     "UnsupportedContentError",
     "Usage",
     "estimate_tokens",
+    "messages_from_json",
+    "messages_to_json",
+    "provider_settings",
     "resolve_model",
 ]
 

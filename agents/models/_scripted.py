@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import msgspec
 
 from agents.models._errors import ScriptExhaustedError
-from agents.models._types import GenerateOptions, Message, ModelResponse, TextDelta, Usage
+from agents.models._types import (
+    GenerateOptions,
+    Message,
+    ModelResponse,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    Usage,
+)
 
-__all__ = ["ScriptedModel", "ScriptedRequest", "estimate_tokens"]
+__all__ = ["ScriptedModel", "ScriptedReply", "ScriptedRequest", "estimate_tokens"]
 
 _CHARS_PER_TOKEN = 4
 
@@ -22,6 +33,32 @@ def estimate_tokens(text: str) -> int:
     3
     """
     return math.ceil(len(text) / _CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedReply:
+    """One scripted reply with native tool calls: optional text, then the calls.
+
+    A call whose ``id`` is empty gets ``call_1``, ``call_2`` … (counted per model) when
+    it is replayed. ``arguments`` are sent as written, so a script can hand the loop
+    invalid JSON on purpose. `ScriptedModel.call` builds a one-call reply.
+
+    >>> reply = ScriptedReply("Checking.", (ToolCallRequest("c1", "add", '{"a": 1}'),))
+    >>> reply.tool_calls[0].name
+    'add'
+    """
+
+    text: str = ""
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+
+    def __post_init__(self) -> None:
+        calls: object = self.tool_calls  # typed as a tuple; a bare request slips in easily
+        if isinstance(calls, ToolCallRequest):
+            raise TypeError("tool_calls must be a tuple of ToolCallRequest, got a single one")
+
+
+ScriptItem = str | ScriptedReply
+"""What a script gives for one reply: plain text, or a `ScriptedReply`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +82,12 @@ class ScriptedModel:
     text. Every call is kept in `requests`. Streaming yields the text in ``chunk_size``
     pieces, then the `ModelResponse`.
 
+    An output may also be a `ScriptedReply` holding native tool calls (or build one
+    with `ScriptedModel.call`): they come back in ``ModelResponse.tool_calls`` with stop
+    reason ``tool_use``, streamed as `ToolCallDelta` items (id and name first, then the
+    arguments in ``chunk_size`` pieces) after the text. A reply whose text is cut by a
+    stop sequence or ``max_tokens`` loses its calls, as it would from an endpoint.
+
     >>> import asyncio
     >>> model = ScriptedModel(["Thought: add\\nAction: calc", "Final Answer: 42"])
     >>> stop = GenerateOptions(stop=("\\nAction:",))
@@ -53,11 +96,15 @@ class ScriptedModel:
     >>> echo = ScriptedModel(lambda messages: messages[-1].text_content().upper())
     >>> asyncio.run(echo.generate([Message.text("user", "hi")])).text
     'HI'
+    >>> native = ScriptedModel([ScriptedModel.call("add", a=2, b=3), "5"])
+    >>> reply = asyncio.run(native.generate([Message.text("user", "2+3?")]))
+    >>> reply.stop_reason, reply.tool_calls
+    ('tool_use', (ToolCallRequest(id='call_1', name='add', arguments='{"a":2,"b":3}'),))
     """
 
     def __init__(
         self,
-        outputs: Sequence[str] | Callable[[Sequence[Message]], str],
+        outputs: Sequence[ScriptItem] | Callable[[Sequence[Message]], ScriptItem],
         *,
         name: str = "scripted",
         chunk_size: int = 7,
@@ -67,8 +114,8 @@ class ScriptedModel:
             raise TypeError("ScriptedModel needs a list of outputs, got a single string")
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-        self._script: Callable[[Sequence[Message]], str] | None = None
-        self._outputs: tuple[str, ...] = ()
+        self._script: Callable[[Sequence[Message]], ScriptItem] | None = None
+        self._outputs: tuple[ScriptItem, ...] = ()
         if callable(outputs):
             self._script = outputs
         else:
@@ -76,7 +123,29 @@ class ScriptedModel:
         self._next = 0
         self._name = name
         self._chunk_size = chunk_size
+        self._call_ids = itertools.count(1)
         self.requests: list[ScriptedRequest] = []
+
+    @staticmethod
+    def call(
+        name: str,
+        arguments: Mapping[str, object] | None = None,
+        /,
+        *,
+        id: str = "",
+        text: str = "",
+        **args: object,
+    ) -> ScriptedReply:
+        """A reply making one native call of ``name`` with ``arguments`` and ``args``.
+
+        Pass arguments named ``id`` or ``text`` in the ``arguments`` mapping.
+
+        >>> ScriptedModel.call("search", {"id": 7}, id="c9").tool_calls
+        (ToolCallRequest(id='c9', name='search', arguments='{"id":7}'),)
+        """
+        merged = {**(arguments or {}), **args}
+        encoded = msgspec.json.encode(merged).decode()
+        return ScriptedReply(text, (ToolCallRequest(id, name, encoded),))
 
     @property
     def name(self) -> str:
@@ -91,13 +160,20 @@ class ScriptedModel:
 
     async def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
-    ) -> AsyncIterator[TextDelta | ModelResponse]:
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | ModelResponse]:
         """The next scripted reply in ``chunk_size`` pieces, then its `ModelResponse`."""
         response = self._respond(messages, options)
-        for start in range(0, len(response.text), self._chunk_size):
+        size = self._chunk_size
+        for start in range(0, len(response.text), size):
             # Yield to the loop between pieces, as a network stream would.
             await asyncio.sleep(0)
-            yield TextDelta(response.text[start : start + self._chunk_size])
+            yield TextDelta(response.text[start : start + size])
+        for index, call in enumerate(response.tool_calls):
+            await asyncio.sleep(0)
+            yield ToolCallDelta(index, id=call.id, name=call.name)
+            for start in range(0, len(call.arguments), size):
+                await asyncio.sleep(0)
+                yield ToolCallDelta(index, arguments=call.arguments[start : start + size])
         yield response
 
     def _respond(
@@ -106,12 +182,32 @@ class ScriptedModel:
         opts = options if options is not None else GenerateOptions()
         conversation = tuple(messages)
         self.requests.append(ScriptedRequest(conversation, opts))
-        text, stop_reason = _truncate(self._next_output(conversation), opts)
-        prompt = "".join(message.text_content() for message in conversation)
-        usage = Usage(estimate_tokens(prompt), estimate_tokens(text))
-        return ModelResponse(text, stop_reason, usage, self._name)
+        output = self._next_output(conversation)
+        calls: tuple[ToolCallRequest, ...] = ()
+        if isinstance(output, str):
+            text = output
+        elif isinstance(output, ScriptedReply):
+            text, calls = output.text, output.tool_calls
+        else:
+            raise TypeError(
+                f"ScriptedModel {self._name!r}: a scripted output must be a str or a "
+                f"ScriptedReply, got {type(output).__name__}"
+            )
+        text, stop_reason = _truncate(text, opts)
+        if calls and stop_reason == "stop":
+            stop_reason = "tool_use"
+            calls = tuple(
+                request if request.id else replace(request, id=f"call_{next(self._call_ids)}")
+                for request in calls
+            )
+        else:
+            calls = ()
+        prompt = "".join(_message_text(message) for message in conversation)
+        written = text + "".join(call.name + call.arguments for call in calls)
+        usage = Usage(estimate_tokens(prompt), estimate_tokens(written))
+        return ModelResponse(text, stop_reason, usage, self._name, calls)
 
-    def _next_output(self, conversation: tuple[Message, ...]) -> str:
+    def _next_output(self, conversation: tuple[Message, ...]) -> object:
         if self._script is not None:
             return self._script(conversation)
         if self._next >= len(self._outputs):
@@ -124,6 +220,13 @@ class ScriptedModel:
         output = self._outputs[self._next]
         self._next += 1
         return output
+
+
+def _message_text(message: Message) -> str:
+    text = message.text_content()
+    if message.tool_calls:
+        text += "".join(call.name + call.arguments for call in message.tool_calls)
+    return text
 
 
 def _truncate(text: str, options: GenerateOptions) -> tuple[str, str]:
