@@ -7,10 +7,15 @@ The SDK is imported when the first model is built, not with this module, so that
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from agents.models._anthropic_wire import anthropic_request, anthropic_stop_reason
+from agents.models._anthropic_wire import (
+    anthropic_request,
+    anthropic_stop_reason,
+    anthropic_tools,
+)
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
@@ -25,18 +30,28 @@ from agents.models._responses import (
     checked_object,
     field,
     items,
+    json_object,
     no_events,
     optional_text,
     optional_tokens,
+    position,
     text,
     tokens,
 )
-from agents.models._types import GenerateOptions, Message, ModelResponse, TextDelta, Usage
+from agents.models._types import (
+    GenerateOptions,
+    Message,
+    ModelResponse,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    Usage,
+)
 
 if TYPE_CHECKING:
     import httpx2
-    from anthropic import AnthropicError, AsyncAnthropic
-    from anthropic.types import MessageParam
+    from anthropic import AnthropicError, AsyncAnthropic, Omit
+    from anthropic.types import MessageParam, TextBlockParam, ToolChoiceParam, ToolParam
     from pydantic import BaseModel
 
 __all__ = ["AnthropicModel"]
@@ -57,9 +72,21 @@ class AnthropicModel:
     JSON). Images go as base64 or URL blocks, PDFs and plain text as documents; audio
     raises `UnsupportedContentError`.
 
+    Native tools: ``GenerateOptions.tools`` go as ``tools`` (a strict spec with
+    ``strict: true``) with ``tool_choice`` (``auto``, ``any`` for ``"required"``,
+    ``none``, or the named tool); ``tool_use`` blocks come back as
+    `ModelResponse.tool_calls`, their ``input`` as compact JSON (streamed: the
+    ``input_json_delta`` pieces as sent, each also yielded as a `ToolCallDelta`). Tool
+    messages go as ``tool_result`` blocks, media inside them (see `anthropic_request`).
+
+    ``cache_prompt=True`` places prompt-cache breakpoints on the system prompt and on the
+    last block of the last message, so each step reads the unchanged prefix from the
+    cache; ``Usage.cached_input_tokens`` reports ``cache_read_input_tokens``.
+
     The SDK has no ``temperature`` parameter any more (newer models reject it), so a
     ``temperature`` that is set is sent as an extra body field, and only then; the API
-    has no ``seed``, so that option is ignored. Input usage counts cached tokens too.
+    has no ``seed``, so that option is ignored. Input usage counts cached tokens too
+    (cache reads and writes).
     A ready ``client`` replaces ``api_key``, ``base_url``, ``timeout`` and ``max_retries``.
 
     Errors never carry the SDK's exception as ``__cause__`` (its text may echo the
@@ -81,6 +108,7 @@ class AnthropicModel:
         client: AsyncAnthropic | None = None,
         name: str | None = None,
         max_tokens: int = 4096,
+        cache_prompt: bool = False,
     ) -> None:
         self._model = model
         self._name = name if name is not None else f"anthropic:{model}"
@@ -101,6 +129,7 @@ class AnthropicModel:
         self._max_retries = client.max_retries
         self._base_url = str(client.base_url)
         self._max_tokens = max_tokens
+        self._cache_prompt = cache_prompt
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections; the model is unusable afterwards."""
@@ -120,7 +149,8 @@ class AnthropicModel:
         from anthropic import omit
 
         opts = options if options is not None else GenerateOptions()
-        system, turns = anthropic_request(messages)
+        system, turns = anthropic_request(messages, cache_prompt=self._cache_prompt)
+        tools, tool_choice = _tool_params(opts)
         try:
             reply = await self._client.messages.create(
                 model=self._model,
@@ -128,6 +158,8 @@ class AnthropicModel:
                 max_tokens=opts.max_tokens if opts.max_tokens is not None else self._max_tokens,
                 system=system if system is not None else omit,
                 stop_sequences=list(opts.stop) if opts.stop else omit,
+                tools=tools,
+                tool_choice=tool_choice,
                 extra_body=self._extra_body(opts),
                 stream=False,
             )
@@ -139,35 +171,38 @@ class AnthropicModel:
 
     async def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
-    ) -> AsyncIterator[TextDelta | ModelResponse]:
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | ModelResponse]:
         """A message over server-sent events, then its `ModelResponse`."""
         opts = options if options is not None else GenerateOptions()
-        system, turns = anthropic_request(messages)
+        system, turns = anthropic_request(messages, cache_prompt=self._cache_prompt)
         state = _StreamState(self._model)
         pieces: list[str] = []
         async with contextlib.aclosing(self._deltas(system, turns, opts, state)) as deltas:
-            async for piece in deltas:
-                pieces.append(piece)
-                yield TextDelta(piece)
+            async for delta in deltas:
+                if isinstance(delta, TextDelta):
+                    pieces.append(delta.text)
+                yield delta
         yield ModelResponse(
             "".join(pieces),
             anthropic_stop_reason(state.stop_reason),
-            Usage(state.input_tokens, state.output_tokens),
+            Usage(state.input_tokens, state.output_tokens, state.cached_tokens),
             state.model,
+            state.tool_calls(),
         )
 
     async def _deltas(
         self,
-        system: str | None,
+        system: str | list[TextBlockParam] | None,
         turns: list[MessageParam],
         options: GenerateOptions,
         state: _StreamState,
-    ) -> AsyncGenerator[str, None]:
-        """The streamed text pieces; every failure leaves as a `ModelError`."""
+    ) -> AsyncGenerator[TextDelta | ToolCallDelta, None]:
+        """The streamed text and tool-call pieces; every failure leaves as a `ModelError`."""
         import anthropic
         import httpx2
         from anthropic import omit
 
+        tools, tool_choice = _tool_params(options)
         try:
             events = await self._client.messages.create(
                 model=self._model,
@@ -177,14 +212,16 @@ class AnthropicModel:
                 ),
                 system=system if system is not None else omit,
                 stop_sequences=list(options.stop) if options.stop else omit,
+                tools=tools,
+                tool_choice=tool_choice,
                 extra_body=self._extra_body(options),
                 stream=True,
             )
             async with events:
                 async for event in events:
-                    piece = state.read(event)
-                    if piece:
-                        yield piece
+                    delta = state.read(event)
+                    if delta is not None:
+                        yield delta
             if not state.events:
                 raise no_events(events.response.headers.get("content-type"))
             if not state.started:
@@ -215,6 +252,22 @@ class AnthropicModel:
         return ModelCallError(f"{self._name}: {err}")
 
 
+def _tool_params(
+    options: GenerateOptions,
+) -> tuple[list[ToolParam] | Omit, ToolChoiceParam | Omit]:
+    """``tools`` and ``tool_choice``, or the SDK's ``omit`` for both when there are none."""
+    from anthropic import omit
+
+    if not options.tools:
+        return omit, omit
+    return anthropic_tools(options.tools, options.tool_choice)
+
+
+def _compact(arguments: dict[str, object]) -> str:
+    """A tool call's ``input`` as compact JSON text, non-ASCII kept as it is."""
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
 def _read_message(reply: object, default_model: str) -> ModelResponse:
     """Our response from the SDK's ``Message``, each field checked; `Malformed` if not."""
     from anthropic import types as wire
@@ -225,25 +278,36 @@ def _read_message(reply: object, default_model: str) -> ModelResponse:
     if content is None and error is not None:
         raise Malformed(f"it reports an error: {api_message({'error': error}, repr(error))}")
     pieces: list[str] = []
-    for position, item in enumerate(items(content, "content")):
-        block = checked_object(item, f"content[{position}]")
+    calls: list[ToolCallRequest] = []
+    for number, item in enumerate(items(content, "content")):
+        path = f"content[{number}]"
+        block = checked_object(item, path)
         if isinstance(block, wire.TextBlock):
-            pieces.append(text(field(block, "text"), f"content[{position}].text"))
-    input_tokens, output_tokens = _read_usage(field(body, "usage"), "usage")
+            pieces.append(text(field(block, "text"), f"{path}.text"))
+        elif isinstance(block, wire.ToolUseBlock):
+            calls.append(
+                ToolCallRequest(
+                    id=text(field(block, "id"), f"{path}.id"),
+                    name=text(field(block, "name"), f"{path}.name"),
+                    arguments=_compact(json_object(field(block, "input"), f"{path}.input")),
+                )
+            )
     return ModelResponse(
         text="".join(pieces),
         stop_reason=anthropic_stop_reason(optional_text(field(body, "stop_reason"), "stop_reason")),
-        usage=Usage(input_tokens, output_tokens),
+        usage=_read_usage(field(body, "usage"), "usage"),
         model=optional_text(field(body, "model"), "model") or default_model,
+        tool_calls=tuple(calls),
     )
 
 
-def _read_usage(value: object, path: str) -> tuple[int, int]:
-    """Input tokens (cached ones included) and output tokens of a ``usage`` object."""
+def _read_usage(value: object, path: str) -> Usage:
+    """Input tokens (cached ones included), output tokens and cache reads of a ``usage``."""
     usage = checked_object(value, path)
-    return (
+    return Usage(
         _input_tokens(usage, path),
         tokens(field(usage, "output_tokens"), f"{path}.output_tokens"),
+        _cached_tokens(usage, path),
     )
 
 
@@ -257,8 +321,27 @@ def _input_tokens(usage: BaseModel, path: str) -> int:
     return fresh + sum(cached)
 
 
+def _cached_tokens(usage: BaseModel, path: str) -> int:
+    """Input tokens read from the prompt cache (0 when not reported)."""
+    name = "cache_read_input_tokens"
+    return optional_tokens(field(usage, name), f"{path}.{name}")
+
+
+class _Call:
+    """A tool call being streamed: its place in the reply, id, name and argument text."""
+
+    __slots__ = ("id", "index", "name", "pieces", "start_input")
+
+    def __init__(self, index: int, id: str, name: str, start_input: dict[str, object]) -> None:
+        self.index = index
+        self.id = id
+        self.name = name
+        self.start_input = start_input
+        self.pieces: list[str] = []
+
+
 class _StreamState:
-    """What a stream's events said besides their text: model, usage, stop reason."""
+    """What a stream's events said besides their text: model, usage, stop reason, calls."""
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -266,10 +349,12 @@ class _StreamState:
         self.started = False
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cached_tokens = 0
         self.stop_reason: str | None = None
+        self.calls: dict[int, _Call] = {}  # by content block index, in the order they started
 
-    def read(self, item: object) -> str:
-        """The text one event adds (often none); `Malformed` if it is not an event."""
+    def read(self, item: object) -> TextDelta | ToolCallDelta | None:
+        """What one event adds (often nothing); `Malformed` if it is not an event."""
         from anthropic import types as wire
 
         self.events += 1
@@ -280,22 +365,81 @@ class _StreamState:
             self.model = optional_text(field(message, "model"), "message_start.message.model") or (
                 self.model
             )
-            self.input_tokens, self.output_tokens = _read_usage(
-                field(message, "usage"), "message_start.message.usage"
-            )
+            usage = _read_usage(field(message, "usage"), "message_start.message.usage")
+            self.input_tokens, self.output_tokens = usage.input_tokens, usage.output_tokens
+            self.cached_tokens = usage.cached_input_tokens
+        elif isinstance(event, wire.RawContentBlockStartEvent):
+            return self._start(event)
         elif isinstance(event, wire.RawContentBlockDeltaEvent):
             delta = checked_object(field(event, "delta"), "content_block_delta.delta")
             if isinstance(delta, wire.TextDelta):
-                return text(field(delta, "text"), "content_block_delta.delta.text")
+                piece = text(field(delta, "text"), "content_block_delta.delta.text")
+                return TextDelta(piece) if piece else None
+            if isinstance(delta, wire.InputJSONDelta):
+                return self._arguments(event, delta)
+        elif isinstance(event, wire.RawContentBlockStopEvent):
+            return self._stop(event)
         elif isinstance(event, wire.RawMessageDeltaEvent):
             delta = checked_object(field(event, "delta"), "message_delta.delta")
             stop_reason = optional_text(field(delta, "stop_reason"), "message_delta.stop_reason")
             self.stop_reason = stop_reason or self.stop_reason
             # Counts in message_delta are cumulative, so they replace, not add.
-            usage = checked_object(field(event, "usage"), "message_delta.usage")
+            counts = checked_object(field(event, "usage"), "message_delta.usage")
             self.output_tokens = tokens(
-                field(usage, "output_tokens"), "message_delta.usage.output_tokens"
+                field(counts, "output_tokens"), "message_delta.usage.output_tokens"
             )
-            if field(usage, "input_tokens") is not None:
-                self.input_tokens = _input_tokens(usage, "message_delta.usage")
-        return ""
+            if field(counts, "input_tokens") is not None:
+                self.input_tokens = _input_tokens(counts, "message_delta.usage")
+            if field(counts, "cache_read_input_tokens") is not None:
+                self.cached_tokens = _cached_tokens(counts, "message_delta.usage")
+        return None
+
+    def _start(self, event: BaseModel) -> ToolCallDelta | None:
+        """A ``tool_use`` block opening: the call's id and name."""
+        from anthropic import types as wire
+
+        path = "content_block_start"
+        block = checked_object(field(event, "content_block"), f"{path}.content_block")
+        if not isinstance(block, wire.ToolUseBlock):
+            return None
+        index = position(field(event, "index"), f"{path}.index")
+        if index in self.calls:
+            raise Malformed(f"{path}.index {index} starts a second block at the same index")
+        call = _Call(
+            len(self.calls),
+            text(field(block, "id"), f"{path}.content_block.id"),
+            text(field(block, "name"), f"{path}.content_block.name"),
+            # Anthropic sends {} here and the input in deltas; keep any that came early.
+            json_object(field(block, "input") or {}, f"{path}.content_block.input"),
+        )
+        self.calls[index] = call
+        return ToolCallDelta(call.index, id=call.id, name=call.name)
+
+    def _arguments(self, event: BaseModel, delta: BaseModel) -> ToolCallDelta | None:
+        """A piece of a call's argument JSON, which may end anywhere."""
+        path = "content_block_delta"
+        index = position(field(event, "index"), f"{path}.index")
+        piece = text(field(delta, "partial_json"), f"{path}.delta.partial_json")
+        call = self.calls.get(index)
+        if call is None:
+            raise Malformed(f"{path} at index {index} sends tool input, but no tool_use started")
+        if not piece:
+            return None
+        call.pieces.append(piece)
+        return ToolCallDelta(call.index, arguments=piece)
+
+    def _stop(self, event: BaseModel) -> ToolCallDelta | None:
+        """A block closing: a call whose input came whole at its start yields it now."""
+        index = position(field(event, "index"), "content_block_stop.index")
+        call = self.calls.get(index)
+        if call is None or call.pieces or not call.start_input:
+            return None
+        call.pieces.append(_compact(call.start_input))
+        return ToolCallDelta(call.index, arguments=call.pieces[0])
+
+    def tool_calls(self) -> tuple[ToolCallRequest, ...]:
+        """The calls streamed, in order; a call sent no input has ``{}``."""
+        return tuple(
+            ToolCallRequest(call.id, call.name, "".join(call.pieces) or "{}")
+            for call in self.calls.values()
+        )

@@ -155,3 +155,21 @@ def no_events(content_type: str | None) -> Malformed:
     if content_type and not content_type.lower().startswith("text/event-stream"):
         return Malformed(f"the server answered {content_type}, not server-sent events")
     return Malformed("it ended before its first event")
+
+
+def json_object(value: object, path: str) -> dict[str, object]:
+    """A JSON object the SDK kept as a plain dict (a tool call's arguments, say).
+
+    >>> json_object({"a": 1}, "input")
+    {'a': 1}
+    """
+    if not isinstance(value, dict):
+        raise Malformed(f"{path} is {describe(value)}, not an object")
+    return dict(value)  # pyright: ignore[reportUnknownArgumentType]  # JSON: str keys
+
+
+def position(value: object, path: str) -> int:
+    """An index into a list the server is building, such as a content block's: 0 or more."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise Malformed(f"{path} is {describe(value)}, not an index")

@@ -321,7 +321,7 @@ async def test_cached_input_tokens_count_as_input(
             }
         )
     )
-    assert (await model.generate(QUESTION)).usage == Usage(125, 2)
+    assert (await model.generate(QUESTION)).usage == Usage(125, 2, cached_input_tokens=20)
 
 
 async def test_scripted_handler_answers_whole_and_streamed_calls(
