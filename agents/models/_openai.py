@@ -19,22 +19,42 @@ from agents.models._failures import (
     status_failure,
     timeout_failure,
 )
-from agents.models._openai_wire import openai_messages, openai_stop_reason
+from agents.models._openai_wire import (
+    openai_messages,
+    openai_stop_reason,
+    openai_tool_choice,
+    openai_tools,
+)
 from agents.models._responses import (
     Malformed,
     checked_body,
     checked_object,
+    describe,
     field,
     items,
     no_events,
     optional_text,
+    optional_tokens,
+    text,
     tokens,
 )
-from agents.models._types import GenerateOptions, Message, ModelResponse, TextDelta, Usage
+from agents.models._types import (
+    GenerateOptions,
+    Message,
+    ModelResponse,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, Omit, OpenAIError
-    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.chat import (
+        ChatCompletionMessageParam,
+        ChatCompletionToolChoiceOptionParam,
+        ChatCompletionToolUnionParam,
+    )
 
 __all__ = ["OpenAIChatModel"]
 
@@ -51,6 +71,8 @@ class _Sampling:
     max_tokens: int | Omit
     max_completion_tokens: int | Omit
     seed: int | Omit
+    tools: Sequence[ChatCompletionToolUnionParam] | Omit
+    tool_choice: ChatCompletionToolChoiceOptionParam | Omit
 
 
 class OpenAIChatModel:
@@ -63,6 +85,14 @@ class OpenAIChatModel:
     a stream line that is not JSON). Images go as data URLs, wav/mp3 audio as
     ``input_audio``, other inline files as ``file`` parts; anything else raises
     `UnsupportedContentError`.
+
+    ``GenerateOptions.tools`` go as function ``tools`` with their ``tool_choice``; the
+    calls come back as ``ModelResponse.tool_calls`` (streamed as `ToolCallDelta` pieces)
+    with stop reason ``tool_use``. A call without an id gets ``call_<n>`` (its 1-based
+    position), one without arguments ``{}``; invalid argument JSON passes through raw.
+    Tool messages take text only here: their media follows them in a user message (see
+    `openai_messages`). ``prompt_tokens_details.cached_tokens`` is the usage's
+    ``cached_input_tokens``.
 
     ``max_tokens_field`` picks the request field for ``GenerateOptions.max_tokens``:
     by default ``max_completion_tokens`` on api.openai.com (its reasoning models refuse
@@ -142,6 +172,8 @@ class OpenAIChatModel:
                 max_tokens=sampling.max_tokens,
                 max_completion_tokens=sampling.max_completion_tokens,
                 seed=sampling.seed,
+                tools=sampling.tools,
+                tool_choice=sampling.tool_choice,
             )
             return _read_completion(completion, opts, self._model)
         except openai.OpenAIError as err:
@@ -151,23 +183,27 @@ class OpenAIChatModel:
 
     async def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
-    ) -> AsyncIterator[TextDelta | ModelResponse]:
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | ModelResponse]:
         """A chat completion over server-sent events, then its `ModelResponse`."""
         opts = options if options is not None else GenerateOptions()
         wire = openai_messages(messages)
         state = _StreamState(self._model)
         pieces: list[str] = []
         async with contextlib.aclosing(self._deltas(wire, self._sampling(opts), state)) as deltas:
-            async for text in deltas:
-                pieces.append(text)
-                yield TextDelta(text)
-        stop_reason = openai_stop_reason(state.finish_reason, state.extra, opts)
-        yield ModelResponse("".join(pieces), stop_reason, state.usage, state.model)
+            async for piece in deltas:
+                if isinstance(piece, str):
+                    pieces.append(piece)
+                    yield TextDelta(piece)
+                else:
+                    yield piece
+        calls = state.tool_calls()
+        stop_reason = _with_calls(openai_stop_reason(state.finish_reason, state.extra, opts), calls)
+        yield ModelResponse("".join(pieces), stop_reason, state.usage, state.model, calls)
 
     async def _deltas(
         self, wire: list[ChatCompletionMessageParam], sampling: _Sampling, state: _StreamState
-    ) -> AsyncGenerator[str, None]:
-        """The streamed text pieces; every failure leaves as a `ModelError`."""
+    ) -> AsyncGenerator[str | ToolCallDelta, None]:
+        """The streamed text and tool-call pieces; every failure leaves as a `ModelError`."""
         import openai
 
         try:
@@ -181,12 +217,13 @@ class OpenAIChatModel:
                 max_tokens=sampling.max_tokens,
                 max_completion_tokens=sampling.max_completion_tokens,
                 seed=sampling.seed,
+                tools=sampling.tools,
+                tool_choice=sampling.tool_choice,
             )
             async with chunks:
                 async for chunk in chunks:
-                    text = state.read(chunk)
-                    if text:
-                        yield text
+                    for piece in state.read(chunk):
+                        yield piece
             if not state.chunks:
                 raise no_events(chunks.response.headers.get("content-type"))
         except openai.OpenAIError as err:
@@ -206,6 +243,8 @@ class OpenAIChatModel:
                 max_tokens if self._max_tokens_field == "max_completion_tokens" else omit
             ),
             seed=options.seed if options.seed is not None else omit,
+            tools=openai_tools(options.tools) if options.tools else omit,
+            tool_choice=openai_tool_choice(options.tool_choice) if options.tools else omit,
         )
 
     def _failure(self, err: OpenAIError) -> ModelError:
@@ -240,31 +279,71 @@ def _read_completion(
     content = optional_text(field(message, "content"), "choices[0].message.content")
     refusal = optional_text(field(message, "refusal"), "choices[0].message.refusal")
     finish_reason = optional_text(field(choice, "finish_reason"), "choices[0].finish_reason")
-    refused = content is None and bool(refusal)
+    calls = _read_tool_calls(field(message, "tool_calls"), "choices[0].message.tool_calls")
+    refused = content is None and bool(refusal) and not calls
     return ModelResponse(
         text=content or "",
         stop_reason=(
             "content_filter"
             if refused
-            else openai_stop_reason(finish_reason, choice.model_extra, options)
+            else _with_calls(openai_stop_reason(finish_reason, choice.model_extra, options), calls)
         ),
         usage=_read_usage(field(body, "usage"), "usage"),
         model=optional_text(field(body, "model"), "model") or default_model,
+        tool_calls=calls,
     )
+
+
+def _read_tool_calls(value: object, path: str) -> tuple[ToolCallRequest, ...]:
+    """A message's ``tool_calls``: each call's id, function name and raw arguments."""
+    calls: list[ToolCallRequest] = []
+    for position, item in enumerate(items(value, path, optional=True)):
+        where = f"{path}[{position}]"
+        call = checked_object(item, where)
+        function = checked_object(field(call, "function"), f"{where}.function")
+        name = text(field(function, "name"), f"{where}.function.name")
+        arguments = optional_text(field(function, "arguments"), f"{where}.function.arguments")
+        call_id = optional_text(field(call, "id"), f"{where}.id")
+        calls.append(ToolCallRequest(call_id or f"call_{position + 1}", name, arguments or "{}"))
+    return tuple(calls)
+
+
+def _with_calls(stop_reason: str, calls: tuple[ToolCallRequest, ...]) -> str:
+    """``tool_use`` for a reply with calls that says it just stopped (as Ollama does)."""
+    return "tool_use" if calls and stop_reason in ("stop", "other") else stop_reason
 
 
 def _read_usage(value: object, path: str) -> Usage:
     if value is None:
         return Usage()
     usage = checked_object(value, path)
+    cached = 0
+    details = field(usage, "prompt_tokens_details")
+    if details is not None:
+        where = f"{path}.prompt_tokens_details"
+        cached = optional_tokens(
+            field(checked_object(details, where), "cached_tokens"), f"{where}.cached_tokens"
+        )
     return Usage(
         tokens(field(usage, "prompt_tokens"), f"{path}.prompt_tokens"),
         tokens(field(usage, "completion_tokens"), f"{path}.completion_tokens"),
+        cached,
     )
 
 
+class _CallParts:
+    """One streamed tool call as its pieces arrive."""
+
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name: list[str] = []
+        self.arguments: list[str] = []
+
+
 class _StreamState:
-    """What a stream's chunks said besides their text: model, usage, finish reason."""
+    """What a stream's chunks said besides their text: model, usage, finish reason, calls."""
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -272,16 +351,21 @@ class _StreamState:
         self.usage = Usage()
         self.finish_reason: str | None = None
         self.extra: Mapping[str, object] | None = None
+        self.calls: dict[int, _CallParts] = {}
+        self.last_index = -1
 
-    def read(self, chunk: object) -> str:
-        """The text of choice 0 in one ``chat.completion.chunk``; `Malformed` if it is none."""
+    def read(self, chunk: object) -> list[str | ToolCallDelta]:
+        """The text and call pieces of choice 0 in one ``chat.completion.chunk``.
+
+        `Malformed` if the chunk is not one.
+        """
         self.chunks += 1
         body = checked_object(chunk, "a chunk")
         self.model = optional_text(field(body, "model"), "chunk.model") or self.model
         usage = field(body, "usage")
         if usage is not None:
             self.usage = _read_usage(usage, "chunk.usage")
-        text: list[str] = []
+        pieces: list[str | ToolCallDelta] = []
         choices = items(field(body, "choices"), "chunk.choices", optional=True)
         for position, item in enumerate(choices):
             path = f"chunk.choices[{position}]"
@@ -291,8 +375,65 @@ class _StreamState:
             delta = checked_object(field(choice, "delta"), f"{path}.delta")
             content = optional_text(field(delta, "content"), f"{path}.delta.content")
             if content:
-                text.append(content)
+                pieces.append(content)
+            calls = field(delta, "tool_calls")
+            if calls is not None:
+                self._read_calls(calls, f"{path}.delta.tool_calls", pieces)
             finish_reason = optional_text(field(choice, "finish_reason"), f"{path}.finish_reason")
             if finish_reason is not None:
                 self.finish_reason, self.extra = finish_reason, choice.model_extra
-        return "".join(text)
+        return pieces
+
+    def _read_calls(self, value: object, path: str, pieces: list[str | ToolCallDelta]) -> None:
+        for position, item in enumerate(items(value, path)):
+            where = f"{path}[{position}]"
+            call = checked_object(item, where)
+            call_id = optional_text(field(call, "id"), f"{where}.id") or ""
+            index = self._index(field(call, "index"), call_id, f"{where}.index")
+            name = arguments = None
+            function = field(call, "function")
+            if function is not None:
+                function = checked_object(function, f"{where}.function")
+                name = optional_text(field(function, "name"), f"{where}.function.name")
+                arguments = optional_text(
+                    field(function, "arguments"), f"{where}.function.arguments"
+                )
+            parts = self.calls.get(index)
+            if parts is None:
+                parts = self.calls[index] = _CallParts()
+            if call_id and not parts.id:
+                parts.id = call_id
+            if name:
+                parts.name.append(name)
+            if arguments:
+                parts.arguments.append(arguments)
+            if call_id or name or arguments:
+                pieces.append(ToolCallDelta(index, call_id, name or "", arguments or ""))
+
+    def _index(self, value: object, call_id: str, path: str) -> int:
+        """The call a piece belongs to: its ``index``; without one, its id's or the latest."""
+        if value is None:  # some servers leave the index out
+            if call_id:
+                for index, parts in self.calls.items():
+                    if parts.id == call_id:
+                        self.last_index = index
+                        return index
+                self.last_index = max(self.calls, default=-1) + 1
+            elif self.last_index < 0:
+                self.last_index = 0
+            return self.last_index
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            self.last_index = value
+            return value
+        raise Malformed(f"{path} is {describe(value)}, not a call index")
+
+    def tool_calls(self) -> tuple[ToolCallRequest, ...]:
+        """The streamed calls assembled, in index order."""
+        return tuple(
+            ToolCallRequest(
+                parts.id or f"call_{position + 1}",
+                "".join(parts.name),
+                "".join(parts.arguments) or "{}",
+            )
+            for position, (_, parts) in enumerate(sorted(self.calls.items()))
+        )
