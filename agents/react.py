@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypedDict, TypeVar, overload
+from typing import Any, Generic, TypedDict, TypeVar, cast, overload
 
 from typing_extensions import Unpack
 
@@ -62,6 +62,7 @@ from toolchain import (
     ToolChain,
     ToolChainResult,
     YAMLToolChain,
+    eager_task,
     run_sync,
 )
 
@@ -551,7 +552,17 @@ async def _drain(
     cancelled and the chain's partial result awaited.
     """
     loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(work)
+    if asyncio.iscoroutine(work):
+        task, first = eager_task(work)
+        if first.done:  # instant models and in-memory tools: no waiting at all
+            if first.error is not None:
+                raise first.error
+            while not queue.empty():
+                yield queue.get_nowait()
+            yield _Done(cast(T, first.value))
+            return
+    else:
+        task = asyncio.ensure_future(work)
     cancelled = asyncio.ensure_future(ctx.wait_cancelled()) if race_cancel else None
     try:
         while True:

@@ -26,6 +26,7 @@ from toolchain._content import (
     TextContent,
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
+from toolchain._eager import eager_task
 from toolchain._errors import (
     DuplicateToolError,
     ToolCallParseError,
@@ -91,6 +92,7 @@ __all__ = [
     "ToolInputTypeError",
     "ToolResult",
     "YAMLToolChain",
+    "eager_task",
     "load_yaml",
     "run_sync",
     "to_builtins",

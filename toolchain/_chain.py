@@ -7,6 +7,7 @@ written; registration, execution, errors and formatting live in ``_ToolChainBase
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import difflib
 import functools
@@ -15,7 +16,7 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, Self, cast, runtime_checkable
 
 import msgspec
@@ -24,6 +25,7 @@ from formats import FormattedSection, TextFormat, XMLFormat
 from toolchain._calls import call_from_mapping, decode_json_calls
 from toolchain._content import ContentPart
 from toolchain._context import Cancelled, ExecutionContext, Stats
+from toolchain._eager import eager_task
 from toolchain._errors import DuplicateToolError, ToolCallParseError, ToolError
 from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
 from toolchain._hooks import ToolCallRefused
@@ -320,21 +322,25 @@ class _ToolChainBase(ABC):
         for index, item in enumerate(items):
             if type(item) is ToolCall and not item.id:
                 items[index] = ToolCall(item.name, item.args, ctx.new_call_id())
-        loop = asyncio.get_running_loop()
         signals = _Signals()
+        if len(items) == 1:
+            return self._assemble([await self._run_alone(ctx, items[0], signals)], text_format)
         done: list[_Outcome | None] = [None] * len(items)
         tasks: dict[int, asyncio.Task[_Outcome]] = {}
         context = contextvars.copy_context()
         for index, item in enumerate(items):
-            # Each call runs eagerly up to its first real suspension: most finish there
-            # (fast async or inline tools) and cost no task, timer or loop turn at all.
-            step = self._run_one(ctx, index, item, signals)
-            try:
-                yielded = context.run(step.send, None)
-            except StopIteration as stop:
-                done[index] = stop.value
-                continue
-            tasks[index] = loop.create_task(_resume(step, yielded), context=context)
+            # Each call runs eagerly, as its own task, up to its first real suspension:
+            # most finish there, and the chain then has their outcome without waiting.
+            task, first = eager_task(self._run_one(ctx, index, item, signals), context=context)
+            if not first.done:
+                tasks[index] = task
+            elif first.error is None:
+                done[index] = first.value
+            else:  # _run_one contains every failure: this would be a bug in the chain
+                _log.error("a tool call failed inside the chain itself", exc_info=first.error)
+                call = item if isinstance(item, ToolCall) else ToolCall("error", {})
+                message = f"internal error: {_describe(first.error)}"
+                done[index] = self._fail(ctx, call, "tool_error", message)
         if tasks:
             await self._wait(ctx, items, tasks, signals)
         outcomes = [
@@ -344,6 +350,82 @@ class _ToolChainBase(ABC):
             for index, outcome in enumerate(done)
         ]
         return self._assemble(outcomes, text_format)
+
+    async def _run_alone(
+        self, ctx: ExecutionContext, item: ToolCall | str, signals: _Signals
+    ) -> _Outcome:
+        """One call, driven in the caller's own task: no task, no loop turn when it
+        finishes without suspending, and task-bound state (cancel scopes) intact.
+
+        Timeouts and the run's cancellation are thrown into the call as a task would
+        see them; a call that ignores them for ``cancel_grace`` seconds is abandoned
+        (no longer driven) and reported.
+        """
+        step = self._run_one(ctx, 0, item, signals)
+        waiting_on: object
+        try:
+            waiting_on = step.send(None)
+        except StopIteration as stop:
+            finished: _Outcome = stop.value
+            return finished
+        loop = asyncio.get_running_loop()
+        wake: asyncio.Future[str] = loop.create_future()
+
+        def signal(kind: str) -> None:
+            if not wake.done():
+                wake.set_result(kind)
+
+        def on_cancel() -> None:
+            loop.call_soon_threadsafe(signal, "cancelled")
+
+        def ready(_: object) -> None:
+            signal("ready")
+
+        limit = self._timeout_of(item)
+        timer = None if limit is None else loop.call_later(limit, signal, "timeout")
+        remove = ctx.on_cancel(on_cancel)
+        grace: asyncio.TimerHandle | None = None
+        try:
+            while True:
+                pending = _future_of(waiting_on)
+                if pending is not None:
+                    pending.add_done_callback(ready)
+                else:  # a bare yield (asyncio.sleep(0)): one loop turn
+                    loop.call_soon(signal, "ready")
+                try:
+                    kind = await wake
+                except asyncio.CancelledError as error:
+                    # This task was cancelled (its caller, or a cancel scope inside the
+                    # call): deliver it into the call exactly as a Task would.
+                    wake = loop.create_future()
+                    if pending is not None and not pending.done():
+                        pending.cancel(*error.args[:1])
+                        waiting_on = step.send(None)
+                    else:
+                        waiting_on = step.throw(error)
+                    continue
+                wake = loop.create_future()
+                if kind == "abandon":
+                    _ABANDONED.append(step)
+                    return self._stopped(ctx, item, signals.why.get(0), abandoned=True)
+                if kind in ("timeout", "cancelled") and 0 not in signals.why:
+                    signals.why[0] = "timeout" if kind == "timeout" else "cancelled"
+                    grace = loop.call_later(self.cancel_grace, signal, "abandon")
+                    if pending is None:
+                        waiting_on = step.throw(asyncio.CancelledError())
+                        continue
+                    pending.cancel()  # as Task.cancel does: the call reads it on resuming
+                elif kind != "ready" or (pending is not None and not pending.done()):
+                    continue  # a signal after the first, or a stale wake-up
+                waiting_on = step.send(None)
+        except StopIteration as stop:
+            outcome: _Outcome = stop.value
+            return outcome
+        finally:
+            remove()
+            for handle in (timer, grace):
+                if handle is not None:
+                    handle.cancel()
 
     async def _wait(
         self,
@@ -454,8 +536,13 @@ class _ToolChainBase(ABC):
             _log.error("a tool call failed inside the chain itself", exc_info=error)
             call = item if isinstance(item, ToolCall) else ToolCall("error", {})
             return self._fail(ctx, call, "tool_error", f"internal error: {_describe(error)}")
+        return self._stopped(ctx, item, why, abandoned=not task.done())
+
+    def _stopped(
+        self, ctx: ExecutionContext, item: ToolCall | str, why: ErrorKind | None, *, abandoned: bool
+    ) -> _Outcome:
+        """The outcome of a call the chain cancelled (timeout or the run's cancellation)."""
         call = item if isinstance(item, ToolCall) else ToolCall("error", {})
-        abandoned = not task.done()
         if why == "timeout":
             message = f"{call.name} did not finish within {self._timeout_of(call):g} s"
         else:
@@ -523,7 +610,7 @@ class _ToolChainBase(ABC):
             return self._fail(ctx, call, failure.kind, failure.message, failure.exception)
         try:
             text = self._encode(result.text)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as error:
             message = f"{call.name} produced output that cannot be shown: {_describe(error)}"
@@ -573,9 +660,9 @@ class _ToolChainBase(ABC):
                 raise  # someone else cancelled the whole execution
             reason = ctx.cancel_reason or "cancelled"
             return None, ToolCallError("cancelled", f"{tool.name} was cancelled: {reason}", error)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, GeneratorExit):  # GeneratorExit: a coroutine being closed
             raise
-        except BaseException as error:  # SystemExit, GeneratorExit … from user code: this call's
+        except BaseException as error:  # SystemExit … from user code: this call's
             message = f"{tool.name} failed: {_describe(error)}"
             _log.warning("tool %s raised", tool.name, exc_info=error)
             return None, ToolCallError("tool_error", message[:2000], error)
@@ -684,7 +771,7 @@ async def _before_hooks(
             return call, ToolCallError(
                 "refused", f"{call.name} was refused: {_text_of(refused)}", refused
             )
-        except (KeyboardInterrupt, asyncio.CancelledError):
+        except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
             raise
         except BaseException as error:
             _log.warning("a before-tool-call hook failed on %s", call.name, exc_info=error)
@@ -708,7 +795,7 @@ async def _after_hooks(
             replaced = hook(ctx, call, result)
             if inspect.isawaitable(replaced):
                 replaced = await replaced
-        except (KeyboardInterrupt, asyncio.CancelledError):
+        except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
             raise
         except BaseException as error:
             _log.warning("an after-tool-call hook failed on %s", call.name, exc_info=error)
@@ -738,42 +825,14 @@ def _is_overflow(item: ToolCall | str) -> bool:
     return isinstance(item, str) and _OVERFLOW in item
 
 
-class _Forward:
-    """Yields one value to the running task: what a suspended call was waiting on."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: object) -> None:
-        self.value = value
-
-    def __await__(self) -> Generator[object, None, None]:
-        yield self.value
+def _future_of(value: object) -> asyncio.Future[object] | None:
+    """What a suspended coroutine yielded, as the future it waits on (or None)."""
+    return cast("asyncio.Future[object]", value) if isinstance(value, asyncio.Future) else None
 
 
-async def _resume(step: Coroutine[object, None, _Outcome], waiting_on: object) -> _Outcome:
-    """Drive a call that suspended during its eager first step, as a ``Task`` would.
-
-    The task awaits what the call was waiting on (``_Forward`` hands it to the task
-    machinery unchanged); once that future is done the call resumes and reads its
-    outcome itself. A cancellation of this task is thrown into the call.
-    """
-    while True:
-        try:
-            await _Forward(waiting_on)
-        except BaseException as error:  # a failed or cancelled future, or our cancellation
-            ready = getattr(waiting_on, "done", None)
-            if not (callable(ready) and ready()):
-                try:
-                    waiting_on = step.throw(error)
-                except StopIteration as stop:
-                    thrown: _Outcome = stop.value
-                    return thrown
-                continue
-        try:
-            waiting_on = step.send(None)
-        except StopIteration as stop:
-            outcome: _Outcome = stop.value
-            return outcome
+# Abandoned calls are no longer driven but kept referenced: closing or collecting one
+# throws GeneratorExit into code that already ignored cancellation (noise, or worse).
+_ABANDONED: collections.deque[Coroutine[Any, Any, object]] = collections.deque(maxlen=256)
 
 
 def _extras(

@@ -22,6 +22,7 @@ from agents.models import (
     ModelResponse,
     OpenAIChatModel,
     TextDelta,
+    ToolCallDelta,
 )
 from tests.models.loopback import (
     LoopbackServer,
@@ -282,7 +283,7 @@ async def models(loopback: LoopbackServer) -> AsyncIterator[dict[Provider, Model
     await anthropic.aclose()
 
 
-async def _call(model: Model, streamed: bool) -> list[TextDelta | ModelResponse]:
+async def _call(model: Model, streamed: bool) -> list[TextDelta | ToolCallDelta | ModelResponse]:
     if streamed:
         return [item async for item in model.stream(QUESTION)]
     return [await model.generate(QUESTION)]

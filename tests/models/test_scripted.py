@@ -18,6 +18,7 @@ from agents.models import (
     ScriptedRequest,
     ScriptExhaustedError,
     TextDelta,
+    ToolCallDelta,
     Usage,
 )
 
@@ -26,7 +27,7 @@ QUESTION = [Message.text("system", "Answer briefly."), Message.text("user", "Wha
 
 async def collect(
     model: Model, options: GenerateOptions | None = None
-) -> list[TextDelta | ModelResponse]:
+) -> list[TextDelta | ToolCallDelta | ModelResponse]:
     return [item async for item in model.stream(QUESTION, options)]
 
 

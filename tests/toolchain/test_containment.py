@@ -450,3 +450,43 @@ async def test_an_argument_validator_raising_an_odd_exception_is_invalid_argumen
     error = result.raw.errors[0]
     assert error is not None and error.kind == "invalid_arguments"
     assert "KeyError" in error.message
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+async def test_async_tools_keep_task_bound_state_across_suspension(calls: int) -> None:
+    """A cancel scope (anyio, as httpx uses) entered before an await must be exited in
+    the same task: eager starting runs each call as its own task from the first step."""
+    import anyio
+
+    @tool
+    async def scoped(n: int) -> int:
+        """Awaits inside a cancel scope."""
+        with anyio.fail_after(5):
+            entered = asyncio.current_task()
+            await anyio.sleep(0.001)
+            assert asyncio.current_task() is entered
+        return n
+
+    chain = JSONToolChain().register_tool(scoped)
+    items = [f'{{"tool": "scoped", "args": {{"n": {n}}}}}' for n in range(1, calls + 1)]
+    result = await chain.execute(ExecutionContext(), "[" + ", ".join(items) + "]", FMT)
+    assert result.raw.errors == (None,) * calls
+    assert [result.raw.output(i, int) for i in range(calls)] == list(range(1, calls + 1))
+
+
+async def test_a_cancel_scope_inside_a_lone_call_cancels_only_what_it_scopes() -> None:
+    import anyio
+
+    @tool
+    async def patient() -> str:
+        """Gives up on a slow step, then answers."""
+        with anyio.move_on_after(0.01):
+            await anyio.sleep(5)
+        return "gave up waiting, answered anyway"
+
+    result = (
+        await JSONToolChain()
+        .register_tool(patient)
+        .execute(ExecutionContext(), '{"tool": "patient"}', FMT)
+    )
+    assert result.raw.output(0, str) == "gave up waiting, answered anyway"

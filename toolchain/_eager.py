@@ -1,0 +1,108 @@
+"""Eager tasks: run a coroutine up to its first real suspension inside its own task.
+
+Most tool calls and many model calls finish without ever suspending (an async tool
+computing in memory, a scripted or cached model). Waiting on a plain ``Task`` costs
+the caller event-loop round trips even then. ``eager_task`` does what Python 3.12's
+eager task factory does, on 3.11 too: the task is created, made the current task, and
+the coroutine stepped at once. If it finishes there, the caller has the result
+without waiting; if it suspends, the same task carries it on. Because the coroutine
+runs as its own task from the first step, task-bound state (anyio/httpx cancel
+scopes, ``asyncio.current_task()``) stays consistent across the suspension.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import asyncio.tasks
+import contextvars
+from collections.abc import Coroutine, Generator
+from typing import Any, Generic, TypeVar, cast
+
+__all__ = ["EagerStart", "eager_task"]
+
+T = TypeVar("T")
+
+# Documented only in 3.12 (as the eager task factory's internals), present since 3.7.
+_enter_task = asyncio.tasks._enter_task  # pyright: ignore[reportPrivateUsage]  # see above
+_leave_task = asyncio.tasks._leave_task  # pyright: ignore[reportPrivateUsage]  # see above
+
+
+class _Forward:
+    """Yields one value to the running task: what a suspended coroutine waits on."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[object, None, None]:
+        yield self.value
+
+
+class EagerStart(Generic[T]):
+    """What the eager first step produced: ``done`` with a ``value`` or an ``error``,
+    or suspended on ``waiting_on``."""
+
+    __slots__ = ("done", "error", "value", "waiting_on")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.value: T | None = None
+        self.error: BaseException | None = None
+        self.waiting_on: object = None
+
+
+async def _carry_on(step: Coroutine[Any, Any, T], first: EagerStart[T]) -> T:
+    """The task's body: the eager step's outcome, or the rest of the coroutine."""
+    if first.done:  # the caller read the outcome from `first` (errors too): just end
+        return cast(T, first.value)
+    waiting_on = first.waiting_on
+    while True:
+        try:
+            await _Forward(waiting_on)
+        except BaseException as error:  # a failed or cancelled future, or our cancellation
+            ready = getattr(waiting_on, "done", None)
+            if not (callable(ready) and ready()):
+                try:
+                    waiting_on = step.throw(error)
+                except StopIteration as stop:
+                    thrown: T = stop.value
+                    return thrown
+                continue
+        try:
+            waiting_on = step.send(None)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+
+
+def eager_task(
+    coro: Coroutine[Any, Any, T], *, context: contextvars.Context | None = None
+) -> tuple[asyncio.Task[T], EagerStart[T]]:
+    """``coro`` started now as a task; its first step has already run.
+
+    Returns the task and the first step's outcome: when ``first.done`` the result (or
+    ``first.error``) is there to read without awaiting; the task then finishes on its
+    own at the next loop turn. Must be called from a running event loop.
+    """
+    loop = asyncio.get_running_loop()
+    first: EagerStart[T] = EagerStart()
+    run_in = context if context is not None else contextvars.copy_context()
+    task = loop.create_task(_carry_on(coro, first), context=run_in)
+    caller = asyncio.current_task(loop)
+    if caller is not None:
+        _leave_task(loop, caller)
+    _enter_task(loop, task)
+    try:
+        first.waiting_on = run_in.run(coro.send, None)
+    except StopIteration as stop:
+        first.done, first.value = True, stop.value
+    except BaseException as error:
+        first.done, first.error = True, error
+        if isinstance(error, KeyboardInterrupt | SystemExit):
+            raise
+    finally:
+        _leave_task(loop, task)
+        if caller is not None:
+            _enter_task(loop, caller)
+    return task, first
