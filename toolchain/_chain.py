@@ -638,7 +638,7 @@ class _ToolChainBase(ABC):
         result: object
         try:
             if tool.is_async:
-                result = await cast(Awaitable[object], tool.call(ctx, value))
+                result = await cast("Awaitable[object]", tool.call(ctx, value))
             elif tool.inline:
                 result = tool.call(ctx, value)
             else:

@@ -168,7 +168,7 @@ class Tool(ABC, Generic[InputT, OutputT]):
             # vars(self) is self.__dict__, which pyright types as a read-only mappingproxy
             # in ABC subclasses.
             vars(self)["_codec"] = codec
-        return cast(InputCodec[InputT], codec)
+        return cast("InputCodec[InputT]", codec)
 
     def input_schema(self) -> dict[str, object]:
         """The JSON Schema of the tool's input."""
