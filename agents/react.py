@@ -202,31 +202,54 @@ class ReActAgent(Generic[AnswerT]):
         )
 
     async def run(
-        self, task: str | Sequence[ContentPart], *, ctx: ExecutionContext | None = None
+        self,
+        task: str | Sequence[ContentPart],
+        *,
+        ctx: ExecutionContext | None = None,
+        history: Sequence[Message] = (),
     ) -> AgentResult[AnswerT]:
-        """Run until an answer, a limit, cancellation or a model failure."""
+        """Run until an answer, a limit, cancellation or a model failure.
+
+        ``history`` continues a conversation: the messages of an earlier result
+        (``result.messages``, or read back with ``messages_from_json``). Their system
+        message is replaced by this agent's; the task follows them as a new user turn.
+
+        >>> from agents.models import ScriptedModel
+        >>> agent = ReActAgent(ScriptedModel(["<answer>Paris</answer>", "<answer>2.1M</answer>"]))
+        >>> first = agent.run_sync("Capital of France?")
+        >>> agent.run_sync("Its population?", history=first.messages).answer
+        '2.1M'
+        """
         result: AgentResult[AnswerT] | None = None
-        async for event in self._loop(task, ctx, streaming=False):
+        async for event in self._loop(task, ctx, history, streaming=False):
             if isinstance(event, RunFinished):
                 result = event.result
         assert result is not None  # _loop always ends with RunFinished
         return result
 
     def run_sync(
-        self, task: str | Sequence[ContentPart], *, ctx: ExecutionContext | None = None
+        self,
+        task: str | Sequence[ContentPart],
+        *,
+        ctx: ExecutionContext | None = None,
+        history: Sequence[Message] = (),
     ) -> AgentResult[AnswerT]:
         """``run`` for synchronous code (not from inside a running event loop).
 
         A tool that ignores cancellation cannot keep this from returning: leftover
         tasks are abandoned after a grace period (see ``toolchain.run_sync``).
         """
-        return run_sync(self.run(task, ctx=ctx))
+        return run_sync(self.run(task, ctx=ctx, history=history))
 
     def stream(
-        self, task: str | Sequence[ContentPart], *, ctx: ExecutionContext | None = None
+        self,
+        task: str | Sequence[ContentPart],
+        *,
+        ctx: ExecutionContext | None = None,
+        history: Sequence[Message] = (),
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         """Run, yielding typed events as they happen; the last is ``RunFinished``."""
-        return self._loop(task, ctx, streaming=True)
+        return self._loop(task, ctx, history, streaming=True)
 
     # -- the loop --------------------------------------------------------------------
 
@@ -234,6 +257,7 @@ class ReActAgent(Generic[AnswerT]):
         self,
         task: str | Sequence[ContentPart],
         ctx: ExecutionContext | None,
+        history: Sequence[Message],
         *,
         streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
@@ -249,7 +273,11 @@ class ReActAgent(Generic[AnswerT]):
             if isinstance(task, str)
             else tuple(task)
         )
-        messages = [Message.text("system", self.system_prompt()), Message("user", task_parts)]
+        messages = [
+            Message.text("system", self.system_prompt()),
+            *(message for message in history if message.role != "system"),
+            Message("user", task_parts),
+        ]
         iterations: list[Iteration] = []
         usage = Usage()
         answer: AnswerT | None = None
