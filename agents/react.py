@@ -62,6 +62,7 @@ from toolchain import (
     ToolChain,
     ToolChainResult,
     YAMLToolChain,
+    describe_exception,
     eager_task,
     run_sync,
 )
@@ -73,7 +74,6 @@ T = TypeVar("T")
 Q = TypeVar("Q")
 
 _log = logging.getLogger("agents")
-OBSERVER_ERRORS = Stats.OBSERVER_ERRORS
 CANCEL_GRACE = 1.0
 TIME_LIMIT = "the run's time limit was reached"
 THINKING_GUIDANCE = "Think step by step: what you know, what is missing, what to do next."
@@ -288,7 +288,7 @@ class ReActAgent(Generic[AnswerT]):
             try:
                 self._check(ctx, deadline, loop.time())
                 ctx.stats.increment(Stats.ITERATIONS)
-                _notify(ctx, IterationStarted(ctx, index))
+                ctx.events.emit(IterationStarted(ctx, index))
                 started = time.perf_counter()
                 response: ModelResponse | None = None
                 async for item in self._model_call(ctx, index, messages, deadline, streaming):
@@ -313,7 +313,9 @@ class ReActAgent(Generic[AnswerT]):
                 halted = stopped  # e.g. the deadline passed while tools ran
             except Exception as error:  # a bug in a user's section, chain or termination
                 _log.exception("handling the model's output failed")
-                halted = _Stop("error", f"handling the model's output failed: {_describe(error)}")
+                halted = _Stop(
+                    "error", f"handling the model's output failed: {describe_exception(error)}"
+                )
             iteration = Iteration(
                 index=index,
                 output=response.text,
@@ -324,7 +326,7 @@ class ReActAgent(Generic[AnswerT]):
                 duration=time.perf_counter() - started,
             )
             iterations.append(iteration)
-            _notify(ctx, IterationFinished(ctx, iteration))
+            ctx.events.emit(IterationFinished(ctx, iteration))
             if halted is not None:
                 stop = halted
                 if halted.kind == "limit":
@@ -372,7 +374,7 @@ class ReActAgent(Generic[AnswerT]):
         deadline: float | None,
         streaming: bool,
     ) -> AsyncIterator[ModelTextDelta | _Done[ModelResponse]]:
-        _notify(ctx, BeforeModelCall(ctx, index, self.model.name, tuple(messages)))
+        ctx.events.emit(BeforeModelCall(ctx, index, self.model.name, tuple(messages)))
         started = time.perf_counter()
         queue: asyncio.Queue[ModelTextDelta] = asyncio.Queue()
         response: ModelResponse | None = None
@@ -403,14 +405,14 @@ class ReActAgent(Generic[AnswerT]):
             raise
         except Exception as error:  # a model that breaks its protocol: end, keep the run
             _log.exception("the model %s raised", self.model.name)
-            raise _Stop("error", f"model call failed: {_describe(error)}") from error
+            raise _Stop("error", f"model call failed: {describe_exception(error)}") from error
         if response is None:
             raise _Stop("error", f"model call failed: {self.model.name} returned no response")
         ctx.stats.increment(Stats.MODEL_CALLS)
         ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
         ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
         duration = time.perf_counter() - started
-        _notify(ctx, AfterModelCall(ctx, index, self.model.name, response, duration))
+        ctx.events.emit(AfterModelCall(ctx, index, self.model.name, response, duration))
         yield _Done(response)
 
     async def _consume_stream(
@@ -545,7 +547,7 @@ class ReActAgent(Generic[AnswerT]):
     ) -> None:
         ctx.stats.increment(Stats.PARSE_ERRORS)
         ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
-        _notify(ctx, OutputRejected(ctx, index, kind, feedback))
+        ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
         step.feedback = feedback
         fmt = self.text_format
         text = fmt.wrap_observation(fmt.format_section("feedback", feedback))
@@ -640,19 +642,6 @@ def _replace_media(messages: list[Message], note: str) -> bool:
         messages[position] = Message(message.role, parts)
         replaced = True
     return replaced
-
-
-def _notify(ctx: ExecutionContext, event: object) -> None:
-    """Tell observers (the bus logs and counts one that fails; it never ends the run)."""
-    ctx.events.emit(event)
-
-
-def _describe(error: BaseException) -> str:
-    try:
-        text = str(error)
-    except Exception:
-        text = "(its message could not be read)"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _text_of(parts: Sequence[ContentPart]) -> str:

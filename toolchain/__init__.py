@@ -33,6 +33,7 @@ from toolchain._errors import (
     ToolDefinitionError,
     ToolError,
     ToolInputTypeError,
+    describe_exception,
 )
 from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
@@ -92,6 +93,7 @@ __all__ = [
     "ToolInputTypeError",
     "ToolResult",
     "YAMLToolChain",
+    "describe_exception",
     "eager_task",
     "load_yaml",
     "run_sync",

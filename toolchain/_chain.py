@@ -26,7 +26,13 @@ from toolchain._calls import call_from_mapping, decode_json_calls
 from toolchain._content import ContentPart
 from toolchain._context import Cancelled, ExecutionContext, Stats
 from toolchain._eager import eager_task
-from toolchain._errors import DuplicateToolError, ToolCallParseError, ToolError
+from toolchain._errors import (
+    DuplicateToolError,
+    ToolCallParseError,
+    ToolError,
+    describe_exception,
+    exception_text,
+)
 from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
 from toolchain._hooks import ToolCallRefused
 from toolchain._input import ArgumentsError
@@ -337,10 +343,7 @@ class _ToolChainBase(ABC):
             elif first.error is None:
                 done[index] = first.value
             else:  # _run_one contains every failure: this would be a bug in the chain
-                _log.error("a tool call failed inside the chain itself", exc_info=first.error)
-                call = item if isinstance(item, ToolCall) else ToolCall("error", {})
-                message = f"internal error: {_describe(first.error)}"
-                done[index] = self._fail(ctx, call, "tool_error", message)
+                done[index] = self._internal_error(ctx, item, first.error)
         if tasks:
             await self._wait(ctx, items, tasks, signals)
         outcomes = [
@@ -533,10 +536,16 @@ class _ToolChainBase(ABC):
             error = task.exception()
             if error is None:
                 return task.result()
-            _log.error("a tool call failed inside the chain itself", exc_info=error)
-            call = item if isinstance(item, ToolCall) else ToolCall("error", {})
-            return self._fail(ctx, call, "tool_error", f"internal error: {_describe(error)}")
+            return self._internal_error(ctx, item, error)
         return self._stopped(ctx, item, why, abandoned=not task.done())
+
+    def _internal_error(
+        self, ctx: ExecutionContext, item: ToolCall | str, error: BaseException
+    ) -> _Outcome:
+        """A failure that escaped ``_run_one``, which contains every failure: a bug here."""
+        _log.error("a tool call failed inside the chain itself", exc_info=error)
+        call = item if isinstance(item, ToolCall) else ToolCall("error", {})
+        return self._fail(ctx, call, "tool_error", f"internal error: {describe_exception(error)}")
 
     def _stopped(
         self, ctx: ExecutionContext, item: ToolCall | str, why: ErrorKind | None, *, abandoned: bool
@@ -613,7 +622,9 @@ class _ToolChainBase(ABC):
         except (KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as error:
-            message = f"{call.name} produced output that cannot be shown: {_describe(error)}"
+            message = (
+                f"{call.name} produced output that cannot be shown: {describe_exception(error)}"
+            )
             _log.warning("%s", message, exc_info=error)
             return self._fail(ctx, call, "output_error", message[:500], error)
         return _Outcome(call, result, None, text)
@@ -632,7 +643,7 @@ class _ToolChainBase(ABC):
             message = f"invalid arguments for {tool.name}: {error}"
             return None, ToolCallError("invalid_arguments", message, error)
         except Exception as error:  # a validator that raises something odd, deep nesting …
-            message = f"invalid arguments for {tool.name}: {_describe(error)}"
+            message = f"invalid arguments for {tool.name}: {describe_exception(error)}"
             _log.warning("validating arguments of %s raised", tool.name, exc_info=error)
             return None, ToolCallError("invalid_arguments", message[:1000], error)
         result: object
@@ -646,9 +657,9 @@ class _ToolChainBase(ABC):
                 if inspect.isawaitable(result):
                     result = await result
         except ToolError as error:
-            return None, ToolCallError("tool_error", _text_of(error), error)
+            return None, ToolCallError("tool_error", exception_text(error), error)
         except Cancelled as error:
-            return None, ToolCallError("cancelled", f"cancelled: {_text_of(error)}", error)
+            return None, ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
         except asyncio.CancelledError as error:
             why = signals.why.get(index)
             if why == "timeout":
@@ -663,7 +674,7 @@ class _ToolChainBase(ABC):
         except (KeyboardInterrupt, GeneratorExit):  # GeneratorExit: a coroutine being closed
             raise
         except BaseException as error:  # SystemExit … from user code: this call's
-            message = f"{tool.name} failed: {_describe(error)}"
+            message = f"{tool.name} failed: {describe_exception(error)}"
             _log.warning("tool %s raised", tool.name, exc_info=error)
             return None, ToolCallError("tool_error", message[:2000], error)
         if not isinstance(result, ToolResult):
@@ -769,7 +780,7 @@ async def _before_hooks(
                 replaced = await replaced
         except ToolCallRefused as refused:
             return call, ToolCallError(
-                "refused", f"{call.name} was refused: {_text_of(refused)}", refused
+                "refused", f"{call.name} was refused: {exception_text(refused)}", refused
             )
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
             raise
@@ -853,21 +864,8 @@ def _extras(
     return instructions, part_media, tuple(children)
 
 
-def _text_of(error: BaseException) -> str:
-    """``str(error)``, even when its ``__str__`` raises."""
-    try:
-        return str(error)
-    except Exception:
-        return f"<{type(error).__name__} whose message could not be read>"
-
-
-def _describe(error: BaseException) -> str:
-    text = _text_of(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
 def _hook_message(error: BaseException) -> str:
-    return f"a tool-call hook failed: {_describe(error)}"
+    return f"a tool-call hook failed: {describe_exception(error)}"
 
 
 def _describe_part(part: ContentPart) -> str:

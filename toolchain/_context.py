@@ -136,7 +136,7 @@ class Stats:
         counts = self._counts
         with self._lock:
             counts[counter] += 1
-            counts[f"{counter}:{tool}"] += 1
+            counts[Stats.per_tool(counter, tool)] += 1
             total = counts[counter]
         if self._parent is not None and counter not in Stats.LOCAL_COUNTERS:
             self._parent.count_call(counter, tool)

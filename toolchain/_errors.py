@@ -8,6 +8,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolInputTypeError",
+    "describe_exception",
 ]
 
 
@@ -45,3 +46,23 @@ class ToolError(Exception):
     >>> str(ToolError("no flight AA999"))
     'no flight AA999'
     """
+
+
+def exception_text(error: BaseException) -> str:
+    """``str(error)``, even when its ``__str__`` raises."""
+    try:
+        return str(error)
+    except Exception:
+        return f"<{type(error).__name__} whose message could not be read>"
+
+
+def describe_exception(error: BaseException) -> str:
+    """``Type: message`` for an exception from user code, safe whatever it does.
+
+    >>> describe_exception(KeyError("city"))
+    "KeyError: 'city'"
+    >>> describe_exception(StopIteration())
+    'StopIteration'
+    """
+    text = exception_text(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
