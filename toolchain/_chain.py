@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, Self, cast, runtime_checkable
 
 import msgspec
@@ -85,7 +85,7 @@ class ToolChain(Protocol):
 
     def register_tool(self, tool: AnyTool) -> Self: ...
 
-    def available_tools_prompt(self) -> str: ...
+    def available_tools_prompt(self, names: Iterable[str] | None = None) -> str: ...
 
     def parse_calls(
         self, content: str, text_format: TextFormat | None = None
@@ -211,10 +211,17 @@ class _ToolChainBase(ABC):
         self._tools[name] = tool
         return self
 
-    def available_tools_prompt(self) -> str:
-        """Each tool's name, description, policy and parameter schema, for the prompt."""
+    def available_tools_prompt(self, names: Iterable[str] | None = None) -> str:
+        """Each tool's name, description, policy and parameter schema, for the prompt.
+
+        ``names`` lists only those tools (the ones active in a step), in chain order.
+        """
+        tools: Iterable[AnyTool] = self._tools.values()
+        if names is not None:
+            wanted = set(names)
+            tools = [tool for tool in tools if tool.name in wanted]
         blocks: list[str] = []
-        for tool in self._tools.values():
+        for tool in tools:
             lines = [f"- {tool.name}: {tool.description.strip()}"]
             if tool.policy.strip():
                 lines.append(_indent("Policy: " + tool.policy.strip(), 2))
@@ -572,6 +579,8 @@ class _ToolChainBase(ABC):
         call = item
         stats = ctx.stats
         stats.count_call(Stats.TOOL_CALLS, call.name)
+        if call.rejected is not None:
+            return self._after(ctx, index, call, None, call.rejected, started)
         tool = self._tools.get(call.name)
         if tool is None:
             failure = ToolCallError("unknown_tool", self._unknown_message(call.name))
@@ -833,7 +842,9 @@ def _too_many(dropped: int, limit: int) -> str:
 
 
 def _is_overflow(item: ToolCall | str) -> bool:
-    return isinstance(item, str) and _OVERFLOW in item
+    if isinstance(item, ToolCall):  # a parse problem handed over as a rejected call
+        return item.rejected is not None and _OVERFLOW in item.rejected.message
+    return _OVERFLOW in item
 
 
 def _future_of(value: object) -> asyncio.Future[object] | None:

@@ -67,6 +67,10 @@ class ToolCall:
     ``id`` is the id a native tool-calling API gave the call, or one the chain
     assigned (``call_1``, ``call_2`` … in the action) when it had none.
 
+    ``rejected`` marks a call that must not run (its native arguments were not JSON,
+    or its tool is not active this step): the chain answers it with that error, under
+    its own name and id, like any other failed call.
+
     >>> ToolCall("get_weather", {"city": "Paris"}).name
     'get_weather'
     """
@@ -75,6 +79,7 @@ class ToolCall:
     # `lambda: {}`, not `dict`: the empty dict is then typed by the field.
     args: Mapping[str, object] = field(default_factory=lambda: {})
     id: str = ""
+    rejected: ToolCallError | None = None
 
 
 ErrorKind = Literal[
