@@ -8,6 +8,7 @@
 
 from typing import TYPE_CHECKING
 
+from agents._engine import RunOptions
 from agents.events import (
     AfterModelCall,
     AnswerReady,
@@ -16,10 +17,12 @@ from agents.events import (
     IterationStarted,
     LimitReached,
     ModelTextDelta,
+    ModelToolCallDelta,
     ObservationReady,
     OutputRejected,
     RunEvent,
     RunFinished,
+    StepReady,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -34,10 +37,17 @@ from agents.models import (
     Usage,
     resolve_model,
 )
-from agents.prompt import PromptBuilder, PromptContext, default_system_prompt
+from agents.prompt import (
+    PromptBuilder,
+    PromptContext,
+    default_system_prompt,
+    native_system_prompt,
+)
 from agents.react import AgentOptions, ReActAgent
 from agents.result import AgentResult, Iteration, StopKind, render_transcript
+from agents.steps import StepHook, StepHookError, StepRequest
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
+from agents.tool_calling import ToolCallingAgent, ToolCallingOptions
 from agents.trace import JSONLTraceWriter
 from toolchain import Limits
 
@@ -64,6 +74,7 @@ __all__ = [
     "ModelError",
     "ModelResponse",
     "ModelTextDelta",
+    "ModelToolCallDelta",
     "ObservationReady",
     "OpenAIChatModel",
     "OutputRejected",
@@ -72,16 +83,24 @@ __all__ = [
     "ReActAgent",
     "RunEvent",
     "RunFinished",
+    "RunOptions",
     "ScriptedModel",
+    "StepHook",
+    "StepHookError",
+    "StepReady",
+    "StepRequest",
     "StopKind",
     "Termination",
     "TextDelta",
     "TextTermination",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolCallingAgent",
+    "ToolCallingOptions",
     "TypedTermination",
     "Usage",
     "default_system_prompt",
+    "native_system_prompt",
     "render_transcript",
     "resolve_model",
 ]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from agents.models import Message, ModelResponse
+from agents.steps import StepRequest
 from toolchain import ExecutionContext, ToolCallError, ToolChainResult
 
 if TYPE_CHECKING:
@@ -24,10 +25,12 @@ __all__ = [
     "IterationStarted",
     "LimitReached",
     "ModelTextDelta",
+    "ModelToolCallDelta",
     "ObservationReady",
     "OutputRejected",
     "RunEvent",
     "RunFinished",
+    "StepReady",
     "ToolCallFinished",
     "ToolCallStarted",
 ]
@@ -48,6 +51,16 @@ class IterationStarted:
 class IterationFinished:
     ctx: ExecutionContext
     iteration: Iteration
+
+
+@dataclass(frozen=True, slots=True)
+class StepReady:
+    """A step's request after the step hooks: exactly what the model is called with."""
+
+    ctx: ExecutionContext
+    request: StepRequest
+    changed: bool
+    """Whether a step hook changed anything."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +86,7 @@ class OutputRejected:
 
     ctx: ExecutionContext
     iteration: int
-    kind: str  # "format", "tool_calls", "answer", "no_action"
+    kind: str  # "format", "tool_calls", "answer", "no_action", "empty"
     feedback: str
 
 
@@ -87,6 +100,21 @@ class ModelTextDelta:
     iteration: int
     section: str | None
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelToolCallDelta:
+    """A piece of a native tool call the model is writing (``ToolCallingAgent``).
+
+    ``index`` is the call's position in the reply; ``id`` and ``name`` come with its
+    first piece, then pieces of the argument JSON.
+    """
+
+    iteration: int
+    index: int
+    id: str
+    name: str
+    arguments: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +162,7 @@ class RunFinished(Generic[AnswerT]):
 
 RunEvent = (
     ModelTextDelta
+    | ModelToolCallDelta
     | ToolCallStarted
     | ToolCallFinished
     | ObservationReady

@@ -14,7 +14,14 @@ from typing import Protocol
 from formats import FormattedSection, TextFormat
 from toolchain import ToolChain
 
-__all__ = ["REACT_GUIDE", "PromptBuilder", "PromptContext", "default_system_prompt"]
+__all__ = [
+    "NATIVE_GUIDE",
+    "REACT_GUIDE",
+    "PromptBuilder",
+    "PromptContext",
+    "default_system_prompt",
+    "native_system_prompt",
+]
 
 REACT_GUIDE = """\
 Work in a cycle until you can answer:
@@ -26,6 +33,13 @@ Work in a cycle until you can answer:
 When a call fails, read the error, fix the call and try again, or work around it.
 Write the answer section only once you have what the answer needs, and never in the
 same response as an action: if a response holds an action, the answer is ignored."""
+
+NATIVE_GUIDE = """\
+Use the tools to find what you need. Calls you make in the same turn run in parallel,
+so batch independent lookups together. Each result comes back as the answer to its call.
+
+When a call fails, read the error, fix the call and try again, or work around it.
+Answer only once you have what the answer needs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +59,8 @@ class PromptContext:
     behavior: str
     critical_rules: str
     today: dt.date
+    tools: tuple[str, ...] | None = None
+    """The tools active in this step, when a step hook narrowed them; None: all."""
 
 
 class PromptBuilder(Protocol):
@@ -67,19 +83,39 @@ def default_system_prompt(context: PromptContext) -> str:
     >>> "Today is 2026-03-05 (Thursday)." in prompt
     True
     """
-    today = f"Today is {context.today.isoformat()} ({context.today.strftime('%A')})."
-    behavior = f"{context.behavior.strip()}\n\n{today}" if context.behavior.strip() else today
-    sections = [
-        FormattedSection("behavior", behavior, escape=False),
-        FormattedSection("react", REACT_GUIDE, escape=False),
-    ]
-    if context.critical_rules.strip():
-        sections.append(
-            FormattedSection("critical_rules", context.critical_rules.strip(), escape=False)
-        )
-    tools = context.tool_chain.available_tools_prompt() or "(no tools)"
+    sections = _opening(context, FormattedSection("react", REACT_GUIDE, escape=False))
+    tools = context.tool_chain.available_tools_prompt(context.tools) or "(no tools)"
     sections.append(FormattedSection("available_tools", tools, escape=False))
     sections.append(
         FormattedSection("output_format", context.text_format.describe_structure(), escape=False)
     )
     return context.text_format.format_sections(sections)
+
+
+def native_system_prompt(context: PromptContext) -> str:
+    """The default system prompt of a native tool-calling agent.
+
+    Behaviour (with today's date), how tool calls work and the critical rules; the
+    tools themselves go to the API as specs, so they are not listed here.
+
+    >>> from formats import XMLFormat
+    >>> from toolchain import JSONToolChain
+    >>> prompt = native_system_prompt(
+    ...     PromptContext(XMLFormat(), JSONToolChain(), "You help.", "", dt.date(2026, 3, 5))
+    ... )
+    >>> "<tool_use>" in prompt and "available_tools" not in prompt
+    True
+    """
+    sections = _opening(context, FormattedSection("tool_use", NATIVE_GUIDE, escape=False))
+    return context.text_format.format_sections(sections)
+
+
+def _opening(context: PromptContext, guide: FormattedSection) -> list[FormattedSection]:
+    today = f"Today is {context.today.isoformat()} ({context.today.strftime('%A')})."
+    behavior = f"{context.behavior.strip()}\n\n{today}" if context.behavior.strip() else today
+    sections = [FormattedSection("behavior", behavior, escape=False), guide]
+    if context.critical_rules.strip():
+        sections.append(
+            FormattedSection("critical_rules", context.critical_rules.strip(), escape=False)
+        )
+    return sections

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
-from agents.models import Message, Usage
+from agents.models import Message, ToolCallRequest, Usage
 from toolchain import TextContent, ToolChainResult
 
 __all__ = ["AgentResult", "Iteration", "StopKind", "render_transcript"]
@@ -20,9 +20,10 @@ StopKind = Literal["answer", "limit", "cancelled", "error"]
 class Iteration:
     """One model call and what came of it.
 
-    ``sections`` is the parsed output (empty when it had none); ``tool_results`` one
-    ``ToolChainResult`` per action section; ``feedback`` the corrective text sent back
-    when the output could not be used as written.
+    ``sections`` is the parsed output (empty when it had none, and for native tool
+    calling); ``tool_calls`` the native calls the model made; ``tool_results`` one
+    ``ToolChainResult`` per action section (per turn of native calls); ``feedback`` the
+    corrective text sent back when the output could not be used as written.
 
     >>> Iteration(1, "<answer>4</answer>", {"answer": ["4"]}).sections["answer"]
     ['4']
@@ -35,6 +36,7 @@ class Iteration:
     feedback: str = ""
     usage: Usage = field(default_factory=Usage)
     duration: float = 0.0
+    tool_calls: tuple[ToolCallRequest, ...] = ()
 
 
 @dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
@@ -75,6 +77,9 @@ class AgentResult(Generic[AnswerT]):
 def render_transcript(messages: Sequence[Message]) -> str:
     """Messages as readable text: a ``==== role ====`` line, then the content.
 
+    Native tool calls show as ``-> name(arguments) [id]`` lines, and each tool message
+    under a header naming its tool and the call it answers.
+
     >>> print(render_transcript([Message.text("user", "Hi"), Message.text("assistant", "Hello")]))
     ==== user ====
     Hi
@@ -88,5 +93,9 @@ def render_transcript(messages: Sequence[Message]) -> str:
             part.text if isinstance(part, TextContent) else f"[{part.describe()}]"
             for part in message.content
         ]
-        blocks.append(f"==== {message.role} ====\n" + "\n".join(parts))
+        parts.extend(f"-> {call.name}({call.arguments}) [{call.id}]" for call in message.tool_calls)
+        header: str = message.role
+        if message.role == "tool":
+            header = f"tool {message.name} [{message.tool_call_id}]"
+        blocks.append(f"==== {header} ====\n" + "\n".join(parts))
     return "\n\n".join(blocks)

@@ -1,0 +1,666 @@
+"""The step engine both agents stand on: one loop, one deadline policy, one result.
+
+A run is a sequence of steps. Each step: check the limits, build the step's request
+(the step hooks may change it), call the model (streamed or whole, racing the deadline
+and cancellation), then let the agent read the reply (`StepEngine._read`): a text
+agent parses sections, a native one takes the structured calls. What the reply leads
+to (tool results, feedback, an answer) is written into a `StepRecord`; the engine appends
+the step's messages to the conversation, records the iteration and decides whether
+to go on.
+
+The agents differ only in how a task, a reply and tool results become messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypedDict, TypeVar, cast
+
+from agents.events import (
+    AfterModelCall,
+    AnswerReady,
+    BeforeModelCall,
+    IterationFinished,
+    IterationStarted,
+    LimitReached,
+    ObservationReady,
+    OutputRejected,
+    RunEvent,
+    RunFinished,
+    StepReady,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from agents.models import (
+    GenerateOptions,
+    Message,
+    Model,
+    ModelError,
+    ModelResponse,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    UnsupportedContentError,
+    Usage,
+    resolve_model,
+)
+from agents.prompt import PromptBuilder, PromptContext
+from agents.result import AgentResult, Iteration, StopKind
+from agents.steps import StepHook, StepHookError, StepRequest, apply_step_hooks
+from agents.terminations import AnswerRejected, Termination
+from formats import TextFormat, XMLFormat
+from toolchain import (
+    AfterToolCall,
+    BeforeToolCall,
+    ContentPart,
+    ExecutionContext,
+    Limits,
+    Stats,
+    TextContent,
+    ToolChain,
+    ToolChainResult,
+    describe_exception,
+    eager_task,
+    run_sync,
+)
+
+AnswerT = TypeVar("AnswerT")
+T = TypeVar("T")
+Q = TypeVar("Q")
+
+_log = logging.getLogger("agents")
+CANCEL_GRACE = 1.0
+TIME_LIMIT = "the run's time limit was reached"
+
+
+class RunOptions(TypedDict, total=False):
+    """Keyword options every agent takes, besides the model and the termination."""
+
+    tool_chain: ToolChain
+    """Runs the tools and serialises their outputs (JSON or YAML)."""
+    text_format: TextFormat
+    """The section convention of prompts and observations (default ``XMLFormat()``)."""
+    behavior: str
+    """Who the agent is and how it behaves: the start of the system prompt."""
+    critical_rules: str
+    """Rules the model must never break, given their own prompt section."""
+    limits: Limits
+    """Bounds on each run (iterations, tool calls, tokens, errors, time)."""
+    options: GenerateOptions
+    """Sampling options for every model call."""
+    prompt_builder: PromptBuilder
+    """Builds the system prompt from a ``PromptContext``."""
+    clock: Callable[[], dt.date]
+    """Today's date for the prompt (default ``date.today``). Pass a fixed clock, such
+    as ``toolchain.testing.fixed_clock``, to make prompts and transcripts reproducible."""
+    name: str
+    """The run's name in contexts and traces (default ``agent``)."""
+    step_hooks: Sequence[StepHook]
+    """Called in order before each model call; may change that step's request (see
+    ``agents.steps``). Compactions (``agents.compaction``) are step hooks."""
+
+
+class RunStop(Exception):
+    kind: StopKind
+
+    def __init__(self, kind: StopKind, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+@dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
+class Done(Generic[T]):
+    value: T
+
+
+class StepRecord:
+    """What one step produced, filled in as the agent reads the reply."""
+
+    __slots__ = (
+        "answer",
+        "assistant",
+        "feedback",
+        "has_answer",
+        "replies",
+        "results",
+        "sections",
+        "tool_calls",
+    )
+
+    def __init__(self, assistant: Message) -> None:
+        self.assistant = assistant
+        self.sections: dict[str, list[str]] = {}
+        self.tool_calls: tuple[ToolCallRequest, ...] = ()
+        self.results: list[ToolChainResult] = []
+        self.replies: list[Message] = []
+        """Messages answering the reply: tool results, an observation, feedback."""
+        self.feedback = ""
+        self.answer: Any = None
+        self.has_answer = False
+
+
+@dataclass(slots=True)
+class _Call:
+    """What the model is called with in one step, after the step hooks."""
+
+    model: Model
+    messages: list[Message]
+    options: GenerateOptions
+    tools: tuple[str, ...]
+
+
+class StepEngine(ABC, Generic[AnswerT]):
+    """The loop of an agent: steps until an answer, a limit, cancellation or an error."""
+
+    def __init__(
+        self,
+        model: Model | str,
+        termination: Termination[Any],
+        options: RunOptions,
+        *,
+        tool_chain: ToolChain,
+        prompt_builder: PromptBuilder,
+    ) -> None:
+        self.model = resolve_model(model)
+        self.termination: Termination[Any] = termination
+        self.tool_chain: ToolChain = options.get("tool_chain") or tool_chain
+        self.text_format: TextFormat = options.get("text_format") or XMLFormat()
+        self.behavior = options.get("behavior", "")
+        self.critical_rules = options.get("critical_rules", "")
+        self.limits = options.get("limits") or Limits()
+        self.prompt_builder: PromptBuilder = options.get("prompt_builder", prompt_builder)
+        self.clock: Callable[[], dt.date] = options.get("clock", dt.date.today)
+        self.name = options.get("name", "agent")
+        self.step_hooks: tuple[StepHook, ...] = tuple(options.get("step_hooks", ()))
+
+    # -- public API ------------------------------------------------------------------
+
+    def system_prompt(self, tools: Sequence[str] | None = None) -> str:
+        """The system prompt this agent sends (built by its ``prompt_builder``).
+
+        ``tools`` narrows the tools it describes, as a step hook may.
+        """
+        return self.prompt_builder(
+            PromptContext(
+                self.text_format,
+                self.tool_chain,
+                self.behavior,
+                self.critical_rules,
+                self.clock(),
+                None if tools is None else tuple(tools),
+            )
+        )
+
+    async def run(
+        self,
+        task: str | Sequence[ContentPart],
+        *,
+        ctx: ExecutionContext | None = None,
+        history: Sequence[Message] = (),
+    ) -> AgentResult[AnswerT]:
+        """Run until an answer, a limit, cancellation or a model failure.
+
+        ``history`` continues a conversation: the messages of an earlier result
+        (``result.messages``, or read back with ``messages_from_json``). Their system
+        message is replaced by this agent's; the task follows them as a new user turn.
+        """
+        result: AgentResult[AnswerT] | None = None
+        async for event in self._loop(task, ctx, history, streaming=False):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None  # _loop always ends with RunFinished
+        return result
+
+    def run_sync(
+        self,
+        task: str | Sequence[ContentPart],
+        *,
+        ctx: ExecutionContext | None = None,
+        history: Sequence[Message] = (),
+    ) -> AgentResult[AnswerT]:
+        """``run`` for synchronous code (not from inside a running event loop).
+
+        A tool that ignores cancellation cannot keep this from returning: leftover
+        tasks are abandoned after a grace period (see ``toolchain.run_sync``).
+        """
+        return run_sync(self.run(task, ctx=ctx, history=history))
+
+    def stream(
+        self,
+        task: str | Sequence[ContentPart],
+        *,
+        ctx: ExecutionContext | None = None,
+        history: Sequence[Message] = (),
+    ) -> AsyncIterator[RunEvent[AnswerT]]:
+        """Run, yielding typed events as they happen; the last is ``RunFinished``."""
+        return self._loop(task, ctx, history, streaming=True)
+
+    # -- what each agent supplies ----------------------------------------------------
+
+    @abstractmethod
+    def _task_message(self, task: str | Sequence[ContentPart]) -> Message:
+        """The user message that states the task."""
+
+    def _history(self, history: Sequence[Message]) -> list[Message]:
+        """The earlier conversation as this agent sends it (system messages dropped)."""
+        return [message for message in history if message.role != "system"]
+
+    @abstractmethod
+    def _options(self, options: GenerateOptions, tools: tuple[str, ...]) -> GenerateOptions:
+        """The options sent to the model in a step whose active tools are ``tools``."""
+
+    @abstractmethod
+    def _stream_events(
+        self, index: int
+    ) -> Callable[[TextDelta | ToolCallDelta], Iterable[RunEvent[AnswerT]]]:
+        """Turns streamed pieces into run events, for one step."""
+
+    @abstractmethod
+    def _read(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        response: ModelResponse,
+        step: StepRecord,
+        tools: tuple[str, ...],
+        deadline: float | None,
+    ) -> AsyncIterator[RunEvent[AnswerT]]:
+        """Read the model's reply into ``step``: sections or calls, tool results,
+        feedback, an answer. Raises ``RunStop`` when the run must end (the deadline
+        passed while tools ran); ``step`` keeps what was done by then."""
+
+    @abstractmethod
+    def _feedback(self, feedback: str) -> Message:
+        """The message that tells the model what was wrong with its reply."""
+
+    @property
+    def _base_options(self) -> GenerateOptions:
+        """The options of every step before hooks (the stop sequences of text mode)."""
+        return GenerateOptions()
+
+    # -- the loop --------------------------------------------------------------------
+
+    async def _loop(
+        self,
+        task: str | Sequence[ContentPart],
+        ctx: ExecutionContext | None,
+        history: Sequence[Message],
+        *,
+        streaming: bool,
+    ) -> AsyncIterator[RunEvent[AnswerT]]:
+        if ctx is None:
+            ctx = ExecutionContext(limits=self.limits, name=self.name)
+        elif not ctx.limits_given:
+            ctx.limits = self.limits  # a ctx passed only to cancel or observe keeps our limits
+        loop = asyncio.get_running_loop()
+        deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
+        tools = tuple(self.tool_chain.tools)
+        system_text = self.system_prompt()
+        messages = [
+            Message.text("system", system_text),
+            *self._history(history),
+            self._task_message(task),
+        ]
+        # Built once: with no hook changing them, every step sends the same system
+        # prompt and the same earlier messages, byte for byte (providers cache them).
+        base_options = self._base_options
+        options = self._options(base_options, tools)
+        plain = _Call(self.model, messages, options, tools)
+        task_index = len(messages) - 2  # in messages[1:], which is what hooks see
+        iterations: list[Iteration] = []
+        usage = Usage()
+        answer: AnswerT | None = None
+        stop: RunStop
+
+        while True:
+            index = len(iterations) + 1
+            try:
+                self._check(ctx, deadline, loop.time())
+                ctx.stats.increment(Stats.ITERATIONS)
+                ctx.events.emit(IterationStarted(ctx, index))
+                started = time.perf_counter()
+                call = plain
+                if self.step_hooks or ctx.events.has_subscribers(StepReady):
+                    request = StepRequest(
+                        index,
+                        system_text,
+                        tuple(messages[1:]),
+                        tools,
+                        self.model,
+                        base_options,
+                        task_index,
+                    )
+                    call = await self._prepare(ctx, request, plain, system_text)
+                response: ModelResponse | None = None
+                async for item in self._model_call(ctx, index, call, messages, deadline, streaming):
+                    if isinstance(item, Done):
+                        response = item.value
+                    else:
+                        yield item
+                assert response is not None
+            except RunStop as stopped:
+                stop = stopped
+                if stop.kind == "limit":
+                    yield LimitReached(index, stop.detail)
+                break
+            usage = usage + response.usage
+            step = StepRecord(Message.text("assistant", response.text))
+            halted: RunStop | None = None
+            try:
+                async for event in self._read(ctx, index, response, step, call.tools, deadline):
+                    yield event
+            except RunStop as stopped:
+                halted = stopped  # e.g. the deadline passed while tools ran
+            except Exception as error:  # a bug in a user's section, chain or termination
+                _log.exception("handling the model's output failed")
+                halted = RunStop(
+                    "error", f"handling the model's output failed: {describe_exception(error)}"
+                )
+            messages.append(step.assistant)
+            iteration = Iteration(
+                index=index,
+                output=response.text,
+                sections=step.sections,
+                tool_results=tuple(step.results),
+                feedback=step.feedback,
+                usage=response.usage,
+                duration=time.perf_counter() - started,
+                tool_calls=step.tool_calls,
+            )
+            iterations.append(iteration)
+            if halted is not None:
+                messages.extend(step.replies)  # calls already made keep their answers
+                ctx.events.emit(IterationFinished(ctx, iteration))
+                stop = halted
+                if halted.kind == "limit":
+                    yield LimitReached(index, halted.detail)
+                break
+            if step.has_answer:
+                messages.extend(step.replies)
+                ctx.events.emit(IterationFinished(ctx, iteration))
+                answer = step.answer
+                yield AnswerReady(index, step.answer)
+                stop = RunStop("answer", "")
+                break
+            messages.extend(step.replies)
+            ctx.events.emit(IterationFinished(ctx, iteration))
+            if step.replies:
+                yield ObservationReady(index, _text_of(step.replies), tuple(step.results))
+            if ctx.cancelled:
+                stop = RunStop("cancelled", ctx.cancel_reason)
+                break
+
+        yield RunFinished(
+            AgentResult(
+                answer=answer,
+                stopped_by=stop.kind,
+                iterations=tuple(iterations),
+                messages=tuple(messages),
+                stats=ctx.stats.snapshot(),
+                usage=usage,
+                limit=stop.detail if stop.kind == "limit" else None,
+                error=stop.detail if stop.kind == "error" else None,
+            )
+        )
+
+    async def _prepare(
+        self, ctx: ExecutionContext, request: StepRequest, plain: _Call, system_text: str
+    ) -> _Call:
+        """The step's call after the hooks; ``plain`` itself when nothing changed."""
+        final = request
+        if self.step_hooks:
+            try:
+                final = await apply_step_hooks(ctx, request, self.step_hooks)
+            except StepHookError as error:
+                _log.exception("a step hook failed")
+                raise RunStop("error", str(error)) from error
+        changed = final != request
+        ctx.events.emit(StepReady(ctx, final, changed))
+        if not changed:
+            return plain
+        system = plain.messages[0]
+        prompt = final.system_prompt
+        if final.tools != plain.tools and prompt == system_text:
+            prompt = self.system_prompt(final.tools)  # the listing follows the active tools
+        if prompt != system_text:
+            system = Message.text("system", prompt)
+        options = (
+            plain.options
+            if final.options is request.options and final.tools == plain.tools
+            else self._options(final.options, final.tools)
+        )
+        return _Call(final.model, [system, *final.messages], options, final.tools)
+
+    def _check(self, ctx: ExecutionContext, deadline: float | None, now: float) -> None:
+        if ctx.cancelled:
+            raise RunStop("cancelled", ctx.cancel_reason)
+        if deadline is not None and now >= deadline:
+            raise RunStop("limit", "timeout")
+        limit = ctx.limits.exceeded(ctx.stats, starting_iteration=True)
+        if limit is not None:
+            raise RunStop("limit", limit)
+
+    async def _model_call(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        call: _Call,
+        conversation: list[Message],
+        deadline: float | None,
+        streaming: bool,
+    ) -> AsyncIterator[RunEvent[AnswerT] | Done[ModelResponse]]:
+        model = call.model
+        ctx.events.emit(BeforeModelCall(ctx, index, model.name, tuple(call.messages)))
+        started = time.perf_counter()
+        queue: asyncio.Queue[RunEvent[AnswerT]] = asyncio.Queue()
+        response: ModelResponse | None = None
+        try:
+            for retry in (False, True):
+                work: Awaitable[ModelResponse] = (
+                    self._consume_stream(model, index, call, queue)
+                    if streaming
+                    else model.generate(call.messages, call.options)
+                )
+                try:
+                    async for item in _drain(work, queue, ctx, deadline, race_cancel=True):
+                        if isinstance(item, Done):
+                            response = item.value
+                        else:
+                            yield item
+                    break
+                except UnsupportedContentError as error:
+                    # A tool returned media this model cannot take: show it as a note and
+                    # ask once more, rather than end the run over an attachment.
+                    note = f"not shown: {model.name} cannot take it"
+                    if retry or not _replace_media(call.messages, note):
+                        raise
+                    if call.messages is not conversation:
+                        _replace_media(conversation, note)
+                    _log.warning("media dropped from the conversation: %s", error)
+        except ModelError as error:
+            raise RunStop("error", f"model call failed: {error}") from error
+        except RunStop:
+            raise
+        except Exception as error:  # a model that breaks its protocol: end, keep the run
+            _log.exception("the model %s raised", model.name)
+            raise RunStop("error", f"model call failed: {describe_exception(error)}") from error
+        if response is None:
+            raise RunStop("error", f"model call failed: {model.name} returned no response")
+        ctx.stats.increment(Stats.MODEL_CALLS)
+        ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
+        ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
+        duration = time.perf_counter() - started
+        ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))
+        yield Done(response)
+
+    async def _consume_stream(
+        self, model: Model, index: int, call: _Call, queue: asyncio.Queue[RunEvent[AnswerT]]
+    ) -> ModelResponse:
+        events = self._stream_events(index)
+        final: ModelResponse | None = None
+        async for item in model.stream(call.messages, call.options):
+            if isinstance(item, ModelResponse):
+                final = item
+            else:
+                for event in events(item):
+                    queue.put_nowait(event)
+        if final is None:
+            raise ModelError(f"{model.name}: the stream ended without a final response")
+        return final
+
+    # -- shared by both agents' readers ----------------------------------------------
+
+    async def _run_tools(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        work: Awaitable[ToolChainResult],
+        deadline: float | None,
+    ) -> AsyncIterator[RunEvent[AnswerT] | Done[ToolChainResult]]:
+        """Run one chain execution, yielding its tool-call events as they happen."""
+        queue: asyncio.Queue[RunEvent[AnswerT]] = asyncio.Queue()
+
+        def started(event: BeforeToolCall) -> None:
+            queue.put_nowait(ToolCallStarted(index, event.index, event.name, dict(event.args)))
+
+        def finished(event: AfterToolCall) -> None:
+            queue.put_nowait(
+                ToolCallFinished(index, event.index, event.name, event.error, event.duration)
+            )
+
+        unsubscribe = [
+            ctx.events.subscribe(BeforeToolCall, started),
+            ctx.events.subscribe(AfterToolCall, finished),
+        ]
+        try:
+            async for item in _drain(work, queue, ctx, deadline, race_cancel=False):
+                yield item
+        finally:
+            for remove in unsubscribe:
+                remove()
+
+    def _count_tool_errors(self, ctx: ExecutionContext, results: Sequence[ToolChainResult]) -> None:
+        """The consecutive-tool-error streak: a step whose calls all failed extends it."""
+        errors = [error for result in results for error in result.raw.errors]
+        if errors:
+            failed = all(error is not None for error in errors)
+            ctx.stats.set(
+                Stats.CONSECUTIVE_TOOL_ERRORS,
+                ctx.stats.get(Stats.CONSECUTIVE_TOOL_ERRORS) + 1 if failed else 0,
+            )
+
+    def _take_answer(
+        self, ctx: ExecutionContext, index: int, step: StepRecord, content: str
+    ) -> None:
+        """The termination's answer from ``content``, or feedback when it is rejected."""
+        try:
+            step.answer = self.termination.parse_section(content)
+            step.has_answer = True
+            ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
+        except AnswerRejected as rejected:
+            self._reject(ctx, index, step, "answer", f"answer rejected: {rejected}")
+        except Exception as error:  # a termination that raises is a rejection, not a crash
+            _log.warning("the termination raised on an answer", exc_info=error)
+            feedback = f"answer rejected: it could not be checked ({type(error).__name__})"
+            self._reject(ctx, index, step, "answer", feedback)
+
+    def _reject(
+        self, ctx: ExecutionContext, index: int, step: StepRecord, kind: str, feedback: str
+    ) -> None:
+        """Count a reply the model must redo and queue the feedback that says why."""
+        ctx.stats.increment(Stats.PARSE_ERRORS)
+        ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
+        ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
+        step.feedback = feedback
+        step.replies.append(self._feedback(feedback))
+
+
+async def _drain(
+    work: Awaitable[T],
+    queue: asyncio.Queue[Q],
+    ctx: ExecutionContext,
+    deadline: float | None,
+    *,
+    race_cancel: bool,
+) -> AsyncIterator[Q | Done[T]]:
+    """Run ``work``, yielding what lands in ``queue`` meanwhile, then ``Done(result)``.
+
+    With ``race_cancel`` (model calls) it stops with ``RunStop`` at the deadline or when
+    the run is cancelled. Without it (tool execution), the chain handles cancellation
+    itself and returns what finished, which is kept: at the deadline the run is
+    cancelled and the chain's partial result awaited.
+    """
+    loop = asyncio.get_running_loop()
+    if asyncio.iscoroutine(work):
+        task, first = eager_task(work)
+        if first.done:  # instant models and in-memory tools: no waiting at all
+            if first.error is not None:
+                raise first.error
+            while not queue.empty():
+                yield queue.get_nowait()
+            yield Done(cast(T, first.value))
+            return
+    else:
+        task = asyncio.ensure_future(work)
+    cancelled = asyncio.ensure_future(ctx.wait_cancelled()) if race_cancel else None
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            waiting: set[asyncio.Future[Any]] = {task, getter}
+            if cancelled is not None:
+                waiting.add(cancelled)
+            timeout = None if deadline is None else max(0.0, deadline - loop.time())
+            done, _ = await asyncio.wait(
+                waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if getter in done:
+                yield getter.result()
+                continue
+            getter.cancel()
+            if task in done:
+                while not queue.empty():
+                    yield queue.get_nowait()
+                yield Done(task.result())
+                return
+            if cancelled is not None and cancelled in done:
+                raise RunStop("cancelled", ctx.cancel_reason)
+            if not race_cancel:
+                ctx.cancel(TIME_LIMIT)
+                deadline = None  # now wait for the chain to hand back what finished
+                continue
+            raise RunStop("limit", "timeout")
+    finally:
+        if cancelled is not None:
+            cancelled.cancel()
+        if not task.done():
+            task.cancel()
+            # Bounded: a model call or chain that ignores cancellation is left behind.
+            await asyncio.wait({task}, timeout=CANCEL_GRACE)
+
+
+def _replace_media(messages: list[Message], note: str) -> bool:
+    """Swap every media part for a text note; True when anything was replaced."""
+    replaced = False
+    for position, message in enumerate(messages):
+        if all(isinstance(part, TextContent) for part in message.content):
+            continue
+        parts = tuple(
+            part if isinstance(part, TextContent) else TextContent(f"[{part.describe()}: {note}]")
+            for part in message.content
+        )
+        messages[position] = Message(
+            message.role, parts, message.tool_calls, message.tool_call_id, message.name
+        )
+        replaced = True
+    return replaced
+
+
+def _text_of(messages: Sequence[Message]) -> str:
+    return "\n".join(message.text_content() for message in messages)

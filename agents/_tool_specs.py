@@ -1,0 +1,125 @@
+"""Tools as native tool-calling specs: name, description and JSON Schema.
+
+A spec is marked ``strict`` when its schema can be held to exactly as written: every
+object closed (``additionalProperties: false``) with all its properties required, and
+only keywords strict modes accept. A schema with optional fields stays non-strict
+rather than being bent (a strict schema would force the model to send every field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from agents.models import ToolSpec
+from toolchain import Tool
+
+__all__ = ["strict_parameters", "tool_spec"]
+
+# What OpenAI's and Anthropic's strict modes accept (anything else: not strict).
+_STRICT_KEYWORDS = frozenset(
+    {
+        "$defs",
+        "$ref",
+        "additionalProperties",
+        "anyOf",
+        "const",
+        "description",
+        "enum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "format",
+        "items",
+        "maxItems",
+        "maximum",
+        "minItems",
+        "minimum",
+        "multipleOf",
+        "pattern",
+        "properties",
+        "required",
+        "title",
+        "type",
+    }
+)
+
+
+def tool_spec(tool: Tool[Any, Any]) -> ToolSpec:
+    """The spec of ``tool``: its input's JSON Schema, strict when it qualifies.
+
+    >>> from toolchain import tool
+    >>> @tool
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> spec = tool_spec(add)
+    >>> spec.name, spec.strict, spec.parameters["required"]
+    ('add', True, ['a', 'b'])
+    """
+    schema = tool.input_schema()
+    description = tool.description.strip()
+    if tool.policy.strip():
+        description += f"\n\nPolicy: {tool.policy.strip()}"
+    strict = strict_parameters(schema)
+    if strict is not None:
+        return ToolSpec(tool.name, description, strict, strict=True)
+    return ToolSpec(tool.name, description, schema)
+
+
+def strict_parameters(schema: Mapping[str, object]) -> dict[str, object] | None:
+    """``schema`` closed for strict mode, or None when it cannot be made strict as is.
+
+    >>> strict_parameters({"type": "object", "properties": {"a": {"type": "integer"}},
+    ...                    "required": ["a"]})["additionalProperties"]
+    False
+    >>> strict_parameters({"type": "object", "properties": {"a": {"type": "integer"}}}) is None
+    True
+    """
+    if schema.get("type") != "object":
+        return None
+    closed = _close(schema)
+    return cast("dict[str, object]", closed) if isinstance(closed, dict) else None
+
+
+def _close(node: object) -> object | None:
+    """``node`` with every object closed; None when some part cannot be strict."""
+    if isinstance(node, list):
+        items = [_close(item) for item in cast("list[object]", node)]
+        return None if any(item is None for item in items) else items
+    if not isinstance(node, Mapping):
+        return node
+    mapping = cast("Mapping[str, object]", node)
+    if any(key not in _STRICT_KEYWORDS for key in mapping):
+        return None
+    out: dict[str, object] = {}
+    for key, value in mapping.items():
+        if key in ("properties", "$defs"):
+            if not isinstance(value, Mapping):
+                return None
+            fields: dict[str, object] = {}
+            for name, sub in cast("Mapping[str, object]", value).items():
+                closed = _close(sub)
+                if closed is None:
+                    return None
+                fields[name] = closed
+            out[key] = fields
+        elif key in ("items", "anyOf"):
+            closed = _close(value)
+            if closed is None:
+                return None
+            out[key] = closed
+        else:
+            out[key] = value
+    if mapping.get("type") == "object" or "properties" in mapping:
+        properties = mapping.get("properties", {})
+        required = mapping.get("required", [])
+        if not isinstance(properties, Mapping) or not isinstance(required, list):
+            return None
+        names = set(cast("Mapping[str, object]", properties))
+        if names != set(cast("list[object]", required)):
+            return None
+        if mapping.get("additionalProperties", False) is not False:
+            return None
+        out["additionalProperties"] = False
+        out.setdefault("required", [])
+    return out

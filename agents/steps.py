@@ -1,0 +1,120 @@
+"""The step seam: what each model call is made with, and the hooks that may change it.
+
+Before every model call an agent builds a `StepRequest` (the system prompt, the
+conversation so far, the active tools, the model and its options) and hands it to its
+step hooks in order. A hook returns a changed request (``dataclasses.replace``) or
+``None`` to leave it as it is. Changes hold for that one call: the run keeps its whole
+conversation in ``AgentResult.messages``, and the next step starts again from it, so a
+hook computes its view from the full conversation each time (compaction does exactly
+that, keeping what it computed in ``ctx.state``).
+
+>>> import dataclasses
+>>> from agents import ReActAgent, ScriptedModel
+>>> def terse(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+...     return dataclasses.replace(step, system_prompt=step.system_prompt + "\\nBe terse.")
+>>> model = ScriptedModel(["<answer>ok</answer>"])
+>>> ReActAgent(model, step_hooks=[terse]).run_sync("Hi").answer
+'ok'
+>>> model.requests[0].messages[0].text_content().endswith("Be terse.")
+True
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias, cast
+
+from agents.models import GenerateOptions, Message, Model
+from toolchain import ExecutionContext
+
+__all__ = ["StepHook", "StepHookError", "StepRequest", "apply_step_hooks"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    """One model call about to be made.
+
+    - ``index``: the step (iteration) number, from 1.
+    - ``system_prompt``: the system message's text.
+    - ``messages``: the conversation after the system message, oldest first.
+    - ``task_index``: where this run's task sits in ``messages``; each of the run's
+      steps after it starts with an assistant message, followed by what answers it
+      (tool messages, an observation or feedback), so cutting just before an
+      assistant message never separates a call from its result.
+    - ``tools``: the names of the tools the model may call in this step (all of the
+      chain's by default). Calls to others are answered as unknown tools; in text mode
+      the prompt's tool listing shows only these.
+    - ``model``, ``options``: who answers, and with what settings. A native agent sets
+      ``options.tools`` itself, from ``tools``.
+
+    >>> from agents import ScriptedModel
+    >>> step = StepRequest(1, "Be brief.", (), ("search",), ScriptedModel([]), GenerateOptions())
+    >>> step.tools
+    ('search',)
+    """
+
+    index: int
+    system_prompt: str
+    messages: tuple[Message, ...]
+    tools: tuple[str, ...]
+    model: Model
+    options: GenerateOptions
+    task_index: int = 0
+
+
+StepHook: TypeAlias = Callable[
+    [ExecutionContext, StepRequest], "StepRequest | Awaitable[StepRequest | None] | None"
+]
+"""Called before each model call: return a changed ``StepRequest``, or ``None``.
+
+A plain function or an ``async def``; an object with ``__call__`` works too (the
+compactions in `agents.compaction` are such objects).
+"""
+
+
+class StepHookError(Exception):
+    """A step hook raised or returned something that is not a ``StepRequest``.
+
+    The run ends with ``stopped_by == "error"``: a hook may enforce a policy, so
+    going on without it would be wrong.
+    """
+
+
+async def apply_step_hooks(
+    ctx: ExecutionContext, request: StepRequest, hooks: Sequence[StepHook]
+) -> StepRequest:
+    """Run ``hooks`` in order over ``request``; each sees the one before's changes.
+
+    >>> import asyncio, dataclasses
+    >>> from agents import ScriptedModel
+    >>> def one_tool(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+    ...     return dataclasses.replace(step, tools=step.tools[:1])
+    >>> step = StepRequest(1, "", (), ("a", "b"), ScriptedModel([]), GenerateOptions())
+    >>> asyncio.run(apply_step_hooks(ExecutionContext(), step, [one_tool])).tools
+    ('a',)
+    """
+    for hook in hooks:
+        try:
+            changed = hook(ctx, request)
+            if inspect.isawaitable(changed):
+                changed = await changed
+        except StepHookError:
+            raise
+        except Exception as error:
+            raise StepHookError(f"the step hook {_name_of(hook)} raised {error!r}") from error
+        if changed is None:
+            continue
+        if not isinstance(cast(object, changed), StepRequest):  # user code: check it
+            raise StepHookError(
+                f"the step hook {_name_of(hook)} returned {type(changed).__name__}, "
+                "not a StepRequest or None"
+            )
+        request = changed
+    return request
+
+
+def _name_of(hook: object) -> str:
+    name = getattr(hook, "__qualname__", None) or type(hook).__qualname__
+    return str(name)

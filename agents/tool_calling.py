@@ -1,0 +1,399 @@
+"""``ToolCallingAgent``: the same loop as ``ReActAgent`` over native tool calling.
+
+The model gets the chain's tools as API tool specs (OpenAI ``tools``, Anthropic
+``tool_use``) and answers with structured calls. Each call is answered by its own
+tool message: that call's output serialised by the chain (JSON or YAML), with its
+instructions and a list of its attachments; the media itself travels as the provider
+allows (inside the tool result on Anthropic, in a following user message on OpenAI
+chat completions). Unreadable arguments, unknown tools and failures are answered per
+call, so the model can fix that one call. Calls of one turn run concurrently.
+
+A reply without calls is the answer (through the termination). With a
+``TypedTermination`` the answer comes through a final-answer tool whose parameters
+are the answer's schema; a rejected answer is that call's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, TypeVar, overload
+
+from typing_extensions import Unpack
+
+from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord
+from agents._tool_specs import strict_parameters, tool_spec
+from agents.events import ModelTextDelta, ModelToolCallDelta, OutputRejected, RunEvent
+from agents.models import (
+    GenerateOptions,
+    Message,
+    Model,
+    ModelResponse,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    ToolSpec,
+)
+from agents.prompt import native_system_prompt
+from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
+from toolchain import (
+    CallObservation,
+    ContentPart,
+    ExecutionContext,
+    JSONToolChain,
+    Stats,
+    TextContent,
+    Tool,
+    ToolCall,
+    ToolCallError,
+    ToolChainResult,
+    ToolDefinitionError,
+)
+
+__all__ = ["ToolCallingAgent", "ToolCallingOptions"]
+
+AnswerT = TypeVar("AnswerT")
+
+_log = logging.getLogger("agents")
+ANSWER_ACCEPTED = "Answer accepted."
+NO_RESULT = "Error: no result: the run ended before this call was answered."
+
+
+class ToolCallingOptions(RunOptions, total=False):
+    """Keyword options of ``ToolCallingAgent`` besides the model and the termination.
+
+    Besides those of every agent (``RunOptions``: ``tool_chain``, default
+    ``JSONToolChain()``; ``text_format`` for the system prompt and the sections inside
+    tool messages; ``behavior``; ``critical_rules``; ``limits``; ``options``;
+    ``prompt_builder``, default ``native_system_prompt``; ``clock``; ``name``;
+    ``step_hooks``):
+
+    >>> from agents import ScriptedModel
+    >>> options: ToolCallingOptions = {"answer_tool": "submit"}
+    >>> ToolCallingAgent(ScriptedModel(["ok"]), **options).answer_tool
+    'submit'
+    """
+
+    answer_tool: str
+    """The final-answer tool's name when the termination is typed (``final_answer``)."""
+
+
+class ToolCallingAgent(StepEngine[AnswerT]):
+    """An agent whose model calls the chain's tools through its API's tool calling.
+
+    Same tools, chain, hooks, limits, events, traces and ``AgentResult`` as
+    ``ReActAgent``; ``model`` may be a model string. With ``TypedTermination(Order)``
+    the model answers by calling ``final_answer`` with an ``Order`` and ``run``
+    returns an ``AgentResult[Order]``.
+
+    >>> from agents import ScriptedModel
+    >>> from toolchain import JSONToolChain, tool
+    >>> @tool
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> model = ScriptedModel([ScriptedModel.call("add", {"a": 2, "b": 3}), "It is 5."])
+    >>> agent = ToolCallingAgent(model, tool_chain=JSONToolChain().register_tool(add))
+    >>> result = agent.run_sync("What is 2 + 3?")
+    >>> result.answer, [m.role for m in result.messages]
+    ('It is 5.', ['system', 'user', 'assistant', 'tool', 'assistant'])
+    >>> result.messages[3].text_content()
+    '5'
+    """
+
+    @overload
+    def __init__(
+        self: ToolCallingAgent[str],
+        model: Model | str,
+        *,
+        termination: None = None,
+        **options: Unpack[ToolCallingOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        model: Model | str,
+        *,
+        termination: Termination[AnswerT],
+        **options: Unpack[ToolCallingOptions],
+    ) -> None: ...
+
+    def __init__(
+        self,
+        model: Model | str,
+        *,
+        termination: Termination[Any] | None = None,
+        **options: Unpack[ToolCallingOptions],
+    ) -> None:
+        super().__init__(
+            model,
+            termination or TextTermination(),
+            options,
+            tool_chain=JSONToolChain(),
+            prompt_builder=native_system_prompt,
+        )
+        self.generate_options = options.get("options") or GenerateOptions()
+        self.answer_tool = options.get("answer_tool", "final_answer")
+        self._typed: TypedTermination[Any] | None = (
+            self.termination if isinstance(self.termination, TypedTermination) else None
+        )
+        self._specs: dict[str, tuple[Tool[Any, Any], ToolSpec]] = {}
+        self._check_answer_tool()
+
+    # -- how native calls become steps -----------------------------------------------
+
+    @property
+    def _base_options(self) -> GenerateOptions:
+        return self.generate_options
+
+    def _options(self, options: GenerateOptions, tools: tuple[str, ...]) -> GenerateOptions:
+        specs = [self._spec(name) for name in tools if name in self.tool_chain.tools]
+        choice = options.tool_choice
+        if self._typed is not None:
+            self._check_answer_tool()
+            specs.append(self._answer_spec())
+            if choice == "auto":
+                choice = "required"  # the answer is a call too: never a bare text reply
+        return dataclasses.replace(options, tools=tuple(specs), tool_choice=choice)
+
+    def _spec(self, name: str) -> ToolSpec:
+        tool = self.tool_chain.tools[name]
+        known = self._specs.get(name)
+        if known is None or known[0] is not tool:
+            known = (tool, tool_spec(tool))
+            self._specs[name] = known
+        return known[1]
+
+    def _answer_spec(self) -> ToolSpec:
+        assert self._typed is not None
+        schema = self._typed.model.model_json_schema()
+        strict = strict_parameters(schema)
+        description = (
+            "Give your final answer. Call this alone, once you have everything the "
+            "answer needs; it ends the conversation."
+        )
+        if strict is not None:
+            return ToolSpec(self.answer_tool, description, strict, strict=True)
+        return ToolSpec(self.answer_tool, description, schema)
+
+    def _check_answer_tool(self) -> None:
+        if self._typed is not None and self.answer_tool in self.tool_chain.tools:
+            raise ToolDefinitionError(
+                f"the chain has a tool named {self.answer_tool!r}, the name of the "
+                "final-answer tool; rename the tool or pass answer_tool=..."
+            )
+
+    def _task_message(self, task: str | Sequence[ContentPart]) -> Message:
+        if isinstance(task, str):
+            return Message.text("user", task)
+        return Message("user", tuple(task))
+
+    def _history(self, history: Sequence[Message]) -> list[Message]:
+        return _answer_every_call([m for m in history if m.role != "system"])
+
+    def _feedback(self, feedback: str) -> Message:
+        return Message.text("user", feedback)
+
+    def _stream_events(
+        self, index: int
+    ) -> Callable[[TextDelta | ToolCallDelta], Iterable[RunEvent[AnswerT]]]:
+        def events(item: TextDelta | ToolCallDelta) -> Iterable[RunEvent[AnswerT]]:
+            if isinstance(item, TextDelta):
+                return (ModelTextDelta(index, None, item.text),)
+            return (ModelToolCallDelta(index, item.index, item.id, item.name, item.arguments),)
+
+        return events
+
+    async def _read(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        response: ModelResponse,
+        step: StepRecord,
+        tools: tuple[str, ...],
+        deadline: float | None,
+    ) -> AsyncIterator[RunEvent[AnswerT]]:
+        calls = response.tool_calls
+        if any(not call.id for call in calls):  # some servers send none: a reply needs one
+            calls = tuple(
+                call if call.id else dataclasses.replace(call, id=ctx.new_call_id())
+                for call in calls
+            )
+        step.tool_calls = calls
+        text = (TextContent(response.text),) if response.text else ()
+        step.assistant = Message("assistant", text, tool_calls=calls)
+        if not calls:
+            self._read_text(ctx, index, response.text, step)
+            return
+        answer_name = self.answer_tool if self._typed is not None else None
+        work = [self._tool_call(call, tools) for call in calls if call.name != answer_name]
+        observations: list[CallObservation] = []
+        if work:
+            chain_work = self.tool_chain.execute_calls(ctx, work, self.text_format)
+            async for item in self._run_tools(ctx, index, chain_work, deadline):
+                if isinstance(item, Done):
+                    result: ToolChainResult = item.value
+                    step.results.append(result)
+                    observations.extend(result.observations)
+                else:
+                    yield item
+            self._count_tool_errors(ctx, step.results)
+        answers = [call for call in calls if call.name == answer_name]
+        answered = self._answer_calls(ctx, index, answers, step, alone=not work)
+        found = iter(observations)
+        attachments = 0
+        for call in calls:
+            if call.name == answer_name:
+                step.replies.append(answered[call.id])
+                continue
+            observation = next(found, None)
+            if observation is None:  # the chain lost a call: never leave one unanswered
+                lost = Message("tool", (TextContent(NO_RESULT),), tool_call_id=call.id)
+                step.replies.append(dataclasses.replace(lost, name=call.name))
+                continue
+            message, attachments = self._tool_message(call, observation, attachments)
+            step.replies.append(message)
+        if work and not step.feedback:
+            ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
+        if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+            raise RunStop("limit", "timeout")  # every call is answered, and kept in the run
+
+    def _tool_call(self, call: ToolCallRequest, tools: tuple[str, ...]) -> ToolCall:
+        try:
+            args = call.parsed_arguments()
+        except ValueError as error:
+            message = f"{error}; send the call again with its arguments as one JSON object"
+            return ToolCall(
+                call.name, {}, call.id, rejected=ToolCallError("invalid_arguments", message)
+            )
+        if call.name in self.tool_chain.tools and call.name not in tools:
+            listing = ", ".join(tools) or "(none)"
+            message = f"the tool {call.name!r} is not available now. Available tools: {listing}"
+            return ToolCall(
+                call.name, args, call.id, rejected=ToolCallError("unknown_tool", message)
+            )
+        return ToolCall(call.name, args, call.id)
+
+    def _tool_message(
+        self, call: ToolCallRequest, observation: CallObservation, attachments: int
+    ) -> tuple[Message, int]:
+        """The call's tool message, and the count of attachments in the turn so far."""
+        fmt = self.text_format
+        blocks = [observation.text]
+        if observation.instructions:
+            blocks.append(fmt.format_section("instructions", observation.instructions))
+        if observation.media:
+            lines: list[str] = []
+            for part in observation.media:
+                attachments += 1
+                kind = type(part).__name__.removesuffix("Content").lower()
+                shown = part.text if isinstance(part, TextContent) else part.describe()
+                lines.append(f"[{attachments}] {kind} ({shown})")
+            blocks.append(fmt.format_section("attachments", "\n".join(lines)))
+        content = (TextContent("\n\n".join(blocks)), *observation.media)
+        return Message("tool", content, tool_call_id=call.id, name=call.name), attachments
+
+    def _answer_calls(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        calls: list[ToolCallRequest],
+        step: StepRecord,
+        *,
+        alone: bool,
+    ) -> dict[str, Message]:
+        """The tool message answering each final-answer call; sets the answer if taken."""
+        replies: dict[str, Message] = {}
+        if not calls:
+            return replies
+        problem = ""
+        if not alone:
+            problem = (
+                "the answer was not taken: you called other tools in the same turn. "
+                f"Read their results, then call {self.answer_tool} alone"
+            )
+        elif len(calls) > 1:
+            problem = (
+                f"the answer was not taken: call {self.answer_tool} once, not {len(calls)} times"
+            )
+        else:
+            try:
+                assert self._typed is not None
+                step.answer = self._typed.parse_section(calls[0].arguments)
+                step.has_answer = True
+                ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
+            except AnswerRejected as rejected:
+                problem = f"answer rejected: {rejected}"
+        text = f"Error: {problem}" if problem else ANSWER_ACCEPTED
+        for call in calls:
+            replies[call.id] = Message(
+                "tool", (TextContent(text),), tool_call_id=call.id, name=call.name
+            )
+        if problem:
+            self._count_rejection(ctx, index, step, "answer", problem)
+        return replies
+
+    def _read_text(self, ctx: ExecutionContext, index: int, text: str, step: StepRecord) -> None:
+        """A reply without calls: the answer, or feedback saying what to do instead."""
+        if self._typed is not None:
+            try:
+                step.answer = self._typed.parse_section(text)  # JSON written as text: take it
+                step.has_answer = True
+                ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
+                return
+            except AnswerRejected:
+                feedback = (
+                    f"call the {self.answer_tool} tool with your final answer, or another "
+                    "tool to learn more; a reply in plain text is not read as the answer"
+                )
+                self._reject(ctx, index, step, "no_action", feedback)
+                return
+        if not text.strip():
+            self._reject(ctx, index, step, "empty", "your reply was empty: answer, or call a tool")
+            return
+        self._take_answer(ctx, index, step, text)
+
+    def _count_rejection(
+        self, ctx: ExecutionContext, index: int, step: StepRecord, kind: str, feedback: str
+    ) -> None:
+        """As ``_reject``, when the feedback travels as a call's tool message."""
+        ctx.stats.increment(Stats.PARSE_ERRORS)
+        ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
+        ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
+        step.feedback = feedback
+
+
+def _answer_every_call(messages: list[Message]) -> list[Message]:
+    """An earlier conversation whose every native call has a tool message after it.
+
+    A run that stopped part way (a limit, an error) may have left calls unanswered,
+    and a tool message may have lost its call; providers refuse both, so a call gets
+    ``NO_RESULT`` and an orphan tool message is dropped (and logged).
+    """
+    repaired: list[Message] = []
+    pending: dict[str, ToolCallRequest] = {}
+
+    def close() -> None:
+        for call in pending.values():
+            repaired.append(
+                Message("tool", (TextContent(NO_RESULT),), tool_call_id=call.id, name=call.name)
+            )
+        pending.clear()
+
+    for message in messages:
+        if message.role == "tool":
+            if pending.pop(message.tool_call_id, None) is None:
+                _log.warning(
+                    "history: dropped a tool message answering no call (%r)", message.tool_call_id
+                )
+                continue
+            repaired.append(message)
+            continue
+        close()
+        repaired.append(message)
+        pending.update((call.id, call) for call in message.tool_calls)
+    close()
+    return repaired
