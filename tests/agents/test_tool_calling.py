@@ -1,0 +1,411 @@
+"""ToolCallingAgent on a scripted model: what each call is answered with, and how runs end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pydantic
+import pytest
+from typing_extensions import Unpack
+
+from agents import (
+    AgentResult,
+    Limits,
+    ModelTextDelta,
+    ModelToolCallDelta,
+    RunEvent,
+    RunFinished,
+    ToolCallFinished,
+    ToolCallingAgent,
+    ToolCallingOptions,
+    ToolCallStarted,
+    TypedTermination,
+)
+from agents.models import (
+    Message,
+    ScriptedModel,
+    ScriptedReply,
+    ToolCallRequest,
+    messages_from_json,
+    messages_to_json,
+)
+from toolchain import (
+    ExecutionContext,
+    ImageContent,
+    JSONToolChain,
+    TextContent,
+    ToolDefinitionError,
+    ToolResult,
+    YAMLToolChain,
+    tool,
+)
+from toolchain.testing import fixed_clock
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def weather(city: str) -> dict[str, object]:
+    """Today's weather in a city."""
+    if city == "Atlantis":
+        raise LookupError("no such city")
+    return {"city": city, "temp_c": 21}
+
+
+@tool
+def chart(city: str) -> ToolResult[str]:
+    """A temperature chart of a city."""
+    return ToolResult(
+        f"chart of {city}",
+        media=(ImageContent(data=PNG, media_type="image/png"),),
+        instructions="Describe the trend in one sentence.",
+    )
+
+
+def chain() -> JSONToolChain:
+    return JSONToolChain().register_tool(add).register_tool(weather).register_tool(chart)
+
+
+def agent(model: ScriptedModel, **options: Unpack[ToolCallingOptions]) -> ToolCallingAgent[str]:
+    settings: ToolCallingOptions = {"tool_chain": chain(), "clock": fixed_clock, **options}
+    return ToolCallingAgent(model, **settings)
+
+
+def two_calls(*calls: tuple[str, str, str]) -> ScriptedReply:
+    return ScriptedReply("", tuple(ToolCallRequest(i, n, a) for i, n, a in calls))
+
+
+def tool_messages(result: AgentResult[Any]) -> list[Message]:
+    return [m for m in result.messages if m.role == "tool"]
+
+
+# -- answering each call ---------------------------------------------------------------
+
+
+def test_each_call_gets_its_own_tool_message_in_call_order() -> None:
+    model = ScriptedModel(
+        [
+            two_calls(("c1", "weather", '{"city": "Paris"}'), ("c2", "add", '{"a": 2, "b": 3}')),
+            "Paris is 21 C and 2 + 3 = 5.",
+        ]
+    )
+    result = agent(model).run_sync("Weather in Paris, and 2 + 3?")
+    assert result.ok and result.answer == "Paris is 21 C and 2 + 3 = 5."
+    replies = tool_messages(result)
+    assert [(m.tool_call_id, m.name) for m in replies] == [("c1", "weather"), ("c2", "add")]
+    assert json.loads(replies[0].text_content()) == {"city": "Paris", "temp_c": 21}
+    assert replies[1].text_content() == "5"
+    # The model's next request holds the assistant turn with both calls, then the results.
+    second = model.requests[1].messages
+    assert [m.role for m in second] == ["system", "user", "assistant", "tool", "tool"]
+    assert [c.id for c in second[2].tool_calls] == ["c1", "c2"]
+    raw = result.iterations[0].tool_results[0].raw
+    assert raw.output(1, int) == 5
+    assert result.iterations[0].tool_calls == second[2].tool_calls
+
+
+def test_a_yaml_chain_serialises_tool_messages_as_yaml() -> None:
+    model = ScriptedModel([ScriptedModel.call("weather", city="Oslo"), "Cold."])
+    yaml_chain = YAMLToolChain().register_tool(weather)
+    result = ToolCallingAgent(model, tool_chain=yaml_chain).run_sync("Oslo?")
+    assert tool_messages(result)[0].text_content() == "city: Oslo\ntemp_c: 21"
+
+
+def test_errors_are_answered_per_call_id_and_the_others_still_run() -> None:
+    model = ScriptedModel(
+        [
+            two_calls(
+                ("c1", "weather", '{"city": "Par'),  # cut off: not JSON
+                ("c2", "wether", '{"city": "Paris"}'),  # unknown tool
+                ("c3", "weather", '{"city": "Atlantis"}'),  # the tool raises
+                ("c4", "add", '{"a": "two", "b": 3}'),  # invalid arguments
+                ("c5", "add", '{"a": 1, "b": 1}'),
+            ),
+            "Done.",
+        ]
+    )
+    result = agent(model).run_sync("Go.")
+    texts = {m.tool_call_id: m.text_content() for m in tool_messages(result)}
+    assert texts["c1"].startswith("Error: the arguments are not valid JSON")
+    assert "send the call again with its arguments as one JSON object" in texts["c1"]
+    assert "unknown tool 'wether'. Did you mean 'weather'?" in texts["c2"]
+    assert "no such city" in texts["c3"]
+    assert texts["c4"].startswith("Error: ") and "a" in texts["c4"]
+    assert texts["c5"] == "2"
+    errors = result.iterations[0].tool_results[0].raw.errors
+    assert [e.kind if e else None for e in errors] == [
+        "invalid_arguments",
+        "unknown_tool",
+        "tool_error",
+        "invalid_arguments",
+        None,
+    ]
+    assert result.stats["tool_errors"] == 4
+
+
+def test_calls_without_ids_get_ids_their_tool_messages_answer() -> None:
+    model = ScriptedModel([two_calls(("", "add", '{"a": 1, "b": 2}')), "3"])
+    result = agent(model).run_sync("1 + 2?")
+    call = result.messages[2].tool_calls[0]
+    assert call.id and tool_messages(result)[0].tool_call_id == call.id
+
+
+def test_media_stays_with_its_tool_message_and_is_listed_in_the_text() -> None:
+    model = ScriptedModel([ScriptedModel.call("chart", city="Rome", id="c1"), "Warming."])
+    result = agent(model).run_sync("Chart Rome.")
+    [reply] = tool_messages(result)
+    text, image = reply.content
+    assert isinstance(text, TextContent) and isinstance(image, ImageContent)
+    assert text.text == (
+        "chart of Rome\n\n"
+        "<instructions>\nDescribe the trend in one sentence.\n</instructions>\n\n"
+        "<attachments>\n[1] image (image/png, 16 bytes)\n</attachments>"
+    )
+    assert image.data == PNG
+
+
+def test_calls_of_one_turn_run_concurrently() -> None:
+    both_started = asyncio.Event()
+    started: list[str] = []
+
+    @tool
+    async def wait_for_other(name: str) -> str:
+        """Wait until both calls are running."""
+        started.append(name)
+        if len(started) == 2:
+            both_started.set()
+        await asyncio.wait_for(both_started.wait(), 5)
+        return name
+
+    model = ScriptedModel(
+        [
+            two_calls(
+                ("a", "wait_for_other", '{"name": "a"}'), ("b", "wait_for_other", '{"name": "b"}')
+            ),
+            "ok",
+        ]
+    )
+    result = ToolCallingAgent(
+        model, tool_chain=JSONToolChain().register_tool(wait_for_other)
+    ).run_sync("Go")
+    assert result.ok and [m.text_content() for m in tool_messages(result)] == ["a", "b"]
+
+
+# -- specs, options and the system prompt -----------------------------------------------
+
+
+def test_the_model_gets_tool_specs_and_a_native_system_prompt() -> None:
+    model = ScriptedModel(["Hi."])
+    agent(model, behavior="You help.").run_sync("Hello")
+    options = model.requests[0].options
+    assert [spec.name for spec in options.tools] == ["add", "weather", "chart"]
+    spec = options.tools[0]
+    assert spec.strict and spec.parameters["required"] == ["a", "b"]
+    assert spec.parameters["additionalProperties"] is False
+    assert options.tool_choice == "auto"
+    system = model.requests[0].messages[0].text_content()
+    assert "You help." in system and "available_tools" not in system
+    assert model.requests[0].messages[1] == Message.text("user", "Hello")
+
+
+# -- answers ----------------------------------------------------------------------------
+
+
+class Booking(pydantic.BaseModel):
+    flight: str
+    seats: int
+
+
+def positive(booking: Booking) -> str | None:
+    return None if booking.seats > 0 else "seats must be at least 1"
+
+
+def typed(model: ScriptedModel) -> ToolCallingAgent[Booking]:
+    termination = TypedTermination(Booking, validators=[positive])
+    return ToolCallingAgent(model, termination=termination, tool_chain=chain())
+
+
+def test_a_typed_answer_comes_through_the_final_answer_tool() -> None:
+    model = ScriptedModel(
+        [
+            ScriptedModel.call("final_answer", flight="AA102", seats=0, id="a1"),
+            ScriptedModel.call("final_answer", flight="AA102", seats=2, id="a2"),
+        ]
+    )
+    result = typed(model).run_sync("Book it.")
+    assert result.ok and result.answer == Booking(flight="AA102", seats=2)
+    first = model.requests[0].options
+    assert first.tool_choice == "required"
+    answer_spec = first.tools[-1]
+    assert answer_spec.name == "final_answer"
+    assert answer_spec.parameters["properties"] == Booking.model_json_schema()["properties"]
+    replies = tool_messages(result)
+    assert replies[0].tool_call_id == "a1"
+    assert replies[0].text_content() == "Error: answer rejected: seats must be at least 1"
+    assert replies[1].text_content() == "Answer accepted."
+    assert result.iterations[0].feedback == "answer rejected: seats must be at least 1"
+    assert result.stats["parse_errors"] == 1
+
+
+def test_a_final_answer_beside_other_calls_is_not_taken() -> None:
+    model = ScriptedModel(
+        [
+            two_calls(
+                ("t", "add", '{"a": 1, "b": 1}'),
+                ("f", "final_answer", '{"flight": "X", "seats": 1}'),
+            ),
+            ScriptedModel.call("final_answer", flight="X", seats=2),
+        ]
+    )
+    result = typed(model).run_sync("Go.")
+    texts = {m.tool_call_id: m.text_content() for m in tool_messages(result)}
+    assert texts["t"] == "2"
+    assert "called other tools in the same turn" in texts["f"]
+    assert result.answer == Booking(flight="X", seats=2)
+    assert len(result.iterations) == 2
+
+
+def test_typed_answer_written_as_text_is_taken_or_redirected() -> None:
+    ok = typed(ScriptedModel(['{"flight": "AA1", "seats": 1}'])).run_sync("Go.")
+    assert ok.answer == Booking(flight="AA1", seats=1)
+    model = ScriptedModel(
+        ["Sure, booked!", ScriptedModel.call("final_answer", flight="B", seats=1)]
+    )
+    redirected = typed(model).run_sync("Go.")
+    assert redirected.ok
+    feedback = model.requests[1].messages[-1]
+    assert feedback.role == "user" and "call the final_answer tool" in feedback.text_content()
+
+
+def test_a_tool_named_like_the_answer_tool_is_refused() -> None:
+    @tool
+    def final_answer(text: str) -> str:
+        """Clash."""
+        return text
+
+    clash = JSONToolChain().register_tool(final_answer)
+    with pytest.raises(ToolDefinitionError, match="answer_tool"):
+        ToolCallingAgent(ScriptedModel([]), termination=TypedTermination(Booking), tool_chain=clash)
+    renamed = ToolCallingAgent(
+        ScriptedModel([ScriptedModel.call("submit", flight="F", seats=1)]),
+        termination=TypedTermination(Booking),
+        tool_chain=clash,
+        answer_tool="submit",
+    )
+    assert renamed.run_sync("Go.").answer == Booking(flight="F", seats=1)
+
+
+def test_an_empty_reply_gets_feedback() -> None:
+    model = ScriptedModel(["", "Here."])
+    result = agent(model).run_sync("Hi")
+    assert result.answer == "Here."
+    assert result.iterations[0].feedback == "your reply was empty: answer, or call a tool"
+    assert model.requests[1].messages[-1] == Message.text(
+        "user", "your reply was empty: answer, or call a tool"
+    )
+
+
+# -- limits, cancellation, streaming ------------------------------------------------------
+
+
+def test_limits_end_the_run_and_keep_every_call_answered() -> None:
+    model = ScriptedModel([ScriptedModel.call("add", a=1, b=1)] * 5)
+    result = agent(model, limits=Limits(max_iterations=2)).run_sync("Loop.")
+    assert result.stopped_by == "limit" and result.limit == "max_iterations"
+    assert len(result.iterations) == 2
+    roles = [m.role for m in result.messages]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool"]
+
+
+def test_the_deadline_answers_unfinished_calls_and_keeps_them() -> None:
+    @tool
+    async def slow(seconds: float) -> str:
+        """Sleep."""
+        await asyncio.sleep(seconds)
+        return "woke"
+
+    model = ScriptedModel(
+        [two_calls(("fast", "slow", '{"seconds": 0}'), ("hang", "slow", '{"seconds": 30}'))]
+    )
+    native = ToolCallingAgent(
+        model, tool_chain=JSONToolChain().register_tool(slow), limits=Limits(timeout=0.2)
+    )
+    result = native.run_sync("Go.")
+    assert result.stopped_by == "limit" and result.limit == "timeout"
+    texts = {m.tool_call_id: m.text_content() for m in tool_messages(result)}
+    assert texts["fast"] == "woke"
+    assert texts["hang"].startswith("Error:")
+    # The conversation can go on: every call has its answer.
+    follow = ScriptedModel(["Sorry, that took too long."])
+    again = ToolCallingAgent(follow, tool_chain=JSONToolChain().register_tool(slow))
+    assert again.run_sync("And now?", history=result.messages).ok
+
+
+def test_stream_yields_text_and_call_deltas_then_the_result() -> None:
+    model = ScriptedModel(
+        [ScriptedModel.call("add", a=20, b=22, id="c1", text="Adding."), "It is 42."], chunk_size=3
+    )
+
+    async def collect() -> list[RunEvent[str]]:
+        return [event async for event in agent(model).stream("20 + 22?")]
+
+    events = asyncio.run(collect())
+    text = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.iteration == 1)
+    assert text == "Adding."
+    deltas = [e for e in events if isinstance(e, ModelToolCallDelta)]
+    assert deltas[0].id == "c1" and deltas[0].name == "add"
+    assert json.loads("".join(d.arguments for d in deltas)) == {"a": 20, "b": 22}
+    assert any(isinstance(e, ToolCallStarted) for e in events)
+    assert any(isinstance(e, ToolCallFinished) for e in events)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.result.answer == "It is 42."
+
+
+def test_child_contexts_add_their_stats_into_the_parent() -> None:
+    parent = ExecutionContext()
+    child = parent.child("sub-agent")
+    model = ScriptedModel([ScriptedModel.call("add", a=1, b=1), "2"])
+    result = agent(model).run_sync("1 + 1?", ctx=child)
+    assert parent.stats.get("tool_calls") == 1
+    assert parent.stats.get("model_calls") == 2
+    assert parent.stats.get("input_tokens") == result.usage.input_tokens > 0
+    assert parent.stats.get("output_tokens") == result.usage.output_tokens > 0
+
+
+# -- conversations ------------------------------------------------------------------------
+
+
+def test_a_conversation_with_calls_and_media_continues_after_a_json_round_trip() -> None:
+    model = ScriptedModel(
+        [ScriptedModel.call("chart", city="Rome", id="c1"), "Warming.", "Still warming."]
+    )
+    native = agent(model)
+    first = native.run_sync("Chart Rome.")
+    restored = messages_from_json(messages_to_json(first.messages))
+    assert restored == first.messages
+    second = native.run_sync("And now?", history=restored)
+    assert second.answer == "Still warming."
+    sent = model.requests[2].messages
+    assert sent[1:5] == first.messages[1:5]
+    assert sent[-1] == Message.text("user", "And now?")
+
+
+def test_history_with_unanswered_calls_is_repaired() -> None:
+    dangling = (
+        Message.text("user", "Weather?"),
+        Message("assistant", (), (ToolCallRequest("c9", "weather", '{"city": "Oslo"}'),)),
+        Message("tool", (TextContent("orphan"),), tool_call_id="nobody", name="weather"),
+    )
+    model = ScriptedModel(["Let me try again."])
+    agent(model).run_sync("Well?", history=dangling)
+    sent = model.requests[0].messages
+    assert [m.role for m in sent] == ["system", "user", "assistant", "tool", "user"]
+    assert sent[3].tool_call_id == "c9" and sent[3].text_content().startswith("Error: no result")
