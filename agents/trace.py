@@ -23,13 +23,16 @@ from agents.events import (
     IterationFinished,
     IterationStarted,
     OutputRejected,
+    StepReady,
 )
+from agents.steps import StepRequest
 from toolchain import AfterToolCall, BeforeToolCall, ExecutionContext, ToolCallParseFailed
 
 __all__ = ["TRACED_EVENTS", "JSONLTraceWriter"]
 
 TRACED_EVENTS: tuple[type[object], ...] = (
     IterationStarted,
+    StepReady,
     BeforeModelCall,
     AfterModelCall,
     OutputRejected,
@@ -107,6 +110,8 @@ class JSONLTraceWriter:
                 record["run"] = value.run_id
             elif name == "messages" and not self._include_messages:
                 record["messages"] = len(value)
+            elif isinstance(value, StepRequest):
+                record[name] = self._step(value)
             else:
                 record[name] = value
         # Plain data first (media bytes kept as bytes), so that every string can be
@@ -116,3 +121,16 @@ class JSONLTraceWriter:
         with self._lock:
             self._stream.write(line + "\n")
             self._stream.flush()
+
+    def _step(self, request: StepRequest) -> dict[str, object]:
+        """A step's request: the conversation as a count unless messages are included."""
+        whole = self._include_messages
+        return {
+            "index": request.index,
+            "model": request.model.name,
+            "tools": list(request.tools),
+            "options": request.options,
+            "system_prompt": request.system_prompt if whole else len(request.system_prompt),
+            "messages": request.messages if whole else len(request.messages),
+            "task_index": request.task_index,
+        }

@@ -341,18 +341,20 @@ async def test_trace_writer_records_a_run_as_json_lines() -> None:
     records = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["event"] for r in records] == [
         "IterationStarted",
+        "StepReady",
         "BeforeModelCall",
         "AfterModelCall",
         "BeforeToolCall",
         "AfterToolCall",
         "IterationFinished",
         "IterationStarted",
+        "StepReady",
         "BeforeModelCall",
         "AfterModelCall",
         "IterationFinished",
     ]
     assert all(r["run"] == ctx.run_id for r in records)
-    after_tool = records[4]
+    after_tool = records[5]
     assert after_tool["name"] == "get_weather"
     assert after_tool["result"]["text"] == {"city": "Paris", "temp_c": 21, "days": 1}
     assert len(finished) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from typing import Any
 
@@ -12,6 +13,7 @@ from typing_extensions import Unpack
 
 from agents import (
     AgentResult,
+    JSONLTraceWriter,
     Limits,
     ModelTextDelta,
     ModelToolCallDelta,
@@ -409,3 +411,19 @@ def test_history_with_unanswered_calls_is_repaired() -> None:
     sent = model.requests[0].messages
     assert [m.role for m in sent] == ["system", "user", "assistant", "tool", "user"]
     assert sent[3].tool_call_id == "c9" and sent[3].text_content().startswith("Error: no result")
+
+
+def test_the_trace_shows_steps_native_calls_and_tool_results() -> None:
+    ctx = ExecutionContext()
+    out = io.StringIO()
+    JSONLTraceWriter(out).attach(ctx)
+    model = ScriptedModel([ScriptedModel.call("add", a=1, b=2, id="c1"), "3"])
+    agent(model).run_sync("1 + 2?", ctx=ctx)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    steps = [r for r in records if r["event"] == "StepReady"]
+    assert [s["request"]["index"] for s in steps] == [1, 2]
+    assert steps[1]["request"]["messages"] == 3 and steps[1]["changed"] is False
+    [made] = next(r for r in records if r["event"] == "AfterModelCall")["response"]["tool_calls"]
+    assert made == {"id": "c1", "name": "add", "arguments": '{"a":1,"b":2}'}
+    [after] = [r for r in records if r["event"] == "AfterToolCall"]
+    assert after["id"] == "c1" and after["result"]["text"] == 3
