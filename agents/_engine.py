@@ -496,6 +496,8 @@ class StepEngine(ABC, Generic[AnswerT]):
         ctx.stats.increment(Stats.MODEL_CALLS)
         ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
         ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
+        if response.usage.cached_input_tokens:
+            ctx.stats.increment(Stats.CACHED_INPUT_TOKENS, response.usage.cached_input_tokens)
         duration = time.perf_counter() - started
         ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))
         yield Done(response)

@@ -101,6 +101,8 @@ class Stats:
     ITERATIONS = "iterations"
     INPUT_TOKENS = "input_tokens"
     OUTPUT_TOKENS = "output_tokens"
+    CACHED_INPUT_TOKENS = "cached_input_tokens"
+    """Input tokens the provider read from its prompt cache (part of ``input_tokens``)."""
     MODEL_CALLS = "model_calls"
     OBSERVER_ERRORS = "observer_errors"
     LOCAL_COUNTERS: frozenset[str] = frozenset(

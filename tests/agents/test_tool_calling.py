@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pydantic
@@ -26,10 +28,15 @@ from agents import (
     TypedTermination,
 )
 from agents.models import (
+    GenerateOptions,
     Message,
+    ModelResponse,
     ScriptedModel,
     ScriptedReply,
+    TextDelta,
+    ToolCallDelta,
     ToolCallRequest,
+    Usage,
     messages_from_json,
     messages_to_json,
 )
@@ -427,3 +434,35 @@ def test_the_trace_shows_steps_native_calls_and_tool_results() -> None:
     assert made == {"id": "c1", "name": "add", "arguments": '{"a":1,"b":2}'}
     [after] = [r for r in records if r["event"] == "AfterToolCall"]
     assert after["id"] == "c1" and after["result"]["text"] == 3
+
+
+class CachingModel:
+    """Reports half of every prompt as read from the provider's cache."""
+
+    def __init__(self, inner: ScriptedModel) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return "caching"
+
+    async def generate(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> ModelResponse:
+        response = await self.inner.generate(messages, options)
+        usage = Usage(response.usage.input_tokens, response.usage.output_tokens, 10)
+        return dataclasses.replace(response, usage=usage)
+
+    def stream(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | ModelResponse]:
+        raise NotImplementedError
+
+
+def test_cached_tokens_reach_step_and_run_usage_and_the_parents_stats() -> None:
+    parent = ExecutionContext()
+    model = CachingModel(ScriptedModel([ScriptedModel.call("add", a=1, b=1), "2"]))
+    result = ToolCallingAgent(model, tool_chain=chain()).run_sync("1 + 1?", ctx=parent.child("a"))
+    assert [it.usage.cached_input_tokens for it in result.iterations] == [10, 10]
+    assert result.usage.cached_input_tokens == 20
+    assert parent.stats.get("cached_input_tokens") == 20
