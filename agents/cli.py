@@ -3,14 +3,17 @@
 python -m agents demo                       # offline, on ScriptedModel
 python -m agents demo --format markdown --calls json
 python -m agents demo --model openai:gpt-4o-mini --trace run.jsonl
+python -m agents demo --native              # ToolCallingAgent: native tool calls
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
@@ -24,12 +27,14 @@ from agents.events import (
     AnswerReady,
     LimitReached,
     ModelTextDelta,
+    ModelToolCallDelta,
     ObservationReady,
     RunFinished,
     ToolCallStarted,
 )
 from agents.models import ModelError
 from agents.trace import JSONLTraceWriter
+from formats import TextFormat
 from toolchain import ExecutionContext
 
 __all__ = ["main"]
@@ -48,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--trace", type=Path, help="write a JSON-lines trace of the run here")
     demo.add_argument("--task", help="the customer's request (default: the demo's)")
+    demo.add_argument(
+        "--native",
+        action="store_true",
+        help="run ToolCallingAgent: the model calls tools through its API's tool calling",
+    )
     return parser
 
 
@@ -57,6 +67,7 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
             text_format=cast(Literal["xml", "markdown"], args.format),
             calls=cast(Literal["json", "yaml"], args.calls),
             model=args.model,
+            native=args.native,
         )
     except ModelError as error:
         console.print(f"[red]{error}[/red]")
@@ -68,23 +79,35 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
     if args.trace:
         trace_file = args.trace.open("w", encoding="utf-8")
         detach = JSONLTraceWriter(trace_file).attach(ctx)
-    console.print(Rule(f"SkyWings demo · {agent.model.name} · {args.format} + {args.calls}"))
+    mode = f"native tool calls, outputs as {args.calls}" if args.native else f"{args.calls} calls"
+    console.print(Rule(f"SkyWings demo · {agent.model.name} · {args.format} + {mode}"))
     console.print(Panel(args.task or demo.task, title="customer", border_style="cyan"))
-    thinking: list[str] = []
-    calls: list[str] = []
+    said: list[str] = []  # ReAct: the thinking section; native: the reply's text
+    calls: list[str] = []  # ReAct: each call as the chain runs it
+    native_calls: dict[int, _NativeCall] = {}  # native: the reply's calls by position
     status = 0
     try:
         async for event in agent.stream(args.task or demo.task, ctx=ctx):
-            if isinstance(event, ModelTextDelta) and event.section == "thinking":
-                thinking.append(event.text)
-            elif isinstance(event, ToolCallStarted):
+            if isinstance(event, ModelTextDelta):
+                if event.section == (None if args.native else "thinking"):
+                    said.append(event.text)
+            elif isinstance(event, ModelToolCallDelta):
+                native_calls.setdefault(event.index, _NativeCall()).add(event)
+            elif isinstance(event, ToolCallStarted) and not args.native:
                 rendered = ", ".join(f"{k}={v!r}" for k, v in event.args.items())
                 calls.append(f"{event.name}({rendered})")
             elif isinstance(event, ObservationReady):
-                _print_iteration(console, event.iteration, thinking, calls, event.text)
-                thinking, calls = [], []
+                results = [Text(event.text, style="dim")]
+                if args.native:
+                    calls = [native_calls[i].render() for i in sorted(native_calls)]
+                    results = _native_results(event, agent.text_format)
+                _print_iteration(console, event.iteration, said, calls, results)
+                said, calls, native_calls = [], [], {}
             elif isinstance(event, AnswerReady):
-                _print_iteration(console, event.iteration, thinking, calls, "")
+                if args.native and "".join(said).strip() == str(event.answer).strip():
+                    said = []  # a native reply without calls is the answer itself
+                if "".join(said).strip() or calls:
+                    _print_iteration(console, event.iteration, said, calls, [])
                 console.print(Panel(str(event.answer), title="answer", border_style="green"))
             elif isinstance(event, LimitReached):
                 console.print(f"[red]limit reached: {event.limit}[/red]")
@@ -111,16 +134,59 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
     return status
 
 
+@dataclass
+class _NativeCall:
+    """A native call as it streams in: its id and name first, then its argument JSON."""
+
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+    def add(self, delta: ModelToolCallDelta) -> None:
+        self.id += delta.id
+        self.name += delta.name
+        self.arguments += delta.arguments
+
+    def render(self) -> str:
+        """``name(key='value', …) [id]``; arguments that are not a JSON object as sent."""
+        try:
+            parsed: object = json.loads(self.arguments or "{}")
+        except ValueError:
+            parsed = None
+        shown = self.arguments
+        if isinstance(parsed, dict):
+            items = cast(dict[str, object], parsed).items()
+            shown = ", ".join(f"{key}={value!r}" for key, value in items)
+        return f"{self.name}({shown})" + (f" [{self.id}]" if self.id else "")
+
+
+def _native_results(event: ObservationReady, text_format: TextFormat) -> list[Text]:
+    """Each call's tool message under a ``tool name [id]`` line, as transcripts show it.
+
+    Feedback on a reply without usable calls (no tool results) is shown as it is.
+    """
+    shown: list[Text] = []
+    for result in event.tool_results:
+        for observation in result.observations:
+            shown.append(Text(f"tool {observation.name} [{observation.id}]", style="bold cyan"))
+            text = observation.text
+            if observation.instructions:
+                text += "\n\n" + text_format.format_section(
+                    "instructions", observation.instructions
+                )
+            shown.append(Text(text, style="dim"))
+    return shown or [Text(event.text, style="dim")]
+
+
 def _print_iteration(
-    console: Console, index: int, thinking: list[str], calls: list[str], observation: str
+    console: Console, index: int, said: list[str], calls: list[str], results: list[Text]
 ) -> None:
     parts: list[Text] = []
-    if thinking:
-        parts.append(Text("".join(thinking).strip(), style="italic"))
+    if "".join(said).strip():
+        parts.append(Text("".join(said).strip(), style="italic"))
     for call in calls:
         parts.append(Text("→ " + call, style="bold yellow"))
-    if observation:
-        parts.append(Text(observation, style="dim"))
+    parts.extend(results)
     console.print(Panel(Group(*parts), title=f"iteration {index}", title_align="left"))
 
 

@@ -5,6 +5,14 @@
 >>> result = demo.agent.run_sync(demo.task)
 >>> result.stopped_by, demo.data.bookings["BK001"].flight_number
 ('answer', 'AA102')
+
+``build_demo(native=True)`` runs the same steps through ``ToolCallingAgent``, the
+model calling the tools through its API's tool calling:
+
+>>> demo = build_demo(native=True)
+>>> result = demo.agent.run_sync(demo.task)
+>>> result.stopped_by, demo.data.bookings["BK001"].flight_number
+('answer', 'AA102')
 """
 
 from __future__ import annotations
@@ -14,10 +22,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agents.demo.data import DEMO_TODAY, AirlineData
-from agents.demo.script import DEMO_TASK, demo_outputs
+from agents.demo.script import DEMO_TASK, demo_native_replies, demo_outputs
 from agents.demo.tools import airline_tools
 from agents.models import Model, ScriptedModel
 from agents.react import ReActAgent
+from agents.tool_calling import ToolCallingAgent
 from formats import MarkdownFormat, TextFormat, XMLFormat
 from toolchain import JSONToolChain, ToolChain, YAMLToolChain
 
@@ -38,7 +47,7 @@ CRITICAL_RULES = """\
 
 @dataclass(frozen=True, slots=True)
 class Demo:
-    agent: ReActAgent[str]
+    agent: ReActAgent[str] | ToolCallingAgent[str]
     data: AirlineData
     task: str
 
@@ -48,15 +57,25 @@ def build_demo(
     text_format: Literal["markdown", "xml"] = "xml",
     calls: Literal["json", "yaml"] = "yaml",
     model: Model | str | None = None,
+    native: bool = False,
 ) -> Demo:
-    """The demo agent, on ``ScriptedModel`` unless a model (or model string) is given."""
+    """The demo agent, on ``ScriptedModel`` unless a model (or model string) is given.
+
+    ``native`` builds a ``ToolCallingAgent`` (tools as API tool specs, each call answered
+    by its own tool message) instead of a ``ReActAgent``; ``calls`` is then how tool
+    outputs are serialised, and ``text_format`` shapes the system prompt.
+    """
     fmt: TextFormat = MarkdownFormat() if text_format == "markdown" else XMLFormat()
     chain: ToolChain = JSONToolChain() if calls == "json" else YAMLToolChain()
     data = AirlineData.fresh()
     for tool in airline_tools(data):
         chain.register_tool(tool)
-    scripted = ScriptedModel(demo_outputs(fmt, calls), name="scripted-demo")
-    agent = ReActAgent(
+    if native:
+        scripted = ScriptedModel(demo_native_replies(), name="scripted-demo")
+    else:
+        scripted = ScriptedModel(demo_outputs(fmt, calls), name="scripted-demo")
+    agent_class = ToolCallingAgent if native else ReActAgent
+    agent = agent_class(
         model if model is not None else scripted,
         tool_chain=chain,
         text_format=fmt,

@@ -1,5 +1,6 @@
 """What the offline demo's model "says": realistic ReAct outputs, rendered in the
-agent's own format and call syntax so the same script drives every combination."""
+agent's own format and call syntax so the same script drives every combination, and
+the same steps as native tool calls (`demo_native_replies`) for ``ToolCallingAgent``."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from agents.models import ScriptedReply, ToolCallRequest
 from formats import TextFormat
 from toolchain import to_yaml
 
-__all__ = ["DEMO_TASK", "Step", "demo_outputs"]
+__all__ = ["DEMO_TASK", "Step", "demo_native_replies", "demo_outputs"]
 
 DEMO_TASK = (
     "Hi, I'm John Smith (john.smith@email.com). My meeting tomorrow runs late, so flight "
@@ -106,3 +108,31 @@ def demo_outputs(text_format: TextFormat, syntax: Literal["json", "yaml"]) -> li
             parts.append(text_format.format_section("answer", step.answer))
         outputs.append("\n".join(parts))
     return outputs
+
+
+def demo_native_replies() -> list[ScriptedReply | str]:
+    """The same steps as native tool calls: what a tool-calling model replies.
+
+    Each step's thinking is the reply's text, said alongside its calls (as Claude and
+    GPT models do); the calls are numbered ``call_1``, ``call_2`` … across the run.
+    The last reply has no calls: its text is the answer.
+
+    >>> replies = demo_native_replies()
+    >>> [call.name for call in replies[0].tool_calls]
+    ['get_customer_info', 'get_flight_info', 'search_airline_policy']
+    >>> replies[-1].startswith("All done")
+    True
+    """
+    replies: list[ScriptedReply | str] = []
+    numbered = 0
+    for step in STEPS:
+        if not step.calls:
+            replies.append(step.answer)
+            continue
+        calls: list[ToolCallRequest] = []
+        for name, args in step.calls:
+            numbered += 1
+            arguments = msgspec.json.encode(args).decode("utf-8")
+            calls.append(ToolCallRequest(f"call_{numbered}", name, arguments))
+        replies.append(ScriptedReply(step.thinking, tuple(calls)))
+    return replies
