@@ -216,12 +216,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         tools: tuple[str, ...],
         deadline: float | None,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
-        calls = response.tool_calls
-        if any(not call.id for call in calls):  # some servers send none: a reply needs one
-            calls = tuple(
-                call if call.id else dataclasses.replace(call, id=ctx.new_call_id())
-                for call in calls
-            )
+        calls = _with_unique_ids(ctx, response.tool_calls)
         step.tool_calls = calls
         text = (TextContent(response.text),) if response.text else ()
         step.assistant = Message("assistant", text, tool_calls=calls)
@@ -364,6 +359,27 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
         ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
         step.feedback = feedback
+
+
+def _with_unique_ids(
+    ctx: ExecutionContext, calls: tuple[ToolCallRequest, ...]
+) -> tuple[ToolCallRequest, ...]:
+    """``calls`` with an id each, no two alike: each tool message answers one call.
+
+    Some servers send no ids, or the same one twice; those calls get ids of the run's
+    own (``call_N``), in the assistant message too, so the conversation stays valid.
+    """
+    ids = {call.id for call in calls}
+    if len(ids) == len(calls) and "" not in ids:
+        return calls
+    seen: set[str] = set()
+    fixed: list[ToolCallRequest] = []
+    for call in calls:
+        if not call.id or call.id in seen:
+            call = dataclasses.replace(call, id=ctx.new_call_id())
+        seen.add(call.id)
+        fixed.append(call)
+    return tuple(fixed)
 
 
 def _answer_every_call(messages: list[Message]) -> list[Message]:

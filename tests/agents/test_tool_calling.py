@@ -466,3 +466,16 @@ def test_cached_tokens_reach_step_and_run_usage_and_the_parents_stats() -> None:
     assert [it.usage.cached_input_tokens for it in result.iterations] == [10, 10]
     assert result.usage.cached_input_tokens == 20
     assert parent.stats.get("cached_input_tokens") == 20
+
+
+def test_calls_sharing_an_id_get_ids_of_their_own() -> None:
+    model = ScriptedModel(
+        [two_calls(("c0", "add", '{"a": 1, "b": 1}'), ("c0", "add", '{"a": 2, "b": 2}')), "2, 4"]
+    )
+    result = agent(model).run_sync("Go.")
+    ids = [call.id for call in result.messages[2].tool_calls]
+    assert ids[0] == "c0" and ids[1] not in ("", "c0")
+    assert [(m.tool_call_id, m.text_content()) for m in tool_messages(result)] == [
+        (ids[0], "2"),
+        (ids[1], "4"),
+    ]
