@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,16 @@ EXPECTED = {
         "flight: AA102",
         "observed: get_booking",
     ],
+    "chat.py": [
+        'you> Weather in Paris?\n  -> get_weather({"city":"Paris"})',
+        'assistant> get_weather says: {"city":"Paris","sky":"sunny"',
+        'you> And the time there?\n  -> get_local_time({"city":"Paris"})',
+        "(conversation: 9 messages)",
+    ],
 }
+
+STDIN = {"chat.py": "Weather in Paris?\nAnd the time there?\n"}
+"""What is typed into an example that reads stdin; the others get an empty stdin."""
 
 
 def test_every_example_is_covered() -> None:
@@ -35,6 +45,7 @@ def test_every_example_is_covered() -> None:
 def test_example_runs(name: str) -> None:
     completed = subprocess.run(
         [sys.executable, str(EXAMPLES / name)],
+        input=STDIN.get(name, ""),
         capture_output=True,
         text=True,
         timeout=60,
@@ -43,6 +54,42 @@ def test_example_runs(name: str) -> None:
     assert completed.returncode == 0, completed.stderr
     for expected in EXPECTED[name]:
         assert expected in completed.stdout
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["empty stdin", "no stdin"])
+def test_chat_ends_cleanly_without_input(closed: bool) -> None:
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / "chat.py")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=(lambda: os.close(0)) if closed else None,  # then sys.stdin is None
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == "(conversation: 0 messages)\n"
+
+
+def test_chat_saves_and_resumes_the_conversation(tmp_path: Path) -> None:
+    saved = tmp_path / "chat.json"
+
+    def chat(lines: str) -> str:
+        completed = subprocess.run(
+            [sys.executable, str(EXAMPLES / "chat.py"), "--save", str(saved)],
+            input=lines,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        return completed.stdout
+
+    chat("Weather in Oslo?\n")
+    resumed = chat("And the time there?\n")  # a new process: only the file remembers Oslo
+    assert resumed.startswith(f"(resumed 5 messages from {saved})")
+    assert '-> get_local_time({"city":"Oslo"})' in resumed
 
 
 def test_readme_quick_start_prints_what_the_readme_shows() -> None:
