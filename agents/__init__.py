@@ -9,6 +9,7 @@
 from typing import TYPE_CHECKING
 
 from agents._engine import RunOptions
+from agents.compaction import SlidingWindow, SummarizingCompaction
 from agents.events import (
     AfterModelCall,
     AnswerReady,
@@ -85,11 +86,13 @@ __all__ = [
     "RunFinished",
     "RunOptions",
     "ScriptedModel",
+    "SlidingWindow",
     "StepHook",
     "StepHookError",
     "StepReady",
     "StepRequest",
     "StopKind",
+    "SummarizingCompaction",
     "Termination",
     "TextDelta",
     "TextTermination",
