@@ -7,7 +7,6 @@ written; registration, execution, errors and formatting live in ``_ToolChainBase
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextvars
 import difflib
 import functools
@@ -16,12 +15,13 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, Self, cast, runtime_checkable
 
 import msgspec
 
 from formats import FormattedSection, TextFormat, XMLFormat
+from toolchain._abandon import abandon
 from toolchain._calls import call_from_mapping, decode_json_calls
 from toolchain._content import ContentPart
 from toolchain._context import Cancelled, ExecutionContext, Stats
@@ -334,7 +334,7 @@ class _ToolChainBase(ABC):
             items = [*items[: self.max_calls], _too_many(dropped, self.max_calls)]
         for index, item in enumerate(items):
             if type(item) is ToolCall and not item.id:
-                items[index] = ToolCall(item.name, item.args, ctx.new_call_id())
+                items[index] = ToolCall(item.name, item.args, ctx.new_call_id(), item.rejected)
         signals = _Signals()
         if len(items) == 1:
             return self._assemble([await self._run_alone(ctx, items[0], signals)], text_format)
@@ -416,7 +416,7 @@ class _ToolChainBase(ABC):
                     continue
                 wake = loop.create_future()
                 if kind == "abandon":
-                    _ABANDONED.append(step)
+                    abandon(step)
                     return self._stopped(ctx, item, signals.why.get(0), abandoned=True)
                 if kind in ("timeout", "cancelled") and 0 not in signals.why:
                     signals.why[0] = "timeout" if kind == "timeout" else "cancelled"
@@ -850,11 +850,6 @@ def _is_overflow(item: ToolCall | str) -> bool:
 def _future_of(value: object) -> asyncio.Future[object] | None:
     """What a suspended coroutine yielded, as the future it waits on (or None)."""
     return cast("asyncio.Future[object]", value) if isinstance(value, asyncio.Future) else None
-
-
-# Abandoned calls are no longer driven but kept referenced: closing or collecting one
-# throws GeneratorExit into code that already ignored cancellation (noise, or worse).
-_ABANDONED: collections.deque[Coroutine[Any, Any, object]] = collections.deque(maxlen=256)
 
 
 def _extras(

@@ -13,6 +13,8 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from toolchain._abandon import abandon
+
 __all__ = ["SHUTDOWN_GRACE", "run_sync"]
 
 T = TypeVar("T")
@@ -71,9 +73,5 @@ def _finish_leftovers(loop: asyncio.AbstractEventLoop, grace: float) -> None:
             grace,
             ", ".join(task.get_name() for task in stuck),
         )
-        _ABANDONED.extend(stuck)
-
-
-# Abandoned tasks are kept referenced: destroying a pending task only adds noise
-# ("Task was destroyed but it is pending") and throws GeneratorExit into user code.
-_ABANDONED: list[asyncio.Task[Any]] = []
+        for task in stuck:
+            abandon(task)  # destroying it would throw GeneratorExit into that code

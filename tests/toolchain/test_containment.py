@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import pathlib
+import subprocess
+import sys
 import threading
 import time
 
@@ -285,6 +288,36 @@ def test_a_tool_that_swallows_cancellation_is_abandoned_and_execute_sync_returns
     assert error is not None and error.kind == "timeout"
     assert "ignored cancellation and was abandoned" in error.message
     assert result.raw.output(1, int) == 1
+
+
+STUBBORN_PROGRAM = """
+from tests.toolchain.tools import Stubborn
+from formats import XMLFormat
+from toolchain import ExecutionContext, JSONToolChain
+chain = JSONToolChain(timeout=0.05, cancel_grace=0.05).register_tool(Stubborn())
+lone = '{"tool": "stubborn", "args": {"city": "x"}}'
+pair = f"[{lone}, {lone}]"
+for content in (lone, pair):
+    result = chain.execute_sync(ExecutionContext(), content, XMLFormat())
+    assert result.raw.errors[0] is not None
+print("done")
+"""
+
+
+def test_a_process_that_abandoned_stubborn_calls_still_exits_quietly() -> None:
+    # Closing an abandoned coroutine at exit would throw GeneratorExit into code that
+    # swallows everything: with no loop left, it would spin for ever.
+    finished = subprocess.run(
+        [sys.executable, "-c", STUBBORN_PROGRAM],
+        capture_output=True,
+        text=True,
+        timeout=60,  # a hang guard, not a speed limit
+        cwd=pathlib.Path(__file__).parents[2],
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.strip() == "done"
+    assert "Exception ignored" not in finished.stderr
 
 
 class Quitter(Tool[CityIn, str]):
