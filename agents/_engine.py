@@ -14,6 +14,7 @@ The agents differ only in how a task, a reply and tool results become messages.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import logging
 import time
@@ -338,6 +339,8 @@ class StepEngine(ABC, Generic[AnswerT]):
                         task_index,
                     )
                     call = await self._prepare(ctx, request, plain, system_text)
+                    if ctx.cancelled:  # while the hooks ran (a summary call, say)
+                        raise RunStop("cancelled", ctx.cancel_reason)
                 response: ModelResponse | None = None
                 async for item in self._model_call(ctx, index, call, messages, deadline, streaming):
                     if isinstance(item, Done):
@@ -422,13 +425,15 @@ class StepEngine(ABC, Generic[AnswerT]):
                 _log.exception("a step hook failed")
                 raise RunStop("error", str(error)) from error
         changed = final != request
-        ctx.events.emit(StepReady(ctx, final, changed))
         if not changed:
+            ctx.events.emit(StepReady(ctx, final, changed))
             return plain
-        system = plain.messages[0]
         prompt = final.system_prompt
         if final.tools != plain.tools and prompt == system_text:
             prompt = self.system_prompt(final.tools)  # the listing follows the active tools
+            final = dataclasses.replace(final, system_prompt=prompt)
+        ctx.events.emit(StepReady(ctx, final, changed))
+        system = plain.messages[0]
         if prompt != system_text:
             system = Message.text("system", prompt)
         options = (

@@ -134,12 +134,6 @@ async def test_react_active_tools_narrow_the_prompts_tool_listing() -> None:
     assert "5" in model.requests[1].messages[-1].text_content()  # the active tool ran
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="toolchain/_chain.py _ToolChainBase._run gives an id-less call a new id with "
-    "ToolCall(item.name, item.args, ctx.new_call_id()), dropping item.rejected: in text "
-    "mode a call to a tool the step hooks made inactive runs anyway",
-)
 async def test_react_a_call_to_an_inactive_tool_is_answered_as_unknown() -> None:
     def only_add(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
         return dataclasses.replace(step, tools=("add",))
@@ -323,12 +317,6 @@ async def test_a_hook_raising_step_hook_error_keeps_its_message(kind: Kind) -> N
     assert model.requests == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/_engine.py _loop: after the step hooks (_prepare) the run is not "
-    "checked for cancellation again; an instant model's call (eager, so _drain never "
-    "races the cancellation) is made and its tool calls run after the run was cancelled",
-)
 @KINDS
 async def test_a_run_cancelled_during_its_step_hooks_makes_no_more_calls(kind: Kind) -> None:
     def cancel_at_second(ctx: ExecutionContext, step: StepRequest) -> None:
@@ -385,13 +373,6 @@ async def test_step_ready_comes_without_hooks_too(kind: Kind) -> None:
         assert event.request.tools == ("add", "mul")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents/_engine.py _prepare: when a hook narrows the tools and keeps the "
-    "system prompt, the prompt sent is rebuilt (its tool listing follows the tools) "
-    "but StepReady.request still holds the full listing; StepReady's doc says it is "
-    "exactly what the model is called with",
-)
 async def test_step_ready_shows_the_system_prompt_actually_sent() -> None:
     def only_add(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
         return dataclasses.replace(step, tools=("add",))
