@@ -30,6 +30,7 @@ from agents.events import (
     IterationFinished,
     IterationStarted,
     LimitReached,
+    ModelTextDelta,
     ObservationReady,
     OutputRejected,
     RunEvent,
@@ -61,13 +62,16 @@ from toolchain import (
     BeforeToolCall,
     ContentPart,
     ExecutionContext,
+    Extension,
     Limits,
     Stats,
     TextContent,
+    TextFilter,
     ToolChain,
     ToolChainResult,
     describe_exception,
     eager_task,
+    install_extensions,
     run_sync,
 )
 
@@ -105,6 +109,11 @@ class RunOptions(TypedDict, total=False):
     step_hooks: Sequence[StepHook]
     """Called in order before each model call; may change that step's request (see
     ``agents.steps``). Compactions (``agents.compaction``) are step hooks."""
+    extensions: Sequence[Extension]
+    """Installed on each run's context: their tools join the chain, their prompt
+    sections reach the model each step, their text filters rewrite its answer (see
+    ``toolchain.Extension``). An extension with a ``before_step(ctx, request)`` method
+    is also a step hook, run before ``step_hooks``."""
 
 
 class RunStop(Exception):
@@ -179,7 +188,24 @@ class StepEngine(ABC, Generic[AnswerT]):
         self.prompt_builder: PromptBuilder = options.get("prompt_builder", prompt_builder)
         self.clock: Callable[[], dt.date] = options.get("clock", dt.date.today)
         self.name = options.get("name", "agent")
-        self.step_hooks: tuple[StepHook, ...] = tuple(options.get("step_hooks", ()))
+        chain_extensions: Sequence[Extension] = getattr(self.tool_chain, "extensions", ())
+        self.extensions: tuple[Extension, ...] = (
+            *chain_extensions,
+            *(e for e in options.get("extensions", ()) if e not in chain_extensions),
+        )
+        for extension in self.extensions:
+            for tool in extension.tools():
+                if self.tool_chain.tools.get(tool.name) is not tool:
+                    self.tool_chain.register_tool(tool)
+        extension_hooks = [
+            cast(StepHook, hook)
+            for extension in self.extensions
+            if callable(hook := getattr(extension, "before_step", None))
+        ]
+        self.step_hooks: tuple[StepHook, ...] = (
+            *extension_hooks,
+            *options.get("step_hooks", ()),
+        )
 
     # -- public API ------------------------------------------------------------------
 
@@ -302,6 +328,7 @@ class StepEngine(ABC, Generic[AnswerT]):
             ctx.limits = self.limits  # a ctx passed only to cancel or observe keeps our limits
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
+        install_extensions(ctx, self.extensions)
         tools = tuple(self.tool_chain.tools)
         system_text = self.system_prompt()
         messages = [
@@ -328,17 +355,20 @@ class StepEngine(ABC, Generic[AnswerT]):
                 ctx.events.emit(IterationStarted(ctx, index))
                 started = time.perf_counter()
                 call = plain
-                if self.step_hooks or ctx.events.has_subscribers(StepReady):
+                if self.step_hooks or self.extensions or ctx.events.has_subscribers(StepReady):
+                    sent = self._with_sections(ctx, messages)
                     request = StepRequest(
                         index,
                         system_text,
-                        tuple(messages[1:]),
+                        tuple(sent[1:]),
                         tools,
                         self.model,
                         base_options,
                         task_index,
                     )
-                    call = await self._prepare(ctx, request, plain, system_text)
+                    call = await self._prepare(
+                        ctx, request, plain, system_text, as_is=sent is messages
+                    )
                     if ctx.cancelled:  # while the hooks ran (a summary call, say)
                         raise RunStop("cancelled", ctx.cancel_reason)
                 response: ModelResponse | None = None
@@ -388,8 +418,8 @@ class StepEngine(ABC, Generic[AnswerT]):
             if step.has_answer:
                 messages.extend(step.replies)
                 ctx.events.emit(IterationFinished(ctx, iteration))
-                answer = step.answer
-                yield AnswerReady(index, step.answer)
+                answer = self._filtered(ctx, step.answer)
+                yield AnswerReady[AnswerT](index, answer)
                 stop = RunStop("answer", "")
                 break
             messages.extend(step.replies)
@@ -413,10 +443,32 @@ class StepEngine(ABC, Generic[AnswerT]):
             )
         )
 
+    def _with_sections(self, ctx: ExecutionContext, messages: list[Message]) -> list[Message]:
+        """The conversation with this step's extension sections added to a copy of its
+        last message; ``messages`` itself when no extension has anything to say."""
+        fmt = self.text_format
+        sections = [
+            fmt.format_section(extension.name, text)
+            for extension in self.extensions
+            if (text := extension.prompt_section(ctx).strip())
+        ]
+        if not sections:
+            return messages
+        last = messages[-1]
+        added = TextContent("\n\n" + "\n\n".join(sections))
+        return [*messages[:-1], dataclasses.replace(last, content=(*last.content, added))]
+
     async def _prepare(
-        self, ctx: ExecutionContext, request: StepRequest, plain: _Call, system_text: str
+        self,
+        ctx: ExecutionContext,
+        request: StepRequest,
+        plain: _Call,
+        system_text: str,
+        *,
+        as_is: bool,
     ) -> _Call:
-        """The step's call after the hooks; ``plain`` itself when nothing changed."""
+        """The step's call after the hooks; ``plain`` itself when nothing changed and
+        the request is the conversation ``as_is``."""
         final = request
         if self.step_hooks:
             try:
@@ -425,7 +477,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                 _log.exception("a step hook failed")
                 raise RunStop("error", str(error)) from error
         changed = final != request
-        if not changed:
+        if not changed and as_is:
             ctx.events.emit(StepReady(ctx, final, changed))
             return plain
         prompt = final.system_prompt
@@ -442,6 +494,17 @@ class StepEngine(ABC, Generic[AnswerT]):
             else self._options(final.options, final.tools)
         )
         return _Call(final.model, [system, *final.messages], options, final.tools)
+
+    def _filtered(self, ctx: ExecutionContext, answer: AnswerT) -> AnswerT:
+        """A text answer through the extensions' text filters (typed answers as they are)."""
+        filters = self._text_filters(ctx) if isinstance(answer, str) else []
+        if not filters:
+            return answer
+        return cast(AnswerT, _feed(filters, cast(str, answer)) + _flush(filters))
+
+    def _text_filters(self, ctx: ExecutionContext) -> list[TextFilter]:
+        """Fresh filters for one reply of the model, from the extensions that have one."""
+        return [f for e in self.extensions if (f := e.text_filter(ctx)) is not None]
 
     def _check(self, ctx: ExecutionContext, deadline: float | None, now: float) -> None:
         if ctx.cancelled:
@@ -469,7 +532,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         try:
             for retry in (False, True):
                 work: Awaitable[ModelResponse] = (
-                    self._consume_stream(model, index, call, queue)
+                    self._consume_stream(ctx, model, index, call, queue)
                     if streaming
                     else model.generate(call.messages, call.options)
                 )
@@ -508,16 +571,30 @@ class StepEngine(ABC, Generic[AnswerT]):
         yield Done(response)
 
     async def _consume_stream(
-        self, model: Model, index: int, call: _Call, queue: asyncio.Queue[RunEvent[AnswerT]]
+        self,
+        ctx: ExecutionContext,
+        model: Model,
+        index: int,
+        call: _Call,
+        queue: asyncio.Queue[RunEvent[AnswerT]],
     ) -> ModelResponse:
         events = self._stream_events(index)
+        filters = self._text_filters(ctx)
         final: ModelResponse | None = None
+        section: str | None = None
         async for item in model.stream(call.messages, call.options):
             if isinstance(item, ModelResponse):
                 final = item
             else:
                 for event in events(item):
+                    if filters and isinstance(event, ModelTextDelta):
+                        section = event.section
+                        event = dataclasses.replace(event, text=_feed(filters, event.text))
+                        if not event.text:
+                            continue  # held back: maybe the start of a reference
                     queue.put_nowait(event)
+        if filters and (rest := _flush(filters)):
+            queue.put_nowait(ModelTextDelta(index, section, rest))
         if final is None:
             raise ModelError(f"{model.name}: the stream ended without a final response")
         return final
@@ -650,6 +727,20 @@ async def _drain(
             task.cancel()
             # Bounded: a model call or chain that ignores cancellation is left behind.
             await asyncio.wait({task}, timeout=CANCEL_GRACE)
+
+
+def _feed(filters: Sequence[TextFilter], text: str) -> str:
+    for text_filter in filters:
+        text = text_filter.feed(text)
+    return text
+
+
+def _flush(filters: Sequence[TextFilter]) -> str:
+    """The text every filter still holds, passed through the filters after it."""
+    text = ""
+    for text_filter in filters:
+        text = text_filter.feed(text) + text_filter.flush() if text else text_filter.flush()
+    return text
 
 
 def _replace_media(messages: list[Message], note: str) -> bool:

@@ -36,6 +36,12 @@ from toolchain._errors import (
     describe_exception,
 )
 from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
+from toolchain._extension import (
+    Extension,
+    TextFilter,
+    install_extensions,
+    installed_extensions,
+)
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
 from toolchain._output import OutputError, to_builtins, to_json, to_yaml
@@ -66,6 +72,7 @@ __all__ = [
     "ErrorKind",
     "EventBus",
     "ExecutionContext",
+    "Extension",
     "Hooks",
     "ImageContent",
     "InputCodec",
@@ -79,6 +86,7 @@ __all__ = [
     "StateKey",
     "Stats",
     "TextContent",
+    "TextFilter",
     "Tool",
     "ToolCall",
     "ToolCallError",
@@ -95,6 +103,8 @@ __all__ = [
     "YAMLToolChain",
     "describe_exception",
     "eager_task",
+    "install_extensions",
+    "installed_extensions",
     "load_yaml",
     "run_sync",
     "to_builtins",

@@ -34,6 +34,7 @@ from toolchain._errors import (
     exception_text,
 )
 from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
+from toolchain._extension import Extension, install_extensions
 from toolchain._hooks import ToolCallRefused
 from toolchain._input import ArgumentsError
 from toolchain._output import to_json, to_yaml
@@ -134,6 +135,7 @@ class _ToolChainBase(ABC):
         max_output_chars: int = 100_000,
         max_observation_chars: int = 400_000,
         cancel_grace: float = 1.0,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         """Options, all keyword-only:
 
@@ -148,6 +150,8 @@ class _ToolChainBase(ABC):
           ``max_observation_chars``, with a note saying so (``raw`` keeps it whole).
         - ``cancel_grace``: seconds a cancelled or timed-out call gets to stop before
           it is abandoned (a tool that swallows ``CancelledError`` cannot hang a run).
+        - ``extensions``: their tools are registered now, and each is installed on a
+          run's context when the chain first executes in it (see ``Extension``).
         """
         if max_calls < 1 or max_output_chars < 1 or max_observation_chars < 1:
             raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
@@ -160,6 +164,10 @@ class _ToolChainBase(ABC):
         self.cancel_grace = cancel_grace
         self._tools: dict[str, AnyTool] = {}
         self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
+        self.extensions: tuple[Extension, ...] = tuple(extensions)
+        for extension in self.extensions:
+            for tool in extension.tools():
+                self.register_tool(tool)
 
     # -- TextSection -----------------------------------------------------------------
 
@@ -327,6 +335,8 @@ class _ToolChainBase(ABC):
     ) -> ToolChainResult:
         if not items:
             return ToolChainResult()
+        if self.extensions:
+            install_extensions(ctx, self.extensions)
         if len(items) > self.max_calls + 1 or (
             len(items) == self.max_calls + 1 and not _is_overflow(items[-1])
         ):
@@ -606,7 +616,10 @@ class _ToolChainBase(ABC):
         result, problem = await self._invoke(ctx, tool, call.args, index, signals)
         if problem is None and result is not None and hooks.after:
             result, problem = await _after_hooks(ctx, call, result)
-        return self._after(ctx, index, call, result, problem, started)
+        outcome = self._after(ctx, index, call, result, problem, started)
+        if hooks.observation and outcome.result is not None:
+            outcome = await _observation_hooks(ctx, outcome, outcome.result)
+        return outcome
 
     def _after(
         self,
@@ -829,6 +842,35 @@ async def _after_hooks(
             return None, ToolCallError("hook_error", message)
         result = replaced
     return result, None
+
+
+async def _observation_hooks(
+    ctx: ExecutionContext, outcome: _Outcome, result: ToolResult[object]
+) -> _Outcome:
+    """The outcome with the text its observation hooks wrote; raw keeps the result."""
+    call, text = outcome.call, outcome.text
+    for hook in ctx.hooks.observation:
+        try:
+            rewritten = hook(ctx, call, result, text)
+            if inspect.isawaitable(rewritten):
+                rewritten = await rewritten
+        except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
+            raise
+        except BaseException as error:
+            _log.warning("an observation hook failed on %s", call.name, exc_info=error)
+            ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
+            failure = ToolCallError("hook_error", _hook_message(error), error)
+            return _Outcome(call, None, failure, f"Error: {failure.message}")
+        if rewritten is None:
+            continue
+        if not isinstance(cast(object, rewritten), str):
+            message = f"an observation hook returned {type(rewritten).__name__}, not a str"
+            _log.error("%s (hook %r)", message, hook)
+            ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
+            failure = ToolCallError("hook_error", message)
+            return _Outcome(call, None, failure, f"Error: {message}")
+        text = rewritten
+    return _Outcome(call, result, None, text)
 
 
 _OVERFLOW = "were not run: an action may hold at most"

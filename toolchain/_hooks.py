@@ -1,7 +1,9 @@
 """Tool hooks: ordered code that may change a call, apart from read-only observers.
 
-A ``ToolHook`` may rewrite a call before it is validated, refuse it, or replace its
-result before it is serialised. Hooks run in the order they were added, before hooks
+A ``ToolHook`` may rewrite a call before it is validated, refuse it, replace its
+result before it is serialised, or rewrite the serialised text the model will see
+(while ``raw`` keeps the real result: how the context relay boxes large outputs and
+variables name them). Hooks run in the order they were added, before hooks
 and after hooks alike. A hook that raises fails *that call* only (``hook_error``;
 ``refused`` for ``ToolCallRefused``); the other calls of the action go on. Hooks may
 be plain or ``async`` methods.
@@ -26,6 +28,9 @@ BeforeHook = Callable[
 AfterHook = Callable[
     ["ExecutionContext", ToolCall, ToolResult[Any]],
     "ToolResult[Any] | Awaitable[ToolResult[Any] | None] | None",
+]
+ObservationHook = Callable[
+    ["ExecutionContext", ToolCall, ToolResult[Any], str], "str | Awaitable[str | None] | None"
 ]
 
 
@@ -66,14 +71,22 @@ class ToolHook:
         """Return a replacement result, or ``None`` to keep it."""
         return None
 
+    def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> str | Awaitable[str | None] | None:
+        """Return the text the model sees for this successful call (``text`` is the
+        output as the chain serialised it, or an earlier hook's rewrite), or ``None``
+        to keep it. ``raw`` results keep the real output either way."""
+        return None
+
 
 class Hooks:
     """A run's ordered tool hooks (``ctx.hooks``).
 
     >>> hooks = Hooks()
     >>> remove = hooks.add(ToolHook())
-    >>> len(hooks.before), len(hooks.after)  # the base class overrides nothing
-    (0, 0)
+    >>> len(hooks.before), len(hooks.after), len(hooks.observation)  # nothing overridden
+    (0, 0, 0)
     """
 
     def __init__(self) -> None:
@@ -82,26 +95,34 @@ class Hooks:
         """The before-tool-call hooks, in order (replaced, never mutated)."""
         self.after: tuple[AfterHook, ...] = ()
         """The after-tool-call hooks, in order (replaced, never mutated)."""
+        self.observation: tuple[ObservationHook, ...] = ()
+        """The observation rewriters, in order (replaced, never mutated)."""
 
     def add(self, hook: ToolHook) -> Callable[[], None]:
         """Append ``hook``'s overridden methods; returns a function that removes them."""
-        before = after = None
-        if type(hook).before_tool_call is not ToolHook.before_tool_call:
+        before = after = observation = None
+        kind = type(hook)
+        if kind.before_tool_call is not ToolHook.before_tool_call:
             before = hook.before_tool_call
-        if type(hook).after_tool_call is not ToolHook.after_tool_call:
+        if kind.after_tool_call is not ToolHook.after_tool_call:
             after = hook.after_tool_call
+        if kind.rewrite_observation is not ToolHook.rewrite_observation:
+            observation = hook.rewrite_observation
         with self._lock:
             if before is not None:
                 self.before = (*self.before, before)
             if after is not None:
                 self.after = (*self.after, after)
+            if observation is not None:
+                self.observation = (*self.observation, observation)
 
         def remove() -> None:
             with self._lock:
                 self.before = tuple(h for h in self.before if h != before)
                 self.after = tuple(h for h in self.after if h != after)
+                self.observation = tuple(h for h in self.observation if h != observation)
 
         return remove
 
     def __bool__(self) -> bool:
-        return bool(self.before or self.after)
+        return bool(self.before or self.after or self.observation)

@@ -1,0 +1,204 @@
+"""The Extension seam: tools, hooks, observation rewrites, prompt sections and text filters,
+on a bare chain and on both agents."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from agents import ModelTextDelta, ReActAgent, RunEvent, RunFinished, ToolCallingAgent
+from agents.models import ScriptedModel
+from formats import XMLFormat
+from toolchain import (
+    ExecutionContext,
+    Extension,
+    JSONToolChain,
+    StateKey,
+    Tool,
+    ToolCall,
+    ToolHook,
+    ToolResult,
+    YAMLToolChain,
+    installed_extensions,
+    tool,
+)
+
+SEEN = StateKey[list[str]]("seen")
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
+
+
+@tool
+def echo(text: str) -> str:
+    """Return the text as it is."""
+    return text
+
+
+class Tagger(ToolHook):
+    """Rewrites what the model sees of each result; raw keeps the real output."""
+
+    def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> str:
+        ctx.state.get(SEEN, []).append(call.name)
+        return f"[{call.name}] {text}"
+
+
+class Recorder(Extension):
+    """A tool, a hook, a prompt section each step and a filter that swaps 'RAW' for 'cooked'."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.installs = 0
+
+    def tools(self) -> Sequence[Tool[Any, Any]]:
+        return [shout]
+
+    def install(self, ctx: ExecutionContext) -> None:
+        self.installs += 1
+        ctx.state.set(SEEN, [])
+        ctx.hooks.add(Tagger())
+
+    def prompt_section(self, ctx: ExecutionContext) -> str:
+        return f"results so far: {len(ctx.state.get(SEEN, []))}"
+
+    def text_filter(self, ctx: ExecutionContext) -> Swap:
+        return Swap()
+
+
+class Swap:
+    """Replaces 'RAW' with 'cooked', even when the word is split across chunks."""
+
+    def __init__(self) -> None:
+        self.pending = ""
+
+    def feed(self, chunk: str) -> str:
+        text = (self.pending + chunk).replace("RAW", "cooked")
+        keep = next((n for n in (2, 1) if text.endswith("RAW"[:n])), 0)
+        self.pending = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep] if keep else text
+
+    def flush(self) -> str:
+        rest, self.pending = self.pending, ""
+        return rest
+
+
+def test_a_bare_chain_registers_the_tools_and_installs_once_per_context() -> None:
+    recorder = Recorder()
+    chain = JSONToolChain(extensions=[recorder]).register_tool(echo)
+    assert list(chain.tools) == ["shout", "echo"]
+    ctx = ExecutionContext()
+    first = chain.execute_sync(ctx, '{"tool": "shout", "args": {"text": "hi"}}', XMLFormat())
+    chain.execute_sync(ctx, '{"tool": "echo", "args": {"text": "yo"}}', XMLFormat())
+    assert recorder.installs == 1 and installed_extensions(ctx) == (recorder,)
+    assert first.observations[0].text == "[shout] HI"
+    assert first.raw.output(0, str) == "HI"  # the real output, for the program
+    assert ctx.state.get(SEEN) == ["shout", "echo"]
+    chain.execute_sync(ExecutionContext(), '{"tool": "echo", "args": {"text": "x"}}', XMLFormat())
+    assert recorder.installs == 2  # a new run, a new install
+
+
+class Broken(ToolHook):
+    def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> str:
+        raise RuntimeError("boom")
+
+
+class Junk(ToolHook):
+    def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> str:
+        return 42  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    ("hook", "message"),
+    [
+        (Broken(), "a tool-call hook failed: RuntimeError: boom"),
+        (Junk(), "an observation hook returned int, not a str"),
+    ],
+)
+def test_an_observation_hook_that_fails_fails_only_that_call(hook: ToolHook, message: str) -> None:
+    ctx = ExecutionContext()
+    ctx.hooks.add(hook)
+    chain = JSONToolChain().register_tool(echo)
+    result = chain.execute_sync(ctx, '{"tool": "echo", "args": {"text": "x"}}', XMLFormat())
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "hook_error" and error.message == message
+    assert result.observations[0].text == f"Error: {message}"
+    assert ctx.stats.get("tool_errors") == 1
+
+
+def test_react_sends_prompt_sections_each_step_without_storing_them() -> None:
+    recorder = Recorder()
+    model = ScriptedModel(
+        [
+            '<action>{"tool": "shout", "args": {"text": "hi"}}</action>',
+            "<answer>The RAW answer.</answer>",
+        ]
+    )
+    agent = ReActAgent(model, tool_chain=JSONToolChain(), extensions=[recorder])
+    result = agent.run_sync("Shout hi.")
+    assert result.answer == "The cooked answer."
+    first, second = (request.messages for request in model.requests)
+    assert first[-1].text_content().endswith("<recorder>\nresults so far: 0\n</recorder>")
+    assert second[-1].text_content().endswith("<recorder>\nresults so far: 1\n</recorder>")
+    assert "[shout] HI" in second[-1].text_content()
+    # The conversation keeps what was really said: no sections in it.
+    assert all("<recorder>" not in m.text_content() for m in result.messages)
+    # Earlier messages are sent byte-identical: only the latest carries the section.
+    assert second[: len(first) - 1] == first[:-1]
+
+
+def test_native_agent_gets_the_tools_sections_hooks_and_a_streamed_filtered_answer() -> None:
+    recorder = Recorder()
+    model = ScriptedModel(
+        [ScriptedModel.call("shout", {"text": "hi"}, id="c1"), "It is RAW, truly RAW."],
+        chunk_size=2,
+    )
+    agent = ToolCallingAgent(model, tool_chain=YAMLToolChain(), extensions=[recorder])
+
+    async def collect() -> list[RunEvent[str]]:
+        return [event async for event in agent.stream("Shout hi.")]
+
+    events = asyncio.run(collect())
+    assert [spec.name for spec in model.requests[0].options.tools] == ["shout"]
+    tool_message = model.requests[1].messages[-1]
+    assert tool_message.role == "tool"
+    assert tool_message.text_content().startswith("[shout] HI")
+    assert tool_message.text_content().endswith("<recorder>\nresults so far: 1\n</recorder>")
+    streamed = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.iteration == 2)
+    assert streamed == "It is cooked, truly cooked."
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert finished.result.answer == "It is cooked, truly cooked."
+    assert recorder.installs == 1
+
+
+class StepCounter(Extension):
+    name = "counter"
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+
+    def before_step(self, ctx: ExecutionContext, request: Any) -> None:
+        self.steps.append(request.index)
+
+
+def test_an_extension_with_before_step_is_a_step_hook() -> None:
+    counter = StepCounter()
+    model = ScriptedModel(
+        ['<action>{"tool": "echo", "args": {"text": "a"}}</action>', "<answer>a</answer>"]
+    )
+    chain = JSONToolChain().register_tool(echo)
+    ReActAgent(model, tool_chain=chain, extensions=[counter]).run_sync("Echo a.")
+    assert counter.steps == [1, 2]

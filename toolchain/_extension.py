@@ -1,0 +1,97 @@
+"""``Extension``: one object that adds a capability to runs, on the one seam they share.
+
+An extension may contribute, all optional: tools, tool hooks (installed on each run's
+context, in order), a prompt section refreshed every step, and a filter on the text
+the model writes (streamed and final). Chains and agents take ``extensions=[...]``;
+each extension is installed once per run context, and what it keeps lives in that
+context's ``state`` (scoped to the run, or to the conversation when passed on).
+
+Subclass ``Extension`` and override what you need:
+
+>>> from toolchain import ExecutionContext, JSONToolChain, ToolHook
+>>> class Audit(Extension):
+...     name = "audit"
+...     def install(self, ctx: ExecutionContext) -> None:
+...         ctx.hooks.add(ToolHook())
+...     def prompt_section(self, ctx: ExecutionContext) -> str:
+...         return "Every call is audited."
+>>> chain = JSONToolChain(extensions=[Audit()])
+>>> ctx = ExecutionContext()
+>>> install_extensions(ctx, chain.extensions)
+>>> install_extensions(ctx, chain.extensions)  # once per context, however often asked
+>>> [e.name for e in installed_extensions(ctx)]
+['audit']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from toolchain._context import ExecutionContext, StateKey
+
+if TYPE_CHECKING:
+    from toolchain._tool import Tool
+
+__all__ = ["Extension", "TextFilter", "install_extensions", "installed_extensions"]
+
+
+@runtime_checkable
+class TextFilter(Protocol):
+    """Rewrites the text the model writes, as it streams: ``feed`` each piece, then
+    ``flush`` once at the end. What they return, joined, is the text shown."""
+
+    def feed(self, chunk: str) -> str: ...
+
+    def flush(self) -> str: ...
+
+
+class Extension(Protocol):
+    """What an extension may contribute; every part is optional (see the module text).
+
+    ``name`` labels it in logs and prompts. ``install`` runs once per run context:
+    add tool hooks (``ctx.hooks.add``) and run-scoped state there. ``prompt_section``
+    is asked before every model call; a non-empty text is shown to the model with the
+    latest message of that call (never stored in the conversation, so the prompt's
+    earlier messages stay byte-identical and cacheable). ``text_filter`` gives a
+    fresh filter for the model's text of one reply.
+    """
+
+    name: str
+
+    def tools(self) -> Sequence[Tool[Any, Any]]:
+        """Tools this extension adds to the chain."""
+        return ()
+
+    def install(self, ctx: ExecutionContext) -> None:
+        """Set up this run: hooks on ``ctx.hooks``, state in ``ctx.state``."""
+        return
+
+    def prompt_section(self, ctx: ExecutionContext) -> str:
+        """Text for the model at this step (``""``: nothing)."""
+        return ""
+
+    def text_filter(self, ctx: ExecutionContext) -> TextFilter | None:
+        """A filter for the model's text in this run, or None."""
+        return None
+
+
+_INSTALLED = StateKey[tuple[Extension, ...]]("toolchain.extensions")
+
+
+def install_extensions(ctx: ExecutionContext, extensions: Sequence[Extension]) -> None:
+    """Install each of ``extensions`` on ``ctx`` unless it already is (by identity)."""
+    if not extensions:
+        return
+    installed = ctx.state.get(_INSTALLED, ())
+    for extension in extensions:
+        if any(extension is done for done in installed):
+            continue
+        extension.install(ctx)
+        installed = (*installed, extension)
+    ctx.state.set(_INSTALLED, installed)
+
+
+def installed_extensions(ctx: ExecutionContext) -> tuple[Extension, ...]:
+    """The extensions installed on ``ctx``, in the order they were installed."""
+    return ctx.state.get(_INSTALLED, ())
