@@ -56,7 +56,7 @@ from agents.prompt import PromptBuilder, PromptContext
 from agents.result import AgentResult, Iteration, StopKind
 from agents.steps import StepHook, StepHookError, StepRequest, apply_step_hooks
 from agents.terminations import AnswerRejected, Termination
-from formats import TextFormat, XMLFormat
+from formats import FormattedSection, TextFormat, XMLFormat
 from toolchain import (
     AfterToolCall,
     BeforeToolCall,
@@ -214,7 +214,7 @@ class StepEngine(ABC, Generic[AnswerT]):
 
         ``tools`` narrows the tools it describes, as a step hook may.
         """
-        return self.prompt_builder(
+        prompt = self.prompt_builder(
             PromptContext(
                 self.text_format,
                 self.tool_chain,
@@ -224,6 +224,14 @@ class StepEngine(ABC, Generic[AnswerT]):
                 None if tools is None else tuple(tools),
             )
         )
+        guides = [
+            FormattedSection(extension.name, text, escape=False)
+            for extension in self.extensions
+            if (text := extension.instructions().strip())
+        ]
+        if guides:
+            prompt = f"{prompt}\n\n{self.text_format.format_sections(guides)}"
+        return prompt
 
     async def run(
         self,

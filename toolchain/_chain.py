@@ -801,9 +801,11 @@ async def _before_hooks(
             if inspect.isawaitable(replaced):
                 replaced = await replaced
         except ToolCallRefused as refused:
-            return call, ToolCallError(
-                "refused", f"{call.name} was refused: {exception_text(refused)}", refused
-            )
+            if refused.kind == "invalid_arguments":
+                message = f"invalid arguments for {call.name}: {exception_text(refused)}"
+            else:
+                message = f"{call.name} was refused: {exception_text(refused)}"
+            return call, ToolCallError(refused.kind, message, refused)
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
             raise
         except BaseException as error:

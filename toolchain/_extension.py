@@ -50,7 +50,8 @@ class Extension(Protocol):
     """What an extension may contribute; every part is optional (see the module text).
 
     ``name`` labels it in logs and prompts. ``install`` runs once per run context:
-    add tool hooks (``ctx.hooks.add``) and run-scoped state there. ``prompt_section``
+    add tool hooks (``ctx.hooks.add``) and run-scoped state there. ``instructions``
+    is fixed guidance an agent adds to its system prompt. ``prompt_section``
     is asked before every model call; a non-empty text is shown to the model with the
     latest message of that call (never stored in the conversation, so the prompt's
     earlier messages stay byte-identical and cacheable). ``text_filter`` gives a
@@ -66,6 +67,10 @@ class Extension(Protocol):
     def install(self, ctx: ExecutionContext) -> None:
         """Set up this run: hooks on ``ctx.hooks``, state in ``ctx.state``."""
         return
+
+    def instructions(self) -> str:
+        """Fixed guidance for the system prompt (``""``: none); agents add it once."""
+        return ""
 
     def prompt_section(self, ctx: ExecutionContext) -> str:
         """Text for the model at this step (``""``: nothing)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolchain._result import ToolCall, ToolResult
 
@@ -37,9 +37,19 @@ ObservationHook = Callable[
 class ToolCallRefused(Exception):
     """Raise from a before-tool-call hook to refuse the call; the message is for the model.
 
+    ``kind`` is the error kind the call fails with: ``refused`` (a policy said no), or
+    ``invalid_arguments`` when the hook found the arguments unusable (a reference to
+    a variable that does not exist, say).
+
     >>> str(ToolCallRefused("deleting bookings needs a human's approval"))
     "deleting bookings needs a human's approval"
+    >>> ToolCallRefused("unknown variable $x", kind="invalid_arguments").kind
+    'invalid_arguments'
     """
+
+    def __init__(self, message: str, *, kind: Literal["refused", "invalid_arguments"] = "refused"):
+        super().__init__(message)
+        self.kind: Literal["refused", "invalid_arguments"] = kind
 
 
 class ToolHook:
