@@ -43,6 +43,7 @@ from toolchain import (
     ContentPart,
     ExecutionContext,
     JSONToolChain,
+    StateKey,
     Stats,
     TextContent,
     Tool,
@@ -361,25 +362,32 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         step.feedback = feedback
 
 
+_CALL_IDS = StateKey[set[str]]("agents.native_call_ids")
+
+
 def _with_unique_ids(
     ctx: ExecutionContext, calls: tuple[ToolCallRequest, ...]
 ) -> tuple[ToolCallRequest, ...]:
-    """``calls`` with an id each, no two alike: each tool message answers one call.
+    """``calls`` with an id each, none used before in the run: each tool message answers
+    one call, and whatever keys its records by call id (extensions) never mixes two.
 
-    Some servers send no ids, or the same one twice; those calls get ids of the run's
-    own (``call_N``), in the assistant message too, so the conversation stays valid.
+    Some servers send no ids, or reuse them (``call_0`` every turn); those calls get
+    ids of the run's own (``call_N``), in the assistant message too.
     """
-    ids = {call.id for call in calls}
-    if len(ids) == len(calls) and "" not in ids:
-        return calls
-    seen: set[str] = set()
+    seen = ctx.state.get(_CALL_IDS)
+    if seen is None:
+        seen = set()
+        ctx.state.set(_CALL_IDS, seen)
     fixed: list[ToolCallRequest] = []
     for call in calls:
         if not call.id or call.id in seen:
-            call = dataclasses.replace(call, id=ctx.new_call_id())
+            fresh = ctx.new_call_id()
+            while fresh in seen:  # the model may have used our pattern itself
+                fresh = ctx.new_call_id()
+            call = dataclasses.replace(call, id=fresh)
         seen.add(call.id)
         fixed.append(call)
-    return tuple(fixed)
+    return calls if all(a is b for a, b in zip(fixed, calls, strict=True)) else tuple(fixed)
 
 
 def _answer_every_call(messages: list[Message]) -> list[Message]:

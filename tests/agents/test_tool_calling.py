@@ -479,3 +479,17 @@ def test_calls_sharing_an_id_get_ids_of_their_own() -> None:
         (ids[0], "2"),
         (ids[1], "4"),
     ]
+
+
+def test_ids_reused_across_turns_get_ids_of_their_own() -> None:
+    model = ScriptedModel(
+        [
+            ScriptedModel.call("add", a=1, b=1, id="call_0"),
+            ScriptedModel.call("add", a=2, b=2, id="call_0"),
+            "done",
+        ]
+    )
+    result = agent(model).run_sync("Go.")
+    first, second = (m.tool_calls[0].id for m in result.messages if m.tool_calls)
+    assert first == "call_0" and second not in ("", "call_0")
+    assert [m.tool_call_id for m in tool_messages(result)] == [first, second]
