@@ -1,0 +1,149 @@
+"""ToolVariables on a bare chain: naming, resolution, errors the model can act on, events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from formats import XMLFormat
+from toolchain import BeforeToolCall, ExecutionContext, JSONToolChain, ToolChainResult, tool
+from toolchain.variables import ToolVariables
+
+
+class Forecast(BaseModel):
+    city: str
+    temps: list[int]
+
+
+@tool
+def forecast(city: str) -> dict[str, object]:
+    """A three-day forecast."""
+    return {"city": city, "temps": [21, 23, 19], "note": "$HOME is not a reference here"}
+
+
+@tool
+def summarise(data: Forecast, title: str) -> str:
+    """Summarise a forecast."""
+    return f"{title}: {data.city} peaks at {max(data.temps)}"
+
+
+@tool
+def echo(text: str) -> str:
+    """Echo."""
+    return text
+
+
+@tool
+def big(size: int) -> str:
+    """A large output."""
+    return "x" * size
+
+
+def chain(extension: ToolVariables | None = None) -> JSONToolChain:
+    made = JSONToolChain(extensions=[extension or ToolVariables()])
+    return made.register_tool(forecast).register_tool(summarise).register_tool(echo)
+
+
+def run(made: JSONToolChain, ctx: ExecutionContext, call: str) -> ToolChainResult:
+    return made.execute_sync(ctx, call, XMLFormat())
+
+
+def test_outputs_are_named_and_shown_with_their_name() -> None:
+    made, ctx = chain(), ExecutionContext()
+    first = run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    second = run(made, ctx, '{"tool": "forecast", "args": {"city": "Rome"}}')
+    assert first.observations[0].text.startswith('$forecast_1 = {"city":"Oslo"')
+    assert second.observations[0].text.startswith('$forecast_2 = {"city":"Rome"')
+    assert first.raw.output(0, dict)["city"] == "Oslo"  # raw keeps the real output
+
+
+def test_a_whole_reference_keeps_its_type_and_text_is_interpolated() -> None:
+    made, ctx = chain(), ExecutionContext()
+    run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    args = '{"data": "$forecast_1", "title": "Days: $forecast_1.temps"}'
+    result = run(made, ctx, f'{{"tool": "summarise", "args": {args}}}')
+    assert result.raw.output(0, str) == "Days: [21,23,19]: Oslo peaks at 23"
+
+
+def test_events_keep_what_the_model_wrote_and_what_the_tool_got() -> None:
+    made, ctx = chain(), ExecutionContext()
+    seen: list[BeforeToolCall] = []
+    ctx.events.subscribe(BeforeToolCall, seen.append)
+    run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    run(made, ctx, '{"tool": "echo", "args": {"text": "$forecast_1.temps[-1]"}}')
+    assert seen[-1].raw_args == {"text": "$forecast_1.temps[-1]"}
+    assert seen[-1].args == {"text": 19}  # a whole reference keeps the value's type
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("$forcast_1", "unknown variable $forcast_1; did you mean $forecast_1?"),
+        ("$forecast_1.tmps", "has no field 'tmps'"),
+        ("$forecast_1.temps[7]", "out of range"),
+    ],
+)
+def test_a_bad_reference_is_that_calls_error_naming_what_exists(text: str, message: str) -> None:
+    made, ctx = chain(), ExecutionContext()
+    run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    result = run(made, ctx, f'{{"tool": "echo", "args": {{"text": "{text}"}}}}')
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "invalid_arguments"
+    assert message in error.message
+    assert result.observations[0].text.startswith("Error: invalid arguments for echo:")
+
+
+def test_a_naming_function_names_outputs_and_a_reused_name_is_replaced() -> None:
+    def naming(tool: str, args: Any, output: object) -> str | None:
+        return f"weather {args['city']}" if tool == "forecast" else None
+
+    made, ctx = chain(ToolVariables(naming)), ExecutionContext()
+    run(made, ctx, '{"tool": "forecast", "args": {"city": "New York"}}')
+    shown = run(made, ctx, '{"tool": "forecast", "args": {"city": "New York"}}')
+    assert shown.observations[0].text.startswith("$weather_new_york = ")
+    echo_ = run(made, ctx, '{"tool": "echo", "args": {"text": "$weather_new_york.city"}}')
+    assert echo_.observations[0].text == "$echo_1 = New York"
+
+
+def test_a_naming_function_that_raises_keeps_the_default_name() -> None:
+    def broken(tool: str, args: Any, output: object) -> str:
+        raise KeyError("oops")
+
+    made, ctx = chain(ToolVariables(broken)), ExecutionContext()
+    shown = run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    assert shown.observations[0].text.startswith("$forecast_1 = ")
+
+
+def test_cycles_and_huge_values_are_harmless() -> None:
+    made, ctx = chain(), ExecutionContext()
+    run(made, ctx, '{"tool": "echo", "args": {"text": "$$echo_1"}}')  # the output is "$echo_1"
+    looped = run(made, ctx, '{"tool": "echo", "args": {"text": "$echo_1"}}')
+    assert looped.raw.output(0, str) == "$echo_1"  # substituted once, never again
+    made.register_tool(big)
+    run(made, ctx, '{"tool": "big", "args": {"size": 10000000}}')
+    passed = run(made, ctx, '{"tool": "echo", "args": {"text": "$big_1"}}')
+    assert passed.raw.output(0, str) == "x" * 10_000_000
+
+
+def test_the_prompt_section_lists_variables_compactly() -> None:
+    extension = ToolVariables()
+    made, ctx = chain(extension), ExecutionContext()
+    assert extension.prompt_section(ctx) == ""
+    run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    listing = extension.prompt_section(ctx)
+    assert listing.startswith("Variables:\n- $forecast_1 (forecast, object: city, temps, note): ")
+    assert len(listing.splitlines()[1]) < 200
+    assert "Write $$ for a literal dollar sign" in extension.instructions()
+    assert len(ToolVariables(instruction_style="minimal").instructions()) < 200
+
+
+def test_the_answer_filter_resolves_references_split_across_chunks() -> None:
+    extension = ToolVariables()
+    made, ctx = chain(extension), ExecutionContext()
+    run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    text_filter = extension.text_filter(ctx)
+    pieces = ["It is $fore", "cast_1.temps[0", "] degrees in $forecast_1.ci", "ty. Cost: $$5"]
+    shown = "".join(text_filter.feed(piece) for piece in pieces) + text_filter.flush()
+    assert shown == "It is 21 degrees in Oslo. Cost: $5"
