@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["DEFAULT_TTL", "Store", "StoredEntry", "StoreError", "new_id"]
+__all__ = ["DEFAULT_TTL", "Store", "StoreError", "StoredEntry", "new_id"]
 
 DEFAULT_TTL = 3600.0
 """Seconds an entry lives unless its ``put`` says otherwise."""
@@ -56,6 +56,16 @@ class Store(Protocol):
     """Where stored values live: in memory, in SQLite, in Redis.
 
     All methods are coroutines; a failure of the store itself raises ``StoreError``.
+
+    What every implementation keeps (``tests/toolchain/test_stores.py`` checks each):
+
+    - scopes are any strings, compared exactly: no scope, however spelt (with ``:`` or
+      ``*``, or empty), reaches another scope's entries;
+    - an id that ``new_id`` could not have made (a model's hostile ``*``, ``../x``,
+      megabytes of text) is simply unknown: ``get`` gives None, ``delete`` False;
+    - ``ttl`` is a positive, finite number of seconds, else ``ValueError``;
+    - an expired entry is never returned, even before ``cleanup`` removes it, and
+      ``delete``/``clear`` do not count it.
     """
 
     async def put(self, scope: str, entry: StoredEntry, *, ttl: float | None = None) -> str:

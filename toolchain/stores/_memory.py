@@ -1,0 +1,116 @@
+"""``MemoryStore``: entries in a dict of this process."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from toolchain.stores._common import resolve_ttl
+from toolchain.stores._protocol import StoredEntry, new_id
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """A ``Store`` in this process's memory: fast, and gone when the process ends.
+
+    Every operation is O(1) but ``clear`` (O(entries of the scope)) and ``cleanup``
+    (O(all entries)). Expired entries are never returned; one is dropped when a ``get``
+    or ``delete`` meets it, and ``cleanup`` drops the rest. ``clock`` gives the time in
+    seconds (``time.monotonic`` by default; tests pass a fake one). Safe to share
+    between threads and event loops.
+
+    >>> import asyncio
+    >>> from toolchain.stores import MemoryStore, StoredEntry
+    >>> now = [0.0]
+    >>> store = MemoryStore(clock=lambda: now[0])
+    >>> async def demo() -> None:
+    ...     ref = await store.put("run-1", StoredEntry(b'{"temp": 21}', "json", "weather"))
+    ...     print(await store.get("run-1", ref))
+    ...     print(await store.get("run-2", ref))  # another run: unknown
+    ...     now[0] += 3600.0  # DEFAULT_TTL later
+    ...     print(await store.get("run-1", ref))
+    >>> asyncio.run(demo())
+    StoredEntry(data=b'{"temp": 21}', kind='json', tool='weather')
+    None
+    None
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        # scope -> id -> (entry, expires_at); a scope's dict goes when it empties.
+        self._scopes: dict[str, dict[str, tuple[StoredEntry, float]]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(scopes={len(self._scopes)})"
+
+    async def put(self, scope: str, entry: StoredEntry, *, ttl: float | None = None) -> str:
+        """Store ``entry`` under ``scope`` for ``ttl`` seconds; returns its new id.
+
+        Raises ``ValueError`` for a ``ttl`` that is not a positive, finite number.
+        """
+        lifetime = resolve_ttl(ttl)
+        if type(entry.data) is not bytes:  # a bytearray the caller may change later
+            entry = StoredEntry(bytes(entry.data), entry.kind, entry.tool)
+        with self._lock:
+            entries = self._scopes.setdefault(scope, {})
+            id = new_id()
+            while id in entries:  # 128 random bits: never, but cheap to rule out
+                id = new_id()
+            entries[id] = (entry, self._clock() + lifetime)
+        return id
+
+    async def get(self, scope: str, id: str) -> StoredEntry | None:
+        """The entry, or None when the id is unknown, expired or of another scope."""
+        with self._lock:
+            entries = self._scopes.get(scope)
+            found = None if entries is None else entries.get(id)
+            if found is None:
+                return None
+            entry, expires_at = found
+            if self._clock() < expires_at:
+                return entry
+            self._drop(scope, id)
+            return None
+
+    async def delete(self, scope: str, id: str) -> bool:
+        """Remove one entry; True when it was there (and not expired)."""
+        with self._lock:
+            entries = self._scopes.get(scope)
+            found = None if entries is None else entries.get(id)
+            if found is None:
+                return False
+            self._drop(scope, id)
+            return self._clock() < found[1]
+
+    async def clear(self, scope: str) -> int:
+        """Remove every entry of ``scope``; returns how many were live."""
+        with self._lock:
+            entries = self._scopes.pop(scope, None)
+            if entries is None:
+                return 0
+            now = self._clock()
+            return sum(1 for _, expires_at in entries.values() if now < expires_at)
+
+    async def cleanup(self) -> int:
+        """Remove every expired entry of every scope; returns how many."""
+        removed = 0
+        with self._lock:
+            now = self._clock()
+            for scope in list(self._scopes):
+                entries = self._scopes[scope]
+                expired = [id for id, (_, expires_at) in entries.items() if expires_at <= now]
+                for id in expired:
+                    del entries[id]
+                removed += len(expired)
+                if not entries:
+                    del self._scopes[scope]
+        return removed
+
+    def _drop(self, scope: str, id: str) -> None:
+        entries = self._scopes[scope]
+        del entries[id]
+        if not entries:
+            del self._scopes[scope]
