@@ -1,0 +1,191 @@
+"""ContextRelay on a bare chain: thresholds, modes, unboxing, scopes, stores shared by
+workers and a store that goes down."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import pytest
+from pydantic import BaseModel
+
+from formats import XMLFormat
+from tests.valkey import Valkey
+from toolchain import ExecutionContext, JSONToolChain, ToolChainResult, tool
+from toolchain.relay import ContextRelay, share_scope
+from toolchain.stores import MemoryStore, Store
+from toolchain.variables import ToolVariables
+
+BIG: dict[str, object] = {"rows": [{"id": n, "name": f"row {n}"} for n in range(2000)]}
+
+
+class Row(BaseModel):
+    id: int
+    name: str
+
+
+@tool
+def table() -> dict[str, object]:
+    """A large table."""
+    return BIG
+
+
+@tool
+def count_rows(data: dict[str, list[Row]]) -> int:
+    """Count the rows of a table."""
+    return len(data["rows"])
+
+
+@tool
+def text_size(text: str) -> int:
+    """The length of a text."""
+    return len(text)
+
+
+@tool
+def many(items: list[str]) -> list[int]:
+    """The length of each text."""
+    return [len(item) for item in items]
+
+
+@tool
+def word() -> str:
+    """One word, many times."""
+    return "token " * 3000
+
+
+def chain(relay: ContextRelay, *extra: Any) -> JSONToolChain:
+    made = JSONToolChain(extensions=[relay, *extra])
+    for each in (table, count_rows, text_size, many, word):
+        made.register_tool(each)
+    return made
+
+
+def run(made: JSONToolChain, ctx: ExecutionContext, name: str, **args: object) -> ToolChainResult:
+    call = msgspec.json.encode({"tool": name, "args": args}).decode()
+    return made.execute_sync(ctx, call, XMLFormat())
+
+
+def test_a_structured_output_is_boxed_and_reaches_a_tool_wanting_structure() -> None:
+    made, ctx = chain(ContextRelay(threshold=1000)), ExecutionContext()
+    shown = run(made, ctx, "table").observations[0].text
+    assert shown.startswith("internal://") and len(shown) < 40
+    counted = run(made, ctx, "count_rows", data=shown)
+    assert counted.raw.output(0, int) == 2000
+
+
+def test_references_nested_in_lists_are_unboxed_and_strings_stay_strings() -> None:
+    made, ctx = chain(ContextRelay(threshold=1000)), ExecutionContext()
+    boxed = run(made, ctx, "word").observations[0].text
+    sizes = run(made, ctx, "many", items=[boxed, "abc", boxed])
+    assert sizes.raw.output(0, list) == [18000, 3, 18000]
+
+
+def test_per_tool_thresholds_opt_outs_tokens_and_previews() -> None:
+    relay = ContextRelay(threshold=1000, per_tool={"word": None}, preview=12)
+    made, ctx = chain(relay), ExecutionContext()
+    assert run(made, ctx, "word").observations[0].text.startswith("token token")
+    shown = run(made, ctx, "table").observations[0].text
+    assert shown.startswith("internal://")
+    assert 'characters; it starts: \'{"rows":[{"i\'' in shown
+    by_tokens = chain(ContextRelay(threshold=2500, unit="tokens"))
+    # 3000 words of "token " are 3000 tokens: boxed; the same text is 18000 characters.
+    assert run(by_tokens, ExecutionContext(), "word").observations[0].text.startswith("internal://")
+
+
+def test_json_mode_shows_a_resource_link_and_unboxes_it_as_an_object() -> None:
+    made, ctx = chain(ContextRelay(threshold=1000, mode="json")), ExecutionContext()
+    link = msgspec.json.decode(run(made, ctx, "word").observations[0].text)
+    assert link["type"] == "resource_link" and link["uri"].startswith("internal://")
+    assert run(made, ctx, "text_size", text=link).raw.output(0, int) == 18000
+
+
+def test_another_runs_reference_is_unknown_and_a_shared_scope_is_known() -> None:
+    relay = ContextRelay(threshold=1000)
+    made = chain(relay)
+    first = ExecutionContext()
+    boxed = run(made, first, "word").observations[0].text
+    stolen = run(made, ExecutionContext(), "text_size", text=boxed)
+    error = stolen.raw.errors[0]
+    assert error is not None and error.kind == "invalid_arguments"
+    assert "unknown reference" in error.message and "token" not in error.message
+    later = ExecutionContext()
+    share_scope(first, "conversation-7")
+    share_scope(later, "conversation-7")
+    shared = run(made, first, "word").observations[0].text
+    assert run(made, later, "text_size", text=shared).raw.output(0, int) == 18000
+
+
+def test_a_boxed_output_is_also_a_variable() -> None:
+    made, ctx = chain(ContextRelay(threshold=1000), ToolVariables()), ExecutionContext()
+    shown = run(made, ctx, "word").observations[0].text
+    assert shown.startswith("$word_1 = internal://")
+    reference = shown.removeprefix("$word_1 = ")
+    by_name = run(made, ctx, "text_size", text="$word_1")
+    by_reference = run(made, ctx, "text_size", text=reference)
+    assert by_name.raw.output(0, int) == by_reference.raw.output(0, int) == 18000
+
+
+def test_order_of_installation_does_not_change_what_the_model_sees() -> None:
+    one = run(chain(ContextRelay(threshold=1000), ToolVariables()), ExecutionContext(), "word")
+    two = run(chain(ToolVariables(), ContextRelay(threshold=1000)), ExecutionContext(), "word")
+    assert one.observations[0].text.split("internal://")[0] == "$word_1 = "
+    assert two.observations[0].text.split("internal://")[0] == "$word_1 = "
+
+
+def test_the_readers_get_references_not_values() -> None:
+    made, ctx = chain(ContextRelay(threshold=1000)), ExecutionContext()
+    boxed = run(made, ctx, "word").observations[0].text
+    length = run(made, ctx, "internal_resource_length", opaque_reference=boxed)
+    assert "18000" in length.observations[0].text
+    sliced = run(
+        made, ctx, "internal_resource_read_slice", opaque_reference=boxed, start_index=-6, length=6
+    )
+    assert "token " in sliced.observations[0].text
+
+
+# -- stores ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[Valkey]:
+    started = Valkey.start()
+    yield started
+    started.stop()
+
+
+def test_workers_sharing_a_redis_store_resolve_each_others_references(server: Valkey) -> None:
+    from toolchain.stores import RedisStore
+
+    worker_a = chain(ContextRelay(threshold=1000, store=RedisStore(server.url)))
+    worker_b = chain(ContextRelay(threshold=1000, store=RedisStore(server.url)))
+    ctx_a, ctx_b = ExecutionContext(), ExecutionContext()
+    share_scope(ctx_a, "job-1")
+    share_scope(ctx_b, "job-1")
+    boxed = run(worker_a, ctx_a, "table").observations[0].text
+    assert run(worker_b, ctx_b, "count_rows", data=boxed).raw.output(0, int) == 2000
+
+
+def test_a_store_that_goes_down_fails_that_call_clearly_and_keeps_the_rest(
+    server: Valkey,
+) -> None:
+    from toolchain.stores import RedisStore
+
+    store: Store = RedisStore(server.url, connect_timeout=0.5, socket_timeout=0.5)
+    made, ctx = chain(ContextRelay(threshold=1000, store=store)), ExecutionContext()
+    boxed = run(made, ctx, "word").observations[0].text
+    done = run(made, ctx, "text_size", text="plain")
+    server.stop()
+    failed = run(made, ctx, "text_size", text=boxed)
+    error = failed.raw.errors[0]
+    assert error is not None and error.kind == "invalid_arguments"
+    assert "could not be read" in error.message and "RedisStore get failed" in error.message
+    boxing = run(made, ctx, "word")
+    assert boxing.raw.errors[0] is not None  # cannot box: that call fails, clearly
+    assert "RedisStore" in boxing.raw.errors[0].message
+    assert done.raw.output(0, int) == 5  # what finished before is untouched
+
+
+def test_memory_is_the_default_store() -> None:
+    assert isinstance(ContextRelay().store, MemoryStore)

@@ -1,0 +1,243 @@
+"""``ContextRelay``: large tool outputs travel as ``internal://`` references, not text.
+
+Tool calls are RPC the client runs, so the client chooses what the model sees of a
+result. Over a threshold (characters or o200k tokens, globally or per tool) an output
+is stored and the model sees a short reference instead: ``internal://<id>`` (mode
+``opaque``) or ``{"type":"resource_link","uri":"internal://<id>"}`` (mode ``json``),
+with an optional head and tail preview. A reference passed back in any argument,
+however nested, is unboxed before the tool runs: tools only ever see real values.
+When the model must look inside, reader tools slice, count, read lines of or grep the
+stored value (``internal_resource_read`` is the last resort). A boxed output is also
+a variable when ``ToolVariables`` is installed: ``$name`` and the reference name one
+value. References are scoped to the run: another run's reference is unknown.
+
+>>> from formats import XMLFormat
+>>> from toolchain import ExecutionContext, JSONToolChain, tool
+>>> @tool
+... def transcribe(video_id: str) -> str:
+...     '''Transcribe a video.'''
+...     return "word " * 5000
+>>> @tool
+... def count_words(text: str) -> int:
+...     '''Count the words of a text.'''
+...     return len(text.split())
+>>> relay = ContextRelay(threshold=1000)
+>>> chain = JSONToolChain(extensions=[relay]).register_tool(transcribe)
+>>> chain = chain.register_tool(count_words)
+>>> ctx = ExecutionContext()
+>>> call = '{"tool": "transcribe", "args": {"video_id": "123"}}'
+>>> shown = chain.execute_sync(ctx, call, XMLFormat()).observations[0].text
+>>> shown.startswith("internal://")
+True
+>>> call = f'{{"tool": "count_words", "args": {{"text": "{shown}"}}}}'
+>>> chain.execute_sync(ctx, call, XMLFormat()).raw.output(0, int)
+5000
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
+
+import msgspec
+
+from toolchain._context import ExecutionContext, StateKey
+from toolchain._extension import Extension
+from toolchain._hooks import ToolCallRefused, ToolHook
+from toolchain._output import to_builtins
+from toolchain._relay_tools import (
+    ReferenceReader,
+    UnknownReference,
+    parse_reference,
+    reader_tools,
+    relay_guide,
+)
+from toolchain._result import ToolCall, ToolResult
+from toolchain._results import results_of
+from toolchain._tokens import count_tokens
+from toolchain._tool import Tool
+from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoredEntry, StoreError
+
+__all__ = ["ContextRelay", "UnknownReference"]
+
+_log = logging.getLogger("toolchain")
+
+Mode = Literal["opaque", "json"]
+Unit = Literal["chars", "tokens"]
+
+
+class ContextRelay(Extension):
+    """The relay extension (see the module text).
+
+    - ``threshold``: outputs longer than this (in ``unit``: ``chars`` or o200k
+      ``tokens``) are boxed; ``per_tool`` overrides it by tool name, ``None`` there
+      meaning never box that tool's outputs.
+    - ``mode``: ``opaque`` (``internal://<id>``) or ``json`` (a resource link).
+    - ``store``: where boxed values live (a ``MemoryStore`` by default; a shared
+      ``RedisStore`` lets many worker processes resolve each other's references).
+    - ``preview``: characters of the head and the tail shown with a reference (0: none).
+    - ``few_shot``: add worked examples to the prompt guide (they decide success for
+      small models, as the relay's prompt cases found).
+    - ``ttl``: seconds a boxed value lives in the store.
+    """
+
+    name = "context_relay"
+
+    def __init__(
+        self,
+        threshold: int = 2_000,
+        *,
+        unit: Unit = "chars",
+        per_tool: Mapping[str, int | None] | None = None,
+        mode: Mode = "opaque",
+        store: Store | None = None,
+        preview: int = 0,
+        few_shot: bool = False,
+        ttl: float = DEFAULT_TTL,
+        max_read_chars: int = 20_000,
+    ) -> None:
+        if threshold < 1 or preview < 0:
+            raise ValueError("threshold must be at least 1 and preview at least 0")
+        self.threshold = threshold
+        self.unit: Unit = unit
+        self.per_tool = dict(per_tool or {})
+        self.mode: Mode = mode
+        self.store: Store = store if store is not None else MemoryStore()
+        self.preview = preview
+        self.few_shot = few_shot
+        self.ttl = ttl
+        self._reader = _StoreReader(self)
+        self._tools = reader_tools(self._reader, mode=mode, max_chars=max_read_chars)
+        self.reader_names = frozenset(tool.name for tool in self._tools)
+
+    # -- Extension -------------------------------------------------------------------
+
+    def tools(self) -> Sequence[Tool[Any, Any]]:
+        return self._tools
+
+    def install(self, ctx: ExecutionContext) -> None:
+        ctx.hooks.add(_RelayHook(self))
+
+    def instructions(self) -> str:
+        return relay_guide(self.mode, few_shot=self.few_shot)
+
+    # -- boxing ----------------------------------------------------------------------
+
+    def limit_for(self, tool: str) -> int | None:
+        """The threshold for ``tool``'s outputs; None: never boxed."""
+        return self.per_tool.get(tool, self.threshold)
+
+    def size_of(self, text: str) -> int:
+        """``text``'s size in this relay's unit."""
+        return len(text) if self.unit == "chars" else count_tokens(text)
+
+    async def box(self, ctx: ExecutionContext, tool: str, value: object) -> str:
+        """Store ``value``; the reference as the model sees it."""
+        data = msgspec.json.encode(to_builtins(value))
+        entry = StoredEntry(data, "json", tool)
+        id = await self.store.put(scope_of(ctx), entry, ttl=self.ttl)
+        uri = f"internal://{id}"
+        if self.mode == "json":
+            return msgspec.json.encode({"type": "resource_link", "uri": uri}).decode()
+        return uri
+
+    async def unbox(self, ctx: ExecutionContext, reference: str) -> object:
+        """The stored value a reference names; ``UnknownReference`` when there is none."""
+        id = parse_reference(reference)
+        if id is None:
+            raise UnknownReference(f"{reference!r} is not an internal:// reference")
+        try:
+            entry = await self.store.get(scope_of(ctx), id)
+        except StoreError as error:
+            raise UnknownReference(f"internal://{id} could not be read: {error}") from error
+        if entry is None:
+            raise UnknownReference(
+                f"unknown reference internal://{id}: it was never made in this run, "
+                "or it has expired"
+            )
+        return msgspec.json.decode(entry.data)
+
+
+_SCOPE = StateKey[str]("toolchain.relay.scope")
+
+
+def scope_of(ctx: ExecutionContext) -> str:
+    """The store scope of a run: its own id unless a conversation scope was set."""
+    return ctx.state.get(_SCOPE) or ctx.run_id
+
+
+def share_scope(ctx: ExecutionContext, scope: str) -> None:
+    """File this run's references under ``scope`` (one conversation across runs)."""
+    ctx.state.set(_SCOPE, scope)
+
+
+class _StoreReader(ReferenceReader):
+    def __init__(self, relay: ContextRelay) -> None:
+        self.relay = relay
+
+    async def read(self, ctx: ExecutionContext, reference: str) -> str:
+        value = await self.relay.unbox(ctx, reference)
+        return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
+class _RelayHook(ToolHook):
+    def __init__(self, relay: ContextRelay) -> None:
+        self.relay = relay
+
+    async def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
+        if call.name in self.relay.reader_names:  # the readers take references themselves
+            return None
+        if "internal://" not in _flat_text(call.args):
+            return None
+        try:
+            args = await self._unbox(ctx, call.args)
+        except UnknownReference as unknown:
+            raise ToolCallRefused(str(unknown), kind="invalid_arguments") from unknown
+        return ToolCall(call.name, cast("dict[str, object]", args), call.id)
+
+    async def _unbox(self, ctx: ExecutionContext, value: object) -> object:
+        if isinstance(value, str):
+            if parse_reference(value) is not None:
+                return await self.relay.unbox(ctx, value)
+            return value
+        if isinstance(value, Mapping):
+            mapping = cast("Mapping[str, object]", value)
+            if parse_reference(mapping) is not None:  # a resource link as an object
+                return await self.relay.unbox(ctx, msgspec.json.encode(mapping).decode())
+            return {key: await self._unbox(ctx, item) for key, item in mapping.items()}
+        if isinstance(value, list | tuple):
+            return [await self._unbox(ctx, item) for item in cast("list[object]", value)]
+        return value
+
+    async def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> str | None:
+        results = results_of(ctx)
+        original = results.originals.setdefault(call.id, text)
+        limit = self.relay.limit_for(call.name)
+        if call.name in self.relay.reader_names or limit is None:
+            return None
+        if self.relay.size_of(original) <= limit:
+            return None
+        shown = await self.relay.box(ctx, call.name, result.text)
+        if self.relay.preview:
+            shown += _preview(original, self.relay.preview)
+        results.boxed[call.id] = shown
+        return results.observation(call.id, original)
+
+
+def _preview(text: str, chars: int) -> str:
+    return f"\n({len(text)} characters; it starts: {text[:chars]!r} … and ends: {text[-chars:]!r})"
+
+
+def _flat_text(value: object) -> str:
+    """Every string inside ``value`` joined: a cheap first test for references."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        items = cast("Mapping[object, object]", value).values()
+        return " ".join(_flat_text(item) for item in items)
+    if isinstance(value, list | tuple):
+        return " ".join(_flat_text(item) for item in cast("list[object]", value))
+    return ""
