@@ -4,7 +4,6 @@ workers and a store that goes down."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import msgspec
 import pytest
@@ -12,7 +11,7 @@ from pydantic import BaseModel
 
 from formats import XMLFormat
 from tests.valkey import Valkey
-from toolchain import ExecutionContext, JSONToolChain, ToolChainResult, tool
+from toolchain import ExecutionContext, Extension, JSONToolChain, ToolChainResult, tool
 from toolchain.relay import ContextRelay, share_scope
 from toolchain.stores import MemoryStore, Store
 from toolchain.variables import ToolVariables
@@ -55,8 +54,8 @@ def word() -> str:
     return "token " * 3000
 
 
-def chain(relay: ContextRelay, *extra: Any) -> JSONToolChain:
-    made = JSONToolChain(extensions=[relay, *extra])
+def chain(*extensions: Extension) -> JSONToolChain:
+    made = JSONToolChain(extensions=extensions)
     for each in (table, count_rows, text_size, many, word):
         made.register_tool(each)
     return made
