@@ -376,7 +376,7 @@ def _with_unique_ids(
     """
     seen = ctx.state.get(_CALL_IDS)
     if seen is None:
-        seen = set()
+        seen = set[str]()
         ctx.state.set(_CALL_IDS, seen)
     fixed: list[ToolCallRequest] = []
     for call in calls:
