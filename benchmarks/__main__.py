@@ -21,6 +21,7 @@ from benchmarks import (
     import_time,
     loop_overhead,
     parse_scaling,
+    pass_by_reference,
     toolchain_overhead,
 )
 from benchmarks._timing import Settings, load_note
@@ -31,6 +32,7 @@ PARTS: dict[str, Callable[[Settings], None]] = {
     "loop": loop_overhead.run,
     "imports": import_time.run,
     "chains": adversarial_chains.run,
+    "references": pass_by_reference.run,
 }
 
 
