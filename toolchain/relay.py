@@ -134,8 +134,10 @@ class ContextRelay(Extension):
 
     async def box(self, ctx: ExecutionContext, tool: str, value: object) -> str:
         """Store ``value``; the reference as the model sees it."""
-        data = msgspec.json.encode(to_builtins(value))
-        entry = StoredEntry(data, "json", tool)
+        if isinstance(value, str):  # most large outputs: kept as text, no JSON round trip
+            entry = StoredEntry(value.encode("utf-8", "surrogatepass"), "text", tool)
+        else:
+            entry = StoredEntry(msgspec.json.encode(to_builtins(value)), "json", tool)
         id = await self.store.put(scope_of(ctx), entry, ttl=self.ttl)
         uri = f"internal://{id}"
         if self.mode == "json":
@@ -156,6 +158,8 @@ class ContextRelay(Extension):
                 f"unknown reference internal://{id}: it was never made in this run, "
                 "or it has expired"
             )
+        if entry.kind == "text":
+            return entry.data.decode("utf-8", "surrogatepass")
         return msgspec.json.decode(entry.data)
 
 
@@ -188,7 +192,7 @@ class _RelayHook(ToolHook):
     async def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
         if call.name in self.relay.reader_names:  # the readers take references themselves
             return None
-        if "internal://" not in _flat_text(call.args):
+        if not _may_hold_reference(call.args):
             return None
         try:
             args = await self._unbox(ctx, call.args)
@@ -231,13 +235,23 @@ def _preview(text: str, chars: int) -> str:
     return f"\n({len(text)} characters; it starts: {text[:chars]!r} … and ends: {text[-chars:]!r})"
 
 
-def _flat_text(value: object) -> str:
-    """Every string inside ``value`` joined: a cheap first test for references."""
+_LONGEST_REFERENCE = 1_100  # a resource link with a long id; see parse_reference
+
+
+def _may_hold_reference(value: object) -> bool:
+    """Whether some short string inside ``value`` mentions ``internal://``.
+
+    Only a whole string can be a reference, and references are short: long strings
+    (a 50 KB transcript passed on) are never scanned, so the check stays cheap.
+    """
     if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        items = cast("Mapping[object, object]", value).values()
-        return " ".join(_flat_text(item) for item in items)
+        return len(value) <= _LONGEST_REFERENCE and "internal://" in value
+    if isinstance(value, dict):
+        items = cast("dict[object, object]", value).values()
+        return any(_may_hold_reference(item) for item in items)
     if isinstance(value, list | tuple):
-        return " ".join(_flat_text(item) for item in cast("list[object]", value))
-    return ""
+        return any(_may_hold_reference(item) for item in cast("list[object]", value))
+    if isinstance(value, Mapping):
+        mapping = cast("Mapping[object, object]", value)
+        return any(_may_hold_reference(item) for item in mapping.values())
+    return False

@@ -30,6 +30,7 @@ are left alone. Tools only ever see real values. Each result is shown as
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -54,16 +55,11 @@ Naming = Callable[[str, Mapping[str, object], object], "str | None"]
 ``<tool>_<n>``. A name is cleaned into an identifier (``weather NYC`` → ``weather_nyc``)."""
 
 FULL_GUIDE = """\
-Every tool output is saved as a variable, named beside its result ($name = ...).
-- Pass a saved output to a tool by writing its name as the whole argument value:
-  {"data": "$weather_1"}. The tool gets the real value, with its type.
-- Reach inside it: "$weather_1.temperature", "$search_1.results[0].url".
-- Inside longer text a reference is filled in: "It is $weather_1.temperature degrees".
-  A reference ends at the first character that cannot continue it, so never follow
-  one directly with ".word": write "$report_1 .txt", not "$report_1.txt".
-- Write $$ for a literal dollar sign ($$5 is "$5").
-Passing variables is faster and more exact than copying values; your answer may use
-them too."""
+Tool outputs are saved as variables ($name = ... beside each result). Pass one to a
+tool as a whole argument value instead of copying it: {"data": "$weather_1"} (the
+tool gets the real value); a part: "$weather_1.temp", "$search_1.items[0].url".
+Inside text a reference is filled in ("$weather_1.temp degrees"); never follow one
+directly with ".word". $$ is a literal $. Your answer may use references too."""
 
 MINIMAL_GUIDE = (
     'Tool outputs are saved as $name variables; pass them as argument values ("$name", '
@@ -101,16 +97,16 @@ class ToolVariables(Extension):
 
     def prompt_section(self, ctx: ExecutionContext) -> str:
         """The variables saved so far, one line each (nothing before the first)."""
-        variables = results_of(ctx).variables
-        return (
-            "Variables:\n"
-            + "\n".join(
-                f"- ${v.name} ({v.tool}, {_type_of(v.value)}): {_preview(v.value)}"
-                for v in variables.values()
-            )
-            if variables
-            else ""
-        )
+        results = results_of(ctx)
+        if not results.variables:
+            return ""
+        lines: list[str] = []
+        for v in results.variables.values():
+            line = f"- ${v.name} ({v.tool}, {_type_of(v.value)})"
+            if v.call_id in results.boxed:  # its value is not in the conversation: a glimpse
+                line += f": {_preview(v.value)}"
+            lines.append(line)
+        return "Variables:\n" + "\n".join(lines)
 
     def text_filter(self, ctx: ExecutionContext) -> TextFilter:
         return StreamResolver(_LiveValues(ctx))
@@ -123,12 +119,21 @@ class ToolVariables(Extension):
                 chosen = self.naming(tool, args, output)
             except Exception:  # a naming bug must not lose the output
                 _log.warning("the variable naming function raised on %s", tool, exc_info=True)
-        cleaned = _NOT_NAME.sub("_", chosen or "").strip("_").lower()
-        if not cleaned:
-            cleaned = f"{_NOT_NAME.sub('_', tool).strip('_').lower() or 'result'}_{n}"
-        if cleaned[0].isdigit():
-            cleaned = f"v_{cleaned}"
-        return cleaned
+        if not chosen:
+            return f"{_base_name(tool)}_{n}"
+        cleaned = _clean(chosen)
+        return cleaned if cleaned else f"{_base_name(tool)}_{n}"
+
+
+def _clean(name: str) -> str:
+    """``name`` as an identifier: ``weather NYC`` → ``weather_nyc``; ``""`` if nothing is left."""
+    cleaned = _NOT_NAME.sub("_", name).strip("_").lower()
+    return f"v_{cleaned}" if cleaned[:1].isdigit() else cleaned
+
+
+@functools.lru_cache(maxsize=1024)
+def _base_name(tool: str) -> str:
+    return _clean(tool) or "result"
 
 
 class _LiveValues(Mapping[str, object]):
