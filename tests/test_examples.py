@@ -31,6 +31,19 @@ EXPECTED = {
         'you> And the time there?\n  -> get_local_time({"city":"Paris"})',
         "(conversation: 9 messages)",
     ],
+    "variables.py": [
+        '==== tool get_weather [call_1] ====\n$weather_nyc = {"temperature":28.4,',
+        '$weather_london = {"temperature":17.2,',
+        '-> compare_weather({"a":"$weather_nyc","b":"$weather_london"})',
+        "answer: New York is 11.2 °C warmer than London: Clear sky at 28.4 °C against",
+    ],
+    "relay.py": [
+        "==== tool yt_transcribe [call_1] ====\ninternal://",
+        '-> deep_check({"text":"internal://',
+        "internal_resource_read_slice [call_3] ====\nching! The code is PELICAN-42.",
+        "the model saw 33 characters of yt_transcribe: internal://",
+        "deep_check received 50284 characters: the whole transcript",
+    ],
 }
 
 STDIN = {"chat.py": "Weather in Paris?\nAnd the time there?\n"}
