@@ -1,7 +1,7 @@
 """Benchmarks for the tool chains and text formats, run on demand (never in CI).
 
 ``python -m benchmarks`` runs everything and prints tables; ``--quick`` for a short
-run, ``--only toolchain|parse|loop|imports|chains`` for one part, ``--keep-gc`` to
+run, ``--only toolchain|parse|loop|imports|chains|references`` for one part, ``--keep-gc`` to
 leave the cyclic garbage collector on while timing.
 
 * ``benchmarks.toolchain_overhead``: parse-only and full ``execute`` times of a typical
