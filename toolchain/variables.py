@@ -185,11 +185,13 @@ def _mentions_dollar(value: object) -> bool:
     """Whether any string inside ``value`` holds a ``$`` (the cheap test first)."""
     if isinstance(value, str):
         return "$" in value
-    if isinstance(value, Mapping):
-        items = cast("Mapping[object, object]", value).values()
-        return any(_mentions_dollar(item) for item in items)
+    if isinstance(value, dict):  # the common case first: abstract checks are slower
+        return any(_mentions_dollar(v) for v in cast("dict[object, object]", value).values())
     if isinstance(value, list | tuple):
         return any(_mentions_dollar(item) for item in cast("list[object]", value))
+    if isinstance(value, Mapping):
+        mapping = cast("Mapping[object, object]", value)
+        return any(_mentions_dollar(item) for item in mapping.values())
     return False
 
 
