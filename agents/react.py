@@ -57,7 +57,7 @@ class AgentOptions(RunOptions, total=False):
     Besides those of every agent (``RunOptions``: ``tool_chain``, default
     ``YAMLToolChain()``; ``text_format``; ``behavior``; ``critical_rules``; ``limits``;
     ``options``, to which the observation stop is added; ``prompt_builder``, default
-    ``default_system_prompt``; ``clock``; ``name``; ``step_hooks``):
+    ``default_system_prompt``; ``clock``; ``name``; ``step_hooks``; ``extensions``):
 
     >>> from agents import ScriptedModel
     >>> options: AgentOptions = {"behavior": "You are terse.", "thinking": False}

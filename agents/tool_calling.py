@@ -69,7 +69,7 @@ class ToolCallingOptions(RunOptions, total=False):
     ``JSONToolChain()``; ``text_format`` for the system prompt and the sections inside
     tool messages; ``behavior``; ``critical_rules``; ``limits``; ``options``;
     ``prompt_builder``, default ``native_system_prompt``; ``clock``; ``name``;
-    ``step_hooks``):
+    ``step_hooks``; ``extensions``):
 
     >>> from agents import ScriptedModel
     >>> options: ToolCallingOptions = {"answer_tool": "submit"}
