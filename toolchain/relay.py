@@ -59,7 +59,15 @@ from toolchain._tokens import count_tokens
 from toolchain._tool import Tool
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoredEntry, StoreError
 
-__all__ = ["ContextRelay", "UnknownReference"]
+__all__ = [
+    "ContextRelay",
+    "ReferenceReader",
+    "UnknownReference",
+    "reader_tools",
+    "relay_guide",
+    "scope_of",
+    "share_scope",
+]
 
 _log = logging.getLogger("toolchain")
 
