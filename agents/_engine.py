@@ -67,6 +67,7 @@ from toolchain import (
     Stats,
     TextContent,
     TextFilter,
+    ToolCallError,
     ToolChain,
     ToolChainResult,
     describe_exception,
@@ -667,11 +668,26 @@ class StepEngine(ABC, Generic[AnswerT]):
         self, ctx: ExecutionContext, index: int, step: StepRecord, kind: str, feedback: str
     ) -> None:
         """Count a reply the model must redo and queue the feedback that says why."""
+        self._count_rejection(ctx, index, step, kind, feedback)
+        step.replies.append(self._feedback(feedback))
+
+    def _count_rejection(
+        self, ctx: ExecutionContext, index: int, step: StepRecord, kind: str, feedback: str
+    ) -> None:
+        """``_reject`` without the feedback message: for feedback sent some other way
+        (a native call's own tool message)."""
         ctx.stats.increment(Stats.PARSE_ERRORS)
         ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
         ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
         step.feedback = feedback
-        step.replies.append(self._feedback(feedback))
+
+
+def inactive_tool(name: str, tools: Sequence[str]) -> ToolCallError:
+    """The error of a call to a tool the step's hooks turned off (both agents)."""
+    listing = ", ".join(tools) or "(none)"
+    return ToolCallError(
+        "unknown_tool", f"the tool {name!r} is not available now. Available tools: {listing}"
+    )
 
 
 async def _drain(

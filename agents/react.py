@@ -17,7 +17,7 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord
+from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord, inactive_tool
 from agents.events import ModelTextDelta, RunEvent
 from agents.models import (
     GenerateOptions,
@@ -266,7 +266,7 @@ class ReActAgent(StepEngine[AnswerT]):
             if isinstance(item, str)
             else item
             if item.name in active
-            else ToolCall(item.name, item.args, item.id, rejected=_inactive(item.name, tools))
+            else ToolCall(item.name, item.args, item.id, rejected=inactive_tool(item.name, tools))
             for item in items
         ]
         return await chain.execute_calls(ctx, calls, self.text_format)
@@ -280,10 +280,3 @@ class ReActAgent(StepEngine[AnswerT]):
                 if any(marker in content.lower() for content in contents):
                     return outer, inner
         return None
-
-
-def _inactive(name: str, tools: Sequence[str]) -> ToolCallError:
-    listing = ", ".join(tools) or "(none)"
-    return ToolCallError(
-        "unknown_tool", f"the tool {name!r} is not available now. Available tools: {listing}"
-    )

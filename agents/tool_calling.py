@@ -23,9 +23,9 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord
+from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord, inactive_tool
 from agents._tool_specs import strict_parameters, tool_spec
-from agents.events import ModelTextDelta, ModelToolCallDelta, OutputRejected, RunEvent
+from agents.events import ModelTextDelta, ModelToolCallDelta, RunEvent
 from agents.models import (
     GenerateOptions,
     Message,
@@ -266,11 +266,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                 call.name, {}, call.id, rejected=ToolCallError("invalid_arguments", message)
             )
         if call.name in self.tool_chain.tools and call.name not in tools:
-            listing = ", ".join(tools) or "(none)"
-            message = f"the tool {call.name!r} is not available now. Available tools: {listing}"
-            return ToolCall(
-                call.name, args, call.id, rejected=ToolCallError("unknown_tool", message)
-            )
+            return ToolCall(call.name, args, call.id, rejected=inactive_tool(call.name, tools))
         return ToolCall(call.name, args, call.id)
 
     def _tool_message(
@@ -351,15 +347,6 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             self._reject(ctx, index, step, "empty", "your reply was empty: answer, or call a tool")
             return
         self._take_answer(ctx, index, step, text)
-
-    def _count_rejection(
-        self, ctx: ExecutionContext, index: int, step: StepRecord, kind: str, feedback: str
-    ) -> None:
-        """As ``_reject``, when the feedback travels as a call's tool message."""
-        ctx.stats.increment(Stats.PARSE_ERRORS)
-        ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
-        ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
-        step.feedback = feedback
 
 
 _CALL_IDS = StateKey[set[str]]("agents.native_call_ids")
