@@ -10,11 +10,13 @@ stored value.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 from toolchain._context import ExecutionContext, StateKey
 
-__all__ = ["RunResults", "Variable", "results_of"]
+__all__ = ["RunResults", "Variable", "any_string", "results_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +84,23 @@ def results_of(ctx: ExecutionContext) -> RunResults:
         found = RunResults()
         ctx.state.set(_RESULTS, found)
     return found
+
+
+def any_string(value: object, test: Callable[[str], bool]) -> bool:
+    """Whether ``test`` holds for some string inside ``value`` (nested dicts, lists,
+    tuples): the cheap first check before arguments are searched for references.
+
+    >>> any_string({"a": [1, {"b": "$x"}]}, lambda text: "$" in text)
+    True
+    """
+    if isinstance(value, str):
+        return test(value)
+    if isinstance(value, dict):  # the common case first: abstract checks are slower
+        items = cast("dict[object, object]", value).values()
+        return any(any_string(item, test) for item in items)
+    if isinstance(value, list | tuple):
+        return any(any_string(item, test) for item in cast("list[object]", value))
+    if isinstance(value, Mapping):
+        mapping = cast("Mapping[object, object]", value)
+        return any(any_string(item, test) for item in mapping.values())
+    return False

@@ -54,7 +54,7 @@ from toolchain._relay_tools import (
     relay_guide,
 )
 from toolchain._result import ToolCall, ToolResult
-from toolchain._results import results_of
+from toolchain._results import any_string, results_of
 from toolchain._tokens import count_tokens
 from toolchain._tool import Tool
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoredEntry, StoreError
@@ -200,7 +200,7 @@ class _RelayHook(ToolHook):
     async def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
         if call.name in self.relay.reader_names:  # the readers take references themselves
             return None
-        if not _may_hold_reference(call.args):
+        if not any_string(call.args, _may_be_reference):
             return None
         try:
             args = await self._unbox(ctx, call.args)
@@ -246,20 +246,7 @@ def _preview(text: str, chars: int) -> str:
 _LONGEST_REFERENCE = 1_100  # a resource link with a long id; see parse_reference
 
 
-def _may_hold_reference(value: object) -> bool:
-    """Whether some short string inside ``value`` mentions ``internal://``.
-
-    Only a whole string can be a reference, and references are short: long strings
-    (a 50 KB transcript passed on) are never scanned, so the check stays cheap.
-    """
-    if isinstance(value, str):
-        return len(value) <= _LONGEST_REFERENCE and "internal://" in value
-    if isinstance(value, dict):
-        items = cast("dict[object, object]", value).values()
-        return any(_may_hold_reference(item) for item in items)
-    if isinstance(value, list | tuple):
-        return any(_may_hold_reference(item) for item in cast("list[object]", value))
-    if isinstance(value, Mapping):
-        mapping = cast("Mapping[object, object]", value)
-        return any(_may_hold_reference(item) for item in mapping.values())
-    return False
+def _may_be_reference(text: str) -> bool:
+    """Only a whole string can be a reference, and references are short: long strings
+    (a 50 KB transcript passed on) are never scanned, so the check stays cheap."""
+    return len(text) <= _LONGEST_REFERENCE and "internal://" in text

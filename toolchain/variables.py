@@ -43,7 +43,7 @@ from toolchain._extension import Extension, TextFilter
 from toolchain._hooks import ToolCallRefused, ToolHook
 from toolchain._output import to_builtins
 from toolchain._result import ToolCall, ToolResult
-from toolchain._results import Variable, results_of
+from toolchain._results import Variable, any_string, results_of
 from toolchain._var_refs import ReferenceProblem, StreamResolver, resolve_arguments
 
 __all__ = ["Naming", "ToolVariables"]
@@ -157,7 +157,7 @@ class _VariablesHook(ToolHook):
         self.extension = extension
 
     def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
-        if not _mentions_dollar(call.args):
+        if not any_string(call.args, _mentions_dollar):
             return None
         try:
             resolved = resolve_arguments(call.args, _LiveValues(ctx))
@@ -181,18 +181,8 @@ class _VariablesHook(ToolHook):
         return results_of(ctx).observation(call.id, text)
 
 
-def _mentions_dollar(value: object) -> bool:
-    """Whether any string inside ``value`` holds a ``$`` (the cheap test first)."""
-    if isinstance(value, str):
-        return "$" in value
-    if isinstance(value, dict):  # the common case first: abstract checks are slower
-        return any(_mentions_dollar(v) for v in cast("dict[object, object]", value).values())
-    if isinstance(value, list | tuple):
-        return any(_mentions_dollar(item) for item in cast("list[object]", value))
-    if isinstance(value, Mapping):
-        mapping = cast("Mapping[object, object]", value)
-        return any(_mentions_dollar(item) for item in mapping.values())
-    return False
+def _mentions_dollar(text: str) -> bool:
+    return "$" in text
 
 
 def _type_of(value: object) -> str:
