@@ -798,7 +798,7 @@ async def _before_hooks(
     for hook in ctx.hooks.before:
         try:
             replaced = hook(ctx, call)
-            if inspect.isawaitable(replaced):
+            if replaced is not None and inspect.isawaitable(replaced):
                 replaced = await replaced
         except ToolCallRefused as refused:
             if refused.kind == "invalid_arguments":
@@ -828,7 +828,7 @@ async def _after_hooks(
     for hook in ctx.hooks.after:
         try:
             replaced = hook(ctx, call, result)
-            if inspect.isawaitable(replaced):
+            if replaced is not None and inspect.isawaitable(replaced):
                 replaced = await replaced
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
             raise
@@ -854,7 +854,7 @@ async def _observation_hooks(
     for hook in ctx.hooks.observation:
         try:
             rewritten = hook(ctx, call, result, text)
-            if inspect.isawaitable(rewritten):
+            if type(rewritten) is not str and inspect.isawaitable(rewritten):
                 rewritten = await rewritten
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
             raise

@@ -25,6 +25,7 @@ Subclass ``Extension`` and override what you need:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -89,12 +90,14 @@ def install_extensions(ctx: ExecutionContext, extensions: Sequence[Extension]) -
     if not extensions:
         return
     installed = ctx.state.get(_INSTALLED, ())
+    if len(installed) == len(extensions) and all(map(operator.is_, installed, extensions)):
+        return  # every call of a run after its first: nothing to do
     for extension in extensions:
         if any(extension is done for done in installed):
             continue
         extension.install(ctx)
         installed = (*installed, extension)
-    ctx.state.set(_INSTALLED, installed)
+        ctx.state.set(_INSTALLED, installed)
 
 
 def installed_extensions(ctx: ExecutionContext) -> tuple[Extension, ...]:

@@ -189,6 +189,8 @@ def to_builtins(value: object) -> object:
     >>> to_builtins({"seat": Seat(12, datetime.date(2026, 1, 27))})
     {'seat': {'row': 12, 'when': '2026-01-27'}}
     """
+    if type(value) in _PLAIN:  # most tool outputs are text: nothing to convert or check
+        return value
     try:
         if isinstance(value, pydantic.BaseModel):
             data: object = value.model_dump(mode="json")
@@ -210,6 +212,7 @@ def to_builtins(value: object) -> object:
     return data
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 _json_encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 

@@ -10,7 +10,7 @@ stored value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -39,10 +39,13 @@ class RunResults:
     """call id → the variable its output was saved as."""
     boxed: dict[str, str] = field(default_factory=lambda: {})
     """call id → the reference text the model sees instead of the output."""
-    originals: dict[str, str] = field(default_factory=lambda: {})
-    """call id → the output as the chain serialised it, before any rewrite."""
     counts: dict[str, int] = field(default_factory=lambda: {})
     """tool → outputs saved so far (``weather_1``, ``weather_2`` …)."""
+    composers: int = 0
+    """How many installed observation hooks compose their text from this record."""
+    held: dict[str, tuple[str, int]] = field(default_factory=lambda: {})
+    """call id → (the chain's serialisation, composers that have seen it), held only
+    until the last composer has run: a run never keeps every output it has shown."""
 
     def values(self) -> dict[str, object]:
         """name → value, for resolving references."""
@@ -53,7 +56,25 @@ class RunResults:
         self.variables[variable.name] = variable
         self.names[variable.call_id] = variable.name
 
-    def observation(self, call_id: str, text: str) -> str:
+    def enlist(self) -> None:
+        """Count one more observation hook composing from this record (at install)."""
+        self.composers += 1
+
+    def original(self, call_id: str, text: str) -> str:
+        """The chain's serialisation of a call's output, whichever composer runs first.
+
+        Each composer calls this once per call with the text it was handed; the first
+        call's text is the original, and it is forgotten after the last composer's call.
+        """
+        original, seen = self.held.get(call_id, (text, 0))
+        seen += 1
+        if seen >= self.composers:
+            self.held.pop(call_id, None)
+        else:
+            self.held[call_id] = (original, seen)
+        return original
+
+    def observation(self, call_id: str, original: str) -> str:
         """The text the model sees for a call: boxed or not, named or not.
 
         >>> results = RunResults()
@@ -61,10 +82,9 @@ class RunResults:
         >>> results.observation("c1", '{"temp":21}')
         '$weather_1 = {"temp":21}'
         >>> results.boxed["c1"] = "internal://abc"
-        >>> results.observation("c1", "ignored: the original is kept")
+        >>> results.observation("c1", '{"temp":21}')
         '$weather_1 = internal://abc'
         """
-        original = self.originals.setdefault(call_id, text)
         shown = self.boxed.get(call_id, original)
         name = self.names.get(call_id)
         return f"${name} = {shown}" if name else shown
@@ -93,14 +113,30 @@ def any_string(value: object, test: Callable[[str], bool]) -> bool:
     >>> any_string({"a": [1, {"b": "$x"}]}, lambda text: "$" in text)
     True
     """
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
+        return test(cast(str, value))
+    if kind is dict:  # exact types first: every call's arguments pass here
+        items: Iterable[object] = cast("dict[object, object]", value).values()
+    elif kind is list or kind is tuple:
+        items = cast("list[object]", value)
+    elif isinstance(value, str):
         return test(value)
-    if isinstance(value, dict):  # the common case first: abstract checks are slower
-        items = cast("dict[object, object]", value).values()
-        return any(any_string(item, test) for item in items)
-    if isinstance(value, list | tuple):
-        return any(any_string(item, test) for item in cast("list[object]", value))
-    if isinstance(value, Mapping):
-        mapping = cast("Mapping[object, object]", value)
-        return any(any_string(item, test) for item in mapping.values())
+    elif isinstance(value, Mapping):
+        items = cast("Mapping[object, object]", value).values()
+    elif isinstance(value, list | tuple):
+        items = cast("list[object]", value)
+    else:
+        return False
+    for item in items:  # a loop, not any(<generator>): this runs on every call
+        if type(item) in _SCALARS:
+            continue
+        if type(item) is str:
+            if test(item):
+                return True
+        elif any_string(item, test):
+            return True
     return False
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})

@@ -652,6 +652,28 @@ def _rebuilt(frame: _Frame) -> object:
     return tuple(frame.values)
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _resolve_flat(args: Mapping[str, object], variables: Variables) -> dict[str, object] | None:
+    """``resolve_arguments`` for the common call whose arguments hold no containers
+    (None when one does): one plain loop instead of the general walk."""
+    out: dict[str, object] = {}
+    for key, value in args.items():
+        kind = type(value)
+        if kind is str:
+            text = cast(str, value)
+            if "$" in text:
+                try:
+                    value = _resolve_string(text, variables)
+                except ReferenceProblem as problem:
+                    raise ReferenceProblem(problem.problem, _location([key])) from None
+        elif kind not in _SCALARS:
+            return None
+        out[key] = value
+    return out
+
+
 def resolve_arguments(args: Mapping[str, object], variables: Variables) -> dict[str, object]:
     """A tool call's arguments with their references resolved, before validation.
 
@@ -674,6 +696,9 @@ def resolve_arguments(args: Mapping[str, object], variables: Variables) -> dict[
     ...     print(problem)
     argument t: $nyc has no field 'temprature'; did you mean 'temperature'? Its fields: ...
     """
+    flat = _resolve_flat(args, variables)
+    if flat is not None:
+        return flat
     root = _Frame(args, list(cast("Mapping[object, object]", args).items()), "dict")
     root.changed = True  # always a new dict
     stack = [root]

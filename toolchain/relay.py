@@ -37,7 +37,7 @@ True
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 import msgspec
@@ -125,6 +125,7 @@ class ContextRelay(Extension):
         return self._tools
 
     def install(self, ctx: ExecutionContext) -> None:
+        results_of(ctx).enlist()
         ctx.hooks.add(_RelayHook(self))
 
     def instructions(self) -> str:
@@ -157,6 +158,10 @@ class ContextRelay(Extension):
         id = parse_reference(reference)
         if id is None:
             raise UnknownReference(f"{reference!r} is not an internal:// reference")
+        return await self.unbox_id(ctx, id)
+
+    async def unbox_id(self, ctx: ExecutionContext, id: str) -> object:
+        """The stored value under a reference's id (``unbox`` once the id is parsed)."""
         try:
             entry = await self.store.get(scope_of(ctx), id)
         except StoreError as error:
@@ -197,11 +202,18 @@ class _RelayHook(ToolHook):
     def __init__(self, relay: ContextRelay) -> None:
         self.relay = relay
 
-    async def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
+    # Both hooks are plain functions that hand the chain a coroutine only when there is
+    # store work to await: most calls pass no reference and return a short output.
+    def before_tool_call(
+        self, ctx: ExecutionContext, call: ToolCall
+    ) -> Awaitable[ToolCall | None] | None:
         if call.name in self.relay.reader_names:  # the readers take references themselves
             return None
         if not any_string(call.args, _may_be_reference):
             return None
+        return self._unboxed(ctx, call)
+
+    async def _unboxed(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
         try:
             args = await self._unbox(ctx, call.args)
         except UnknownReference as unknown:
@@ -210,31 +222,47 @@ class _RelayHook(ToolHook):
 
     async def _unbox(self, ctx: ExecutionContext, value: object) -> object:
         if isinstance(value, str):
-            if parse_reference(value) is not None:
-                return await self.relay.unbox(ctx, value)
-            return value
+            if not _may_be_reference(value):
+                return value
+            id = parse_reference(value)
+            return value if id is None else await self.relay.unbox_id(ctx, id)
         if isinstance(value, Mapping):
             mapping = cast("Mapping[str, object]", value)
-            if parse_reference(mapping) is not None:  # a resource link as an object
-                return await self.relay.unbox(ctx, msgspec.json.encode(mapping).decode())
-            return {key: await self._unbox(ctx, item) for key, item in mapping.items()}
+            id = parse_reference(mapping)
+            if id is not None:  # a resource link as an object
+                return await self.relay.unbox_id(ctx, id)
+            out: dict[str, object] = {}
+            for key, item in mapping.items():  # only what may hold a reference is awaited
+                has = any_string(item, _may_be_reference)
+                out[key] = await self._unbox(ctx, item) if has else item
+            return out
         if isinstance(value, list | tuple):
-            return [await self._unbox(ctx, item) for item in cast("list[object]", value)]
+            items = cast("list[object]", value)
+            return [
+                await self._unbox(ctx, item) if any_string(item, _may_be_reference) else item
+                for item in items
+            ]
         return value
 
-    async def rewrite_observation(
+    def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
-    ) -> str | None:
+    ) -> Awaitable[str] | None:
         results = results_of(ctx)
-        original = results.originals.setdefault(call.id, text)
+        original = results.original(call.id, text)
         limit = self.relay.limit_for(call.name)
         if call.name in self.relay.reader_names or limit is None:
             return None
         if self.relay.size_of(original) <= limit:
             return None
+        return self._boxed(ctx, call, result, original)
+
+    async def _boxed(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], original: str
+    ) -> str:
         shown = await self.relay.box(ctx, call.name, result.text)
         if self.relay.preview:
             shown += _preview(original, self.relay.preview)
+        results = results_of(ctx)
         results.boxed[call.id] = shown
         return results.observation(call.id, original)
 

@@ -90,6 +90,7 @@ class ToolVariables(Extension):
         self.instruction_style = instruction_style
 
     def install(self, ctx: ExecutionContext) -> None:
+        results_of(ctx).enlist()
         ctx.hooks.add(_VariablesHook(self))
 
     def instructions(self) -> str:
@@ -145,6 +146,9 @@ class _LiveValues(Mapping[str, object]):
     def __getitem__(self, name: str) -> object:
         return self._results.variables[name].value
 
+    def __contains__(self, name: object) -> bool:  # Mapping's goes through __getitem__
+        return name in self._results.variables
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._results.variables)
 
@@ -178,7 +182,8 @@ class _VariablesHook(ToolHook):
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
     ) -> str:
-        return results_of(ctx).observation(call.id, text)
+        results = results_of(ctx)
+        return results.observation(call.id, results.original(call.id, text))
 
 
 def _mentions_dollar(text: str) -> bool:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from formats import XMLFormat
 from tests.valkey import Valkey
 from toolchain import ExecutionContext, Extension, JSONToolChain, ToolChainResult, tool
+from toolchain._results import results_of
 from toolchain.relay import ContextRelay, share_scope
 from toolchain.stores import MemoryStore, Store
 from toolchain.variables import ToolVariables
@@ -131,6 +132,21 @@ def test_order_of_installation_does_not_change_what_the_model_sees() -> None:
     two = run(chain(ToolVariables(), ContextRelay(threshold=1000)), ExecutionContext(), "word")
     assert one.observations[0].text.split("internal://")[0] == "$word_1 = "
     assert two.observations[0].text.split("internal://")[0] == "$word_1 = "
+
+
+@pytest.mark.parametrize("order", ["relay first", "variables first"])
+def test_a_run_does_not_keep_the_outputs_it_has_shown(order: str) -> None:
+    relay, variables = ContextRelay(threshold=1000), ToolVariables()
+    made = chain(relay, variables) if order == "relay first" else chain(variables, relay)
+    ctx = ExecutionContext()
+    for name in ("word", "table", "text_size"):
+        args = {"text": "short"} if name == "text_size" else {}
+        assert run(made, ctx, name, **args).raw.ok
+    results = results_of(ctx)
+    assert results.held == {}  # the serialisations were dropped once both hooks had run
+    assert list(results.boxed) == [
+        results_of(ctx).variables[n].call_id for n in ("word_1", "table_1")
+    ]
 
 
 def test_the_readers_get_references_not_values() -> None:
