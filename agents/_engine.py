@@ -19,9 +19,9 @@ import datetime as dt
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypedDict, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
 
 from agents.events import (
     AfterModelCall,
@@ -73,7 +73,9 @@ from toolchain import (
     describe_exception,
     eager_task,
     install_extensions,
+    restore_state,
     run_sync,
+    saved_state,
 )
 
 AnswerT = TypeVar("AnswerT")
@@ -170,6 +172,9 @@ class _Call:
 class StepEngine(ABC, Generic[AnswerT]):
     """The loop of an agent: steps until an answer, a limit, cancellation or an error."""
 
+    protocol: ClassVar[Literal["text", "native"]]
+    """How this agent's model calls tools (``StepRequest.protocol``)."""
+
     def __init__(
         self,
         model: Model | str,
@@ -240,15 +245,18 @@ class StepEngine(ABC, Generic[AnswerT]):
         *,
         ctx: ExecutionContext | None = None,
         history: Sequence[Message] = (),
+        extension_state: Mapping[str, object] | None = None,
     ) -> AgentResult[AnswerT]:
         """Run until an answer, a limit, cancellation or a model failure.
 
         ``history`` continues a conversation: the messages of an earlier result
         (``result.messages``, or read back with ``messages_from_json``). Their system
         message is replaced by this agent's; the task follows them as a new user turn.
+        ``extension_state`` continues what the extensions kept in that conversation
+        (``result.extension_state``: the tools discovery activated, say).
         """
         result: AgentResult[AnswerT] | None = None
-        async for event in self._loop(task, ctx, history, streaming=False):
+        async for event in self._loop(task, ctx, history, extension_state, streaming=False):
             if isinstance(event, RunFinished):
                 result = event.result
         assert result is not None  # _loop always ends with RunFinished
@@ -260,13 +268,15 @@ class StepEngine(ABC, Generic[AnswerT]):
         *,
         ctx: ExecutionContext | None = None,
         history: Sequence[Message] = (),
+        extension_state: Mapping[str, object] | None = None,
     ) -> AgentResult[AnswerT]:
         """``run`` for synchronous code (not from inside a running event loop).
 
         A tool that ignores cancellation cannot keep this from returning: leftover
         tasks are abandoned after a grace period (see ``toolchain.run_sync``).
         """
-        return run_sync(self.run(task, ctx=ctx, history=history))
+        work = self.run(task, ctx=ctx, history=history, extension_state=extension_state)
+        return run_sync(work)
 
     def stream(
         self,
@@ -274,9 +284,10 @@ class StepEngine(ABC, Generic[AnswerT]):
         *,
         ctx: ExecutionContext | None = None,
         history: Sequence[Message] = (),
+        extension_state: Mapping[str, object] | None = None,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         """Run, yielding typed events as they happen; the last is ``RunFinished``."""
-        return self._loop(task, ctx, history, streaming=True)
+        return self._loop(task, ctx, history, extension_state, streaming=True)
 
     # -- what each agent supplies ----------------------------------------------------
 
@@ -328,6 +339,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         task: str | Sequence[ContentPart],
         ctx: ExecutionContext | None,
         history: Sequence[Message],
+        extension_state: Mapping[str, object] | None,
         *,
         streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
@@ -338,6 +350,8 @@ class StepEngine(ABC, Generic[AnswerT]):
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         install_extensions(ctx, self.extensions)
+        if extension_state:
+            restore_state(ctx, self.extensions, extension_state)
         tools = tuple(self.tool_chain.tools)
         system_text = self.system_prompt()
         messages = [
@@ -374,12 +388,15 @@ class StepEngine(ABC, Generic[AnswerT]):
                         self.model,
                         base_options,
                         task_index,
+                        protocol=self.protocol,
                     )
                     call = await self._prepare(
                         ctx, request, plain, system_text, as_is=sent is messages
                     )
                     if ctx.cancelled:  # while the hooks ran (a summary call, say)
                         raise RunStop("cancelled", ctx.cancel_reason)
+                    if ctx.pause_reason:  # a hook found a decision to wait for
+                        raise RunStop("paused", ctx.pause_reason)
                 response: ModelResponse | None = None
                 async for item in self._model_call(ctx, index, call, messages, deadline, streaming):
                     if isinstance(item, Done):
@@ -438,6 +455,9 @@ class StepEngine(ABC, Generic[AnswerT]):
             if ctx.cancelled:
                 stop = RunStop("cancelled", ctx.cancel_reason)
                 break
+            if ctx.pause_reason:
+                stop = RunStop("paused", ctx.pause_reason)
+                break
 
         yield RunFinished(
             AgentResult(
@@ -449,6 +469,8 @@ class StepEngine(ABC, Generic[AnswerT]):
                 usage=usage,
                 limit=stop.detail if stop.kind == "limit" else None,
                 error=stop.detail if stop.kind == "error" else None,
+                paused=stop.detail if stop.kind == "paused" else None,
+                extension_state=saved_state(ctx, self.extensions),
             )
         )
 
@@ -490,8 +512,9 @@ class StepEngine(ABC, Generic[AnswerT]):
             ctx.events.emit(StepReady(ctx, final, changed))
             return plain
         prompt = final.system_prompt
-        if final.tools != plain.tools and prompt == system_text:
-            prompt = self.system_prompt(final.tools)  # the listing follows the active tools
+        shown = final.shown_tools
+        if shown != plain.tools and prompt == system_text:
+            prompt = self.system_prompt(shown)  # the listing follows the tools shown
             final = dataclasses.replace(final, system_prompt=prompt)
         ctx.events.emit(StepReady(ctx, final, changed))
         system = plain.messages[0]
@@ -499,8 +522,8 @@ class StepEngine(ABC, Generic[AnswerT]):
             system = Message.text("system", prompt)
         options = (
             plain.options
-            if final.options is request.options and final.tools == plain.tools
-            else self._options(final.options, final.tools)
+            if final.options is request.options and shown == plain.tools
+            else self._options(final.options, shown)
         )
         return _Call(final.model, [system, *final.messages], options, final.tools)
 

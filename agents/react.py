@@ -87,6 +87,8 @@ class ReActAgent(StepEngine[AnswerT]):
     '2.1M'
     """
 
+    protocol = "text"
+
     @overload
     def __init__(
         self: ReActAgent[str],

@@ -13,7 +13,9 @@ __all__ = ["AgentResult", "Iteration", "StopKind", "render_transcript"]
 
 AnswerT = TypeVar("AnswerT")
 
-StopKind = Literal["answer", "limit", "cancelled", "error"]
+StopKind = Literal["answer", "limit", "cancelled", "paused", "error"]
+"""Why a run ended. ``paused``: something asked for a person's decision (``ctx.pause``);
+continue the conversation once it is made."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,11 @@ class AgentResult(Generic[AnswerT]):
     usage: Usage
     limit: str | None = None
     error: str | None = None
+    paused: str | None = None
+    """Why the run paused (``stopped_by == "paused"``)."""
+    extension_state: Mapping[str, object] = field(default_factory=lambda: {})
+    """What the extensions keep for the rest of the conversation, by extension name
+    (plain JSON data): pass it to the next run with ``extension_state=``."""
 
     @property
     def ok(self) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias, cast
+from typing import Literal, TypeAlias, cast
 
 from agents.models import GenerateOptions, Message, Model
 from toolchain import ExecutionContext
@@ -46,8 +46,13 @@ class StepRequest:
     - ``tools``: the names of the tools the model may call in this step (all of the
       chain's by default). Calls to others are answered as unknown tools; in text mode
       the prompt's tool listing shows only these.
+    - ``described``: the tools the model is told about, when they differ from ``tools``
+      (None: the same). In text mode the prompt's listing shows these; in native mode
+      their specs are sent, in this order. Tool discovery uses it to keep the listing
+      stable while found tools become callable (their schemas come in observations).
     - ``model``, ``options``: who answers, and with what settings. A native agent sets
-      ``options.tools`` itself, from ``tools``.
+      ``options.tools`` itself, from ``described`` (or ``tools``).
+    - ``protocol``: how this agent calls tools: ``text`` (ReAct) or ``native``.
 
     >>> from agents import ScriptedModel
     >>> step = StepRequest(1, "Be brief.", (), ("search",), ScriptedModel([]), GenerateOptions())
@@ -62,6 +67,13 @@ class StepRequest:
     model: Model
     options: GenerateOptions
     task_index: int = 0
+    described: tuple[str, ...] | None = None
+    protocol: Literal["text", "native"] = "text"
+
+    @property
+    def shown_tools(self) -> tuple[str, ...]:
+        """The tools the model is told about: ``described``, or else ``tools``."""
+        return self.tools if self.described is None else self.described
 
 
 StepHook: TypeAlias = Callable[

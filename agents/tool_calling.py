@@ -104,6 +104,8 @@ class ToolCallingAgent(StepEngine[AnswerT]):
     '5'
     """
 
+    protocol = "native"
+
     @overload
     def __init__(
         self: ToolCallingAgent[str],

@@ -41,6 +41,8 @@ from toolchain._extension import (
     TextFilter,
     install_extensions,
     installed_extensions,
+    restore_state,
+    saved_state,
 )
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
@@ -106,7 +108,9 @@ __all__ = [
     "install_extensions",
     "installed_extensions",
     "load_yaml",
+    "restore_state",
     "run_sync",
+    "saved_state",
     "to_builtins",
     "to_json",
     "to_yaml",

@@ -803,6 +803,8 @@ async def _before_hooks(
         except ToolCallRefused as refused:
             if refused.kind == "invalid_arguments":
                 message = f"invalid arguments for {call.name}: {exception_text(refused)}"
+            elif refused.kind == "unknown_tool":
+                message = exception_text(refused)
             else:
                 message = f"{call.name} was refused: {exception_text(refused)}"
             return call, ToolCallError(refused.kind, message, refused)

@@ -280,6 +280,9 @@ class ExecutionContext:
         self.events = EventBus(on_error=self._observer_failed)
         self._cancelled = threading.Event()
         self._cancel_reason = ""
+        self.pause_reason = ""
+        """Set by ``pause``: the run stops before its next model call, for a person to
+        decide something (an approval); ``""`` while the run goes on."""
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._call_ids = itertools.count(1)
@@ -321,6 +324,17 @@ class ExecutionContext:
     @property
     def cancel_reason(self) -> str:
         return self._cancel_reason
+
+    def pause(self, reason: str) -> None:
+        """Stop the run before its next model call, letting running tools finish; the
+        agent ends with ``stopped_by == "paused"`` and the conversation can continue.
+
+        >>> ctx = ExecutionContext()
+        >>> ctx.pause("publish_post needs approval"); ctx.pause_reason, ctx.cancelled
+        ('publish_post needs approval', False)
+        """
+        if not self.pause_reason:
+            self.pause_reason = reason
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Cancel the run; safe to call from any thread, more than once."""

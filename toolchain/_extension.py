@@ -25,11 +25,14 @@ Subclass ``Extension`` and override what you need:
 
 from __future__ import annotations
 
+import logging
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolchain._context import ExecutionContext, StateKey
+
+_log = logging.getLogger("toolchain")
 
 if TYPE_CHECKING:
     from toolchain._tool import Tool
@@ -81,6 +84,15 @@ class Extension(Protocol):
         """A filter for the model's text in this run, or None."""
         return None
 
+    def save_state(self, ctx: ExecutionContext) -> object | None:
+        """What this run leaves for the rest of its conversation, as plain JSON data
+        (None: nothing). Agents put it in ``AgentResult.extension_state``."""
+        return None
+
+    def load_state(self, ctx: ExecutionContext, state: object) -> None:
+        """Take up what an earlier run of the conversation saved (after ``install``)."""
+        return
+
 
 _INSTALLED = StateKey[tuple[Extension, ...]]("toolchain.extensions")
 
@@ -103,3 +115,35 @@ def install_extensions(ctx: ExecutionContext, extensions: Sequence[Extension]) -
 def installed_extensions(ctx: ExecutionContext) -> tuple[Extension, ...]:
     """The extensions installed on ``ctx``, in the order they were installed."""
     return ctx.state.get(_INSTALLED, ())
+
+
+def saved_state(ctx: ExecutionContext, extensions: Sequence[Extension]) -> dict[str, object]:
+    """extension name → what it saved for the conversation (those that saved anything).
+
+    An extension written without ``save_state`` (the protocol's methods are optional
+    for classes that do not inherit from ``Extension``) saves nothing. A failing one is
+    logged and skipped: the run's result matters more than its carry-over.
+    """
+    saved: dict[str, object] = {}
+    for extension in extensions:
+        save = getattr(extension, "save_state", None)
+        if save is None:
+            continue
+        try:
+            state = save(ctx)
+        except Exception:
+            _log.exception("extension %s failed to save its state", extension.name)
+            continue
+        if state is not None:
+            saved[extension.name] = state
+    return saved
+
+
+def restore_state(
+    ctx: ExecutionContext, extensions: Sequence[Extension], state: Mapping[str, object]
+) -> None:
+    """Hand each extension what it saved in an earlier run (``saved_state``)."""
+    for extension in extensions:
+        load = getattr(extension, "load_state", None)
+        if load is not None and extension.name in state:
+            load(ctx, state[extension.name])

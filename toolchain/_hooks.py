@@ -34,12 +34,16 @@ ObservationHook = Callable[
 ]
 
 
+RefusalKind = Literal["refused", "invalid_arguments", "unknown_tool"]
+
+
 class ToolCallRefused(Exception):
     """Raise from a before-tool-call hook to refuse the call; the message is for the model.
 
-    ``kind`` is the error kind the call fails with: ``refused`` (a policy said no), or
+    ``kind`` is the error kind the call fails with: ``refused`` (a policy said no),
     ``invalid_arguments`` when the hook found the arguments unusable (a reference to
-    a variable that does not exist, say).
+    a variable that does not exist, say), or ``unknown_tool`` when the tool cannot be
+    called now (discovery has not activated it); that message is shown as it is.
 
     >>> str(ToolCallRefused("deleting bookings needs a human's approval"))
     "deleting bookings needs a human's approval"
@@ -47,9 +51,9 @@ class ToolCallRefused(Exception):
     'invalid_arguments'
     """
 
-    def __init__(self, message: str, *, kind: Literal["refused", "invalid_arguments"] = "refused"):
+    def __init__(self, message: str, *, kind: RefusalKind = "refused"):
         super().__init__(message)
-        self.kind: Literal["refused", "invalid_arguments"] = kind
+        self.kind: RefusalKind = kind
 
 
 class ToolHook:
