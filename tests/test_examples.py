@@ -37,6 +37,14 @@ EXPECTED = {
         '-> compare_weather({"a":"$weather_nyc","b":"$weather_london"})',
         "answer: New York is 11.2 °C warmer than London: Clear sky at 28.4 °C against",
     ],
+    "discovery.py": [
+        '-> tool_search({"query":"find an image"}) [call_1]',
+        "publish_page needs a person's approval; it is held and the run pauses",
+        'approve publish_page({"page_id": "page-7"})? [y/N]',
+        "==== tool publish_page [call_7] ====\npage-7 is live",
+        "answer: The About page is live, with a mountain hero image.",
+        "remembered: {'entities': [['image', 'img-42', 'mountains at dawn'], ['page', 'page-7'",
+    ],
     "relay.py": [
         "==== tool yt_transcribe [call_1] ====\ninternal://",
         '-> deep_check({"text":"internal://',
@@ -46,7 +54,7 @@ EXPECTED = {
     ],
 }
 
-STDIN = {"chat.py": "Weather in Paris?\nAnd the time there?\n"}
+STDIN = {"chat.py": "Weather in Paris?\nAnd the time there?\n", "discovery.py": "y\n"}
 """What is typed into an example that reads stdin; the others get an empty stdin."""
 
 

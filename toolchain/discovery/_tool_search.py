@@ -204,9 +204,11 @@ class ToolSearch(Extension):
             "active": list(state.active),
             "used": list(state.used),
             "pending": [_request_data(request) for request in state.pending.values()],
+            # A denial has been told during this run; an approval waits for its call.
             "decisions": [
                 {**_request_data(request), "approved": d.approved, "reason": d.reason}
                 for request, d in state.decisions
+                if d.approved
             ],
         }
 
