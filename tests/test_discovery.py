@@ -399,3 +399,57 @@ def _search_result(kind: Kind, result: AgentResult[str]) -> str:
         if kind == "react" and message.role == "user" and "<tool_search>" in text:
             return text.split("<tool_search>", 1)[1].split("</tool_search>", 1)[0].strip()
     raise AssertionError("no tool_search result")
+
+
+# -- hostile input ------------------------------------------------------------------------
+
+
+class _Broken:
+    name = "broken"
+
+    def index(self, documents: Sequence[object]) -> None:
+        return None
+
+    async def search(self, query: str, limit: int) -> object:
+        raise RuntimeError("index server down")
+
+
+def _execute(chain: JSONToolChain, ctx: ExecutionContext, name: str, **args: object) -> str:
+    from formats import XMLFormat
+
+    content = json.dumps({"tool": name, "args": args})
+    return chain.execute_sync(ctx, content, XMLFormat()).text
+
+
+def test_a_broken_backend_or_approver_fails_only_that_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def approve(ctx: ExecutionContext, request: ApprovalRequest) -> Approval:
+        raise ConnectionError("approval service down")
+
+    search = ToolSearch(index(), backend=_Broken(), defer=True, approve=approve)  # type: ignore[arg-type]
+    chain, ctx = JSONToolChain(extensions=[search]), ExecutionContext()
+    assert "the search failed (RuntimeError); retry" in _execute(
+        chain, ctx, "tool_search", query="x"
+    )
+    # the inactive-tool message falls back to the tool's name as the query
+    assert 'tool_search(query="publish_page")' in _execute(chain, ctx, "publish_page", page_id="p")
+    search.index.info["list_pages"] = ToolInfo("list_pages", requires_confirmation=True)
+    _search_state_activate(search, ctx, "list_pages")
+    text = _execute(chain, ctx, "list_pages")
+    assert "needs approval, and asking for it failed (ConnectionError)" in text
+    assert ran == []
+    assert "tool search failed" in caplog.text and "approval callback failed" in caplog.text
+
+
+def test_huge_and_empty_queries_are_answered() -> None:
+    search = search_for()
+    chain, ctx = JSONToolChain(extensions=[search]), ExecutionContext()
+    assert "No tool matches ''" in _execute(chain, ctx, "tool_search", query="")
+    huge = "image " * 100_000  # 600 KB, under the chain's 1 MB cap on call content
+    assert "search_images" in _execute(chain, ctx, "tool_search", query=huge)
+    assert "invalid arguments" in _execute(chain, ctx, "tool_search", query="x", limit=500)
+
+
+def _search_state_activate(search: ToolSearch, ctx: ExecutionContext, name: str) -> None:
+    search.load_state(ctx, {"active": [name]})
