@@ -39,10 +39,15 @@ from agents.models import (
     resolve_model,
 )
 from agents.prompt import (
+    HookInput,
+    HookResult,
+    Prompt,
     PromptBuilder,
     PromptContext,
+    PromptRun,
     default_system_prompt,
     native_system_prompt,
+    run_prompt,
 )
 from agents.react import AgentOptions, ReActAgent
 from agents.result import AgentResult, Iteration, StopKind, render_transcript
@@ -64,6 +69,8 @@ __all__ = [
     "AnthropicModel",
     "BeforeModelCall",
     "GenerateOptions",
+    "HookInput",
+    "HookResult",
     "Iteration",
     "IterationFinished",
     "IterationStarted",
@@ -79,8 +86,10 @@ __all__ = [
     "ObservationReady",
     "OpenAIChatModel",
     "OutputRejected",
+    "Prompt",
     "PromptBuilder",
     "PromptContext",
+    "PromptRun",
     "ReActAgent",
     "RunEvent",
     "RunFinished",
@@ -106,6 +115,7 @@ __all__ = [
     "native_system_prompt",
     "render_transcript",
     "resolve_model",
+    "run_prompt",
 ]
 
 

@@ -52,7 +52,7 @@ from agents.models import (
     Usage,
     resolve_model,
 )
-from agents.prompt import PromptBuilder, PromptContext
+from agents.prompt._system import PromptBuilder, PromptContext
 from agents.result import AgentResult, Iteration, StopKind
 from agents.steps import StepHook, StepHookError, StepRequest, apply_step_hooks
 from agents.terminations import AnswerRejected, Termination
@@ -457,6 +457,15 @@ class StepEngine(ABC, Generic[AnswerT]):
                 break
             if ctx.pause_reason:
                 stop = RunStop("paused", ctx.pause_reason)
+                break
+            if ctx.finish_text is not None:  # a tool ended the run with its answer
+                try:
+                    answer = self._filtered(ctx, self.termination.parse_section(ctx.finish_text))
+                except Exception as error:
+                    stop = RunStop("error", f"the finishing answer was rejected: {error}")
+                    break
+                yield AnswerReady[AnswerT](index, answer)
+                stop = RunStop("answer", "")
                 break
 
         yield RunFinished(

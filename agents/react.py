@@ -27,7 +27,7 @@ from agents.models import (
     TextDelta,
     ToolCallDelta,
 )
-from agents.prompt import default_system_prompt
+from agents.prompt._system import default_system_prompt
 from agents.terminations import Termination, TextTermination
 from formats import FormatParseError, Section, SectionDelta
 from toolchain import (

@@ -36,7 +36,7 @@ from agents.models import (
     ToolCallRequest,
     ToolSpec,
 )
-from agents.prompt import native_system_prompt
+from agents.prompt._system import native_system_prompt
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from toolchain import (
     CallObservation,

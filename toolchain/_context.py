@@ -281,6 +281,8 @@ class ExecutionContext:
         self._cancelled = threading.Event()
         self._cancel_reason = ""
         self.pause_reason = ""
+        self.finish_text: str | None = None
+        """Set by ``finish``: the answer the run ends with after its current step."""
         """Set by ``pause``: the run stops before its next model call, for a person to
         decide something (an approval); ``""`` while the run goes on."""
         self._callbacks: list[Callable[[], None]] = []
@@ -335,6 +337,18 @@ class ExecutionContext:
         """
         if not self.pause_reason:
             self.pause_reason = reason
+
+    def finish(self, text: str) -> None:
+        """End the run after its current step with ``text`` as the answer (through the
+        agent's termination), without another model call: a task list whose last task
+        is done, say.
+
+        >>> ctx = ExecutionContext()
+        >>> ctx.finish("All three tasks are done."); ctx.finish_text
+        'All three tasks are done.'
+        """
+        if self.finish_text is None:
+            self.finish_text = text
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Cancel the run; safe to call from any thread, more than once."""

@@ -109,8 +109,8 @@ class ToolSearch(Extension):
     """Tool discovery (see the module text).
 
     - ``index``: the tools to discover (a ``ToolIndex``, or tools to index as they are).
-    - ``backend``: how queries find tools (default: ``HybridSearch`` when local
-      embeddings are installed, else ``BM25Search``).
+    - ``backend``: how queries find tools (default: ``BM25Search``; pass a
+      ``HybridSearch`` to add embeddings, which load a model at startup).
     - ``always_active``: index tools the model can call from the start.
     - ``limit``: tools a search returns unless the model asks for fewer or more.
     - ``defer``: ``True`` hides the index's tools until found; ``False`` shows them all

@@ -1,0 +1,441 @@
+"""``run_prompt``: lmthing's ``runPrompt`` on this library's own loop.
+
+``run_prompt(build, model=..., **options)`` makes a ``Prompt``, lets the plugins and
+then ``build`` declare it, and runs it on an agent: ``ToolCallingAgent`` over the
+provider's native tool calling (``protocol="native"``, the default) or ``ReActAgent``
+over the text protocol (``protocol="text"``). It returns a ``PromptRun`` at once; the
+run starts when something reads it (``await run.text()``, ``run.text_stream()``,
+``run.events()``, ``await run``), and every reader sees the same run.
+
+>>> from agents.models import ScriptedModel
+>>> def build(prompt: Prompt) -> None:
+...     name = prompt.def_("USER_NAME", "Ada")
+...     prompt.user(f"Say hello to {name}.")
+>>> run = run_prompt(build, model=ScriptedModel(["Hello, Ada!"]))
+>>> run.run_sync().answer
+'Hello, Ada!'
+>>> run.prompt.definitions["USER_NAME"].text
+'Ada'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
+
+from typing_extensions import Unpack
+
+from agents.events import (
+    IterationFinished,
+    ModelTextDelta,
+    ModelToolCallDelta,
+    RunEvent,
+    RunFinished,
+)
+from agents.models import GenerateOptions, Message, Model, ToolChoice, Usage, resolve_model
+from agents.prompt._agent_tool import AgentTool
+from agents.prompt._prompt import Definition, HookInput, HookResult, Plugin, Prompt
+from agents.prompt._system import REACT_GUIDE, PromptContext
+from agents.prompt._tasks import DynamicTaskList, TaskList
+from agents.result import AgentResult, Iteration
+from agents.steps import StepHook, StepRequest
+from agents.terminations import Termination, TypedTermination
+from formats import FormattedSection, TextFormat
+from toolchain import (
+    ExecutionContext,
+    JSONToolChain,
+    Limits,
+    RawToolCallResult,
+    StateKey,
+    TextContent,
+    ToolCall,
+    ToolCallError,
+    run_sync,
+)
+
+if TYPE_CHECKING:  # the agents import this package's system prompt builders
+    from agents.react import ReActAgent
+    from agents.tool_calling import ToolCallingAgent
+
+__all__ = ["PromptOptions", "PromptRun", "run_prompt"]
+
+_log = logging.getLogger("agents")
+AnswerT = TypeVar("AnswerT")
+Build = Callable[[Prompt], "Awaitable[None] | None"]
+
+
+class PromptOptions(TypedDict, total=False):
+    """The options of ``run_prompt`` (lmthing's names, in Python's spelling)."""
+
+    system: str
+    """The start of the system prompt (``def_system`` and ``def_`` add to it)."""
+    protocol: Literal["native", "text"]
+    """Native tool calling (default) or the text protocol (ReAct sections)."""
+    max_output_tokens: int
+    temperature: float
+    top_p: float
+    top_k: int
+    presence_penalty: float
+    frequency_penalty: float
+    stop_sequences: Sequence[str]
+    seed: int
+    max_retries: int
+    headers: Mapping[str, str]
+    tool_choice: ToolChoice
+    response_model: type[Any]
+    """Validate the answer into this pydantic model (a ``final_answer`` tool in native mode)."""
+    stop_when: Callable[[Iteration], bool]
+    """Checked after each step; True ends the run there (``stopped_by == "paused"``)."""
+    on_step: Callable[[Iteration], object]
+    on_chunk: Callable[[ModelTextDelta | ModelToolCallDelta], object]
+    on_finish: Callable[[AgentResult[Any]], object]
+    on_error: Callable[[str], object]
+    plugins: Sequence[Plugin]
+    """Functions applying ``def_*`` calls before ``build`` (how extensions reach a prompt)."""
+    limits: Limits
+    ctx: ExecutionContext
+    """The run's context: pass ``ctx.child(...)`` to run a prompt from inside a tool, or
+    a context you cancel."""
+    history: Sequence[Message]
+    """An earlier conversation to continue (``run.result().messages``)."""
+    extension_state: Mapping[str, object]
+    text_format: TextFormat
+    name: str
+
+
+class PromptRun(Generic[AnswerT]):
+    """One run of a prompt; reading it in any way starts it, once.
+
+    - ``await run`` / ``await run.result()``: the ``AgentResult``;
+    - ``await run.text()``: the final text (the answer, or ``""``);
+    - ``run.text_stream()``: the answer's text as the model writes it;
+    - ``run.events()``: every ``RunEvent`` of the run, from the start;
+    - ``await run.usage()``, ``await run.tool_calls()``, ``await run.tool_results()``;
+    - ``run.prompt``: the ``Prompt`` that was built (after the run started).
+    """
+
+    def __init__(self, start: Callable[[PromptRun[AnswerT]], AsyncIterator[RunEvent[AnswerT]]]):
+        self._start = start
+        self.prompt = Prompt()
+        self._events: list[RunEvent[AnswerT]] = []
+        self._done = False
+        self._error: BaseException | None = None
+        self._changed: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.ctx = ExecutionContext()
+        """The run's context (set when the run starts)."""
+
+    def _ensure_started(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._produce())
+        return self._changed
+
+    async def _produce(self) -> None:
+        changed = self._changed
+        assert changed is not None
+        try:
+            async for event in self._start(self):
+                self._events.append(event)
+                changed.set()
+        except BaseException as error:  # surfaced to every reader
+            self._error = error
+        finally:
+            self._done = True
+            changed.set()
+
+    async def events(self) -> AsyncIterator[RunEvent[AnswerT]]:
+        """Every event of the run, from its start, as it happens."""
+        changed = self._ensure_started()
+        seen = 0
+        while True:
+            while seen < len(self._events):
+                seen += 1
+                yield self._events[seen - 1]
+            if self._done:
+                if self._error is not None:
+                    raise self._error
+                return
+            changed.clear()
+            if seen < len(self._events) or self._done:
+                continue
+            await changed.wait()
+
+    async def text_stream(self) -> AsyncIterator[str]:
+        """The answer's text as the model writes it (text protocol: the answer
+        section; native: the reply text)."""
+        async for event in self.events():
+            if isinstance(event, ModelTextDelta) and event.section in (None, "answer"):
+                yield event.text
+
+    async def result(self) -> AgentResult[AnswerT]:
+        async for event in self.events():
+            if isinstance(event, RunFinished):
+                return event.result
+        raise RuntimeError("the run ended without a result")
+
+    def __await__(self) -> Any:
+        return self.result().__await__()
+
+    async def text(self) -> str:
+        result = await self.result()
+        return "" if result.answer is None else str(result.answer)
+
+    async def usage(self) -> Usage:
+        """Tokens of the whole run, its sub-agents' included."""
+        result = await self.result()
+        return result.usage + self.ctx.state.get(_SUB_USAGE, Usage())
+
+    async def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every tool call of the run, in order."""
+        result = await self.result()
+        return tuple(
+            call
+            for iteration in result.iterations
+            for chain in iteration.tool_results
+            for call in chain.raw.calls
+        )
+
+    async def tool_results(self) -> tuple[RawToolCallResult | ToolCallError, ...]:
+        """Each call's result, or its error, in the order of ``tool_calls``."""
+        result = await self.result()
+        found: list[RawToolCallResult | ToolCallError] = []
+        for iteration in result.iterations:
+            for chain in iteration.tool_results:
+                for ok, error in zip(chain.raw.results, chain.raw.errors, strict=True):
+                    outcome = ok if ok is not None else error
+                    assert outcome is not None
+                    found.append(outcome)
+        return tuple(found)
+
+    def run_sync(self) -> AgentResult[AnswerT]:
+        """``await run.result()`` for synchronous code."""
+        return run_sync(self.result())
+
+
+def run_prompt(
+    build: Build, *, model: Model | str, **options: Unpack[PromptOptions]
+) -> PromptRun[Any]:
+    """Run the prompt ``build`` declares (see the module text)."""
+    return PromptRun(lambda run: _execute(run, build, model, options))
+
+
+_STEPS = StateKey[list[Iteration]]("agents.prompt.steps")
+_SUB_USAGE = StateKey[Usage]("agents.prompt.sub_usage")
+
+
+def add_sub_usage(ctx: ExecutionContext, usage: Usage) -> None:
+    """Count a sub-agent's tokens in the run of ``ctx`` (``PromptRun.usage``)."""
+    ctx.state.set(_SUB_USAGE, ctx.state.get(_SUB_USAGE, Usage()) + usage)
+
+
+_VARIABLES = StateKey[dict[str, Definition]]("agents.prompt.variables")
+
+
+async def _execute(
+    run: PromptRun[Any], build: Build, model: Model | str, options: PromptOptions
+) -> AsyncIterator[RunEvent[Any]]:
+    prompt = Prompt(text_format=options.get("text_format"))
+    run.prompt = prompt
+    prompt.system = options.get("system", "")
+    for plugin in options.get("plugins", ()):
+        plugin(prompt)
+    built = build(prompt)
+    if inspect.isawaitable(built):
+        await built
+    if not prompt.messages or prompt.messages[-1].role != "user":
+        raise ValueError("the prompt must end with a user message: call prompt.user(...)")
+    protocol = options.get("protocol", "native")
+    agent = _agent(prompt, resolve_model(model) if isinstance(model, str) else model, options)
+    ctx = options.get("ctx") or ExecutionContext(
+        limits=options.get("limits"), name=options.get("name", "prompt")
+    )
+    run.ctx = ctx
+    steps = ctx.state.setdefault(_STEPS, list)
+    on_step = options.get("on_step")
+    stop_when = options.get("stop_when")
+
+    def finished(event: IterationFinished) -> None:
+        steps.append(event.iteration)
+        if on_step is not None:
+            on_step(event.iteration)
+        if stop_when is not None and stop_when(event.iteration):
+            ctx.pause("the stop condition was met")
+
+    unsubscribe = ctx.events.subscribe(IterationFinished, finished)
+    on_chunk, on_finish, on_error = (
+        options.get("on_chunk"),
+        options.get("on_finish"),
+        options.get("on_error"),
+    )
+    last = prompt.messages[-1]
+    history = [*options.get("history", ()), *prompt.messages[:-1]]
+    try:
+        stream = agent.stream(
+            last.content if protocol == "native" else (TextContent(last.text_content()),),
+            ctx=ctx,
+            history=history,
+            extension_state=options.get("extension_state"),
+        )
+        async for event in stream:
+            if on_chunk is not None and isinstance(event, ModelTextDelta | ModelToolCallDelta):
+                on_chunk(event)
+            if isinstance(event, RunFinished):
+                result = event.result
+                if result.stopped_by == "error" and on_error is not None:
+                    on_error(result.error or "error")
+                if on_finish is not None:
+                    on_finish(result)
+            yield event
+    finally:
+        unsubscribe()
+
+
+def _agent(
+    prompt: Prompt, model: Model, options: PromptOptions
+) -> ReActAgent[Any] | ToolCallingAgent[Any]:
+    from agents.react import ReActAgent
+    from agents.tool_calling import ToolCallingAgent
+
+    chain = JSONToolChain()
+    for tool in prompt.tools.values():
+        if isinstance(tool, AgentTool) and tool.model is None:
+            tool.parent_model = model  # a sub-agent without a model of its own uses ours
+        chain.register_tool(tool)
+    protocol = options.get("protocol", "native")
+    head = prompt.system_text()
+
+    def builder(context: PromptContext) -> str:
+        if protocol == "native":
+            return head
+        tools = context.tool_chain.available_tools_prompt(context.tools) or "(no tools)"
+        sections = [
+            FormattedSection("react", REACT_GUIDE, escape=False),
+            FormattedSection("available_tools", tools, escape=False),
+            FormattedSection(
+                "output_format", context.text_format.describe_structure(), escape=False
+            ),
+        ]
+        tail = context.text_format.format_sections(sections)
+        return f"{head}\n\n{tail}" if head else tail
+
+    hooks: list[StepHook] = []
+    if prompt.tasks is not None:
+        tasks = TaskList(prompt.tasks)
+        tasks.chain = chain
+        for tool in tasks.tools():
+            chain.register_tool(tool)
+        hooks.append(tasks)
+    if prompt.dynamic_tasks:
+        planned = DynamicTaskList()
+        for tool in planned.tools():
+            chain.register_tool(tool)
+        hooks.append(planned)
+    if prompt.hooks:
+        hooks.append(_HookAdapter(prompt, head))
+    hooks += prompt.step_hooks
+    common: dict[str, Any] = {
+        "tool_chain": chain,
+        "options": _generate_options(options),
+        "prompt_builder": builder,
+        "step_hooks": hooks,
+        "extensions": prompt.extensions,
+        "text_format": prompt.text_format,
+        "name": options.get("name", "prompt"),
+    }
+    if "limits" in options:
+        common["limits"] = options["limits"]
+    response_model = options.get("response_model")
+    termination: Termination[Any] | None = (
+        TypedTermination(response_model) if response_model is not None else None
+    )
+    if protocol == "native":
+        return ToolCallingAgent(model, termination=termination, **common)
+    if protocol != "text":
+        raise ValueError(f"protocol must be 'native' or 'text', not {protocol!r}")
+    return ReActAgent(model, termination=termination, **common)
+
+
+def _generate_options(options: PromptOptions) -> GenerateOptions:
+    fields = {field.name for field in dataclasses.fields(GenerateOptions)}
+    wanted: dict[str, Any] = {
+        "max_tokens": options.get("max_output_tokens"),
+        "temperature": options.get("temperature"),
+        "seed": options.get("seed"),
+        "top_p": options.get("top_p"),
+        "top_k": options.get("top_k"),
+        "presence_penalty": options.get("presence_penalty"),
+        "frequency_penalty": options.get("frequency_penalty"),
+        "max_retries": options.get("max_retries"),
+        "headers": dict(options["headers"]) if "headers" in options else None,
+    }
+    given = {k: v for k, v in wanted.items() if v is not None}
+    unknown = sorted(set(given) - fields)
+    if unknown:
+        raise TypeError(f"these options are not supported by the model layer: {unknown}")
+    if "stop_sequences" in options:
+        given["stop"] = tuple(options["stop_sequences"])
+    if "tool_choice" in options:
+        given["tool_choice"] = options["tool_choice"]
+    return GenerateOptions(**given)
+
+
+class _HookAdapter:
+    """Runs the prompt's ``def_hook`` functions as one step hook."""
+
+    def __init__(self, prompt: Prompt, head: str) -> None:
+        self.prompt = prompt
+        self.head = head
+
+    async def __call__(self, ctx: ExecutionContext, request: StepRequest) -> StepRequest:
+        variables = ctx.state.setdefault(_VARIABLES, lambda: dict(self.prompt.definitions))
+        done: list[Iteration] = ctx.state.setdefault(_STEPS, list)
+        steps = tuple(done)
+        for fn in self.prompt.hooks:
+            given = HookInput(
+                messages=request.messages,
+                model=request.model,
+                steps=steps,
+                step_number=request.index - 1,
+                variables=dict(variables),
+                system=request.system_prompt,
+                active_tools=request.tools,
+            )
+            answer = fn(given)
+            out = await answer if inspect.isawaitable(answer) else answer
+            if out is None:
+                continue
+            if not isinstance(cast(object, out), HookResult):
+                raise TypeError(
+                    f"a def_hook function returned {type(out).__name__}, not HookResult"
+                )
+            request = self._apply(request, out, variables)
+        return request
+
+    def _apply(
+        self, request: StepRequest, out: HookResult, variables: dict[str, Definition]
+    ) -> StepRequest:
+        changes: dict[str, Any] = {}
+        if out.variables is not None:
+            for name, value in out.variables.items():
+                variables[name] = (
+                    value
+                    if isinstance(value, Definition)
+                    else Definition(name, "text", value, value)
+                )
+            head = self.prompt.system_text(variables)
+            if request.system_prompt.startswith(self.head):
+                changes["system_prompt"] = head + request.system_prompt[len(self.head) :]
+            else:
+                changes["system_prompt"] = head
+        if out.system is not None:
+            changes["system_prompt"] = out.system
+        if out.active_tools is not None:
+            changes["tools"] = tuple(out.active_tools)
+        if out.messages is not None:
+            changes["messages"] = tuple(out.messages)
+        return dataclasses.replace(request, **changes) if changes else request

@@ -1,0 +1,358 @@
+"""Task lists for ``run_prompt``: a fixed sequence (``def_task_list``) or one the model
+plans itself (``def_dynamic_task_list``).
+
+Both keep the model's view short: before each step, the conversation is cut to the
+user's request, a status note (completed tasks as one-line summaries, the current
+task, what is left) and the messages of the task in progress. The run's own record
+keeps everything (``AgentResult.messages``). When the last task is done, the run
+ends with the summary as its answer, without another model call.
+
+Fixed list: the model ends each task with ``finish_task(result)``; the task's
+``validation`` may reject the result with a message the model reads and corrects.
+``extend`` adds tools, named values, system parts and messages for that task only.
+
+Dynamic list: ``create_task``, ``update_task`` and ``delete_task`` (pending tasks
+only), ``start_task``, ``complete_task`` and ``get_task_list``; states pending, in
+progress, completed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agents.models import Message
+from agents.steps import StepRequest
+from toolchain import ExecutionContext, StateKey, TextContent, Tool, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from agents.prompt._prompt import Prompt
+    from toolchain import ToolChain
+
+__all__ = ["DynamicTaskList", "Task", "TaskList"]
+
+AnyTool = Tool[Any, Any]
+Validation = Callable[[str], "str | Awaitable[str | None] | None"]
+Extend = Callable[["Prompt", Sequence[Message]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One task of a fixed list.
+
+    - ``task``: what to do, as the model reads it.
+    - ``validation``: the result → ``None`` to accept it, or a message saying what is
+      wrong (sent back to the model, which tries again).
+    - ``extend``: ``(prompt, messages)`` → declares tools, values, system parts and
+      messages that exist only while this task runs.
+
+    >>> Task("Calculate 5 + 3", validation=lambda r: None if r.strip() == "8" else "not 8").task
+    'Calculate 5 + 3'
+    """
+
+    task: str
+    validation: Validation | None = None
+    extend: Extend | None = None
+
+
+@dataclass(slots=True)
+class _Entry:
+    id: str
+    description: str
+    state: Literal["pending", "in_progress", "completed"] = "pending"
+    result: str = ""
+
+
+@dataclass(slots=True)
+class _Progress:
+    entries: list[_Entry] = field(default_factory=lambda: [])
+    started_at: int | None = None
+    """Where the task in progress starts in the conversation (None: not seen yet)."""
+    extra: dict[str, tuple[tuple[AnyTool, ...], str, tuple[Message, ...]]] = field(
+        default_factory=lambda: {}
+    )
+    """task id → what its ``extend`` declared (tools, system text, messages)."""
+
+
+# -- the shared view -------------------------------------------------------------------------
+
+
+def _status(entries: Sequence[_Entry]) -> str:
+    lines: list[str] = []
+    done = [e for e in entries if e.state == "completed"]
+    current = [e for e in entries if e.state == "in_progress"]
+    left = [e for e in entries if e.state == "pending"]
+    if done:
+        lines.append("Completed:")
+        lines += [f"- [{e.id}] {e.description}: {_one_line(e.result)}" for e in done]
+    if current:
+        lines.append("In progress:")
+        lines += [f"- [{e.id}] {e.description}" for e in current]
+    if left:
+        lines.append("Pending:")
+        lines += [f"- [{e.id}] {e.description}" for e in left]
+    return "\n".join(lines) if lines else "No tasks yet."
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _focused(
+    request: StepRequest, progress: _Progress, note: str, extra: Sequence[Message] = ()
+) -> StepRequest:
+    """The request cut to the user's turn (with the status note, and messages the task
+    declared, added to it: one user turn, as providers want), then the current task's
+    work."""
+    head = request.messages[: request.task_index + 1]
+    length = len(request.messages)
+    if progress.started_at is None or progress.started_at > length:
+        progress.started_at = length
+    work = request.messages[progress.started_at :]
+    told = [note, *(f"({m.role}) {m.text_content()}" for m in extra)]
+    turn = head[-1]
+    added = TextContent("\n\n" + "\n\n".join(told))
+    turn = dataclasses.replace(turn, content=(*turn.content, added))
+    return dataclasses.replace(request, messages=(*head[:-1], turn, *work))
+
+
+def _summary(entries: Sequence[_Entry]) -> str:
+    return "\n".join(f"{e.description}: {e.result}" for e in entries)
+
+
+# -- the fixed list --------------------------------------------------------------------------
+
+
+class FinishInput(BaseModel):
+    result: str = Field(description="The current task's result, as asked.")
+
+
+class TaskList:
+    """``def_task_list``: a step hook and the ``finish_task`` tool (see the module text)."""
+
+    name = "task_list"
+
+    def __init__(self, tasks: Sequence[Task]) -> None:
+        self.tasks = list(tasks)
+        self._key = StateKey[_Progress](f"agents.prompt.tasks.{id(self)}")
+        self.chain: ToolChain | None = None
+        """The run's chain: tools an ``extend`` declares are registered on it."""
+
+    def tools(self) -> list[AnyTool]:
+        return [_FinishTask(self)]
+
+    def progress(self, ctx: ExecutionContext) -> _Progress:
+        def fresh() -> _Progress:
+            entries = [_Entry(str(n), t.task) for n, t in enumerate(self.tasks, 1)]
+            entries[0].state = "in_progress"
+            return _Progress(entries)
+
+        return ctx.state.setdefault(self._key, fresh)
+
+    async def finish(self, ctx: ExecutionContext, result: str) -> str:
+        progress = self.progress(ctx)
+        current = next((e for e in progress.entries if e.state == "in_progress"), None)
+        if current is None:
+            return "Every task is already completed."
+        task = self.tasks[int(current.id) - 1]
+        if task.validation is not None:
+            verdict = task.validation(result)
+            problem = await verdict if inspect.isawaitable(verdict) else verdict
+            if problem:
+                raise ToolError(f"task {current.id} is not done: {problem}")
+        current.state, current.result = "completed", result
+        progress.started_at = None  # the next step starts the next task's view
+        following = next((e for e in progress.entries if e.state == "pending"), None)
+        if following is None:
+            ctx.finish(_summary(progress.entries))
+            return "All tasks are completed."
+        following.state = "in_progress"
+        return f"Task {current.id} is completed. Next, task {following.id}: {following.description}"
+
+    async def __call__(self, ctx: ExecutionContext, request: StepRequest) -> StepRequest:
+        progress = self.progress(ctx)
+        current = next((e for e in progress.entries if e.state == "in_progress"), None)
+        note = "Tasks (finish each with finish_task):\n" + _status(progress.entries)
+        if current is None:
+            return _focused(request, progress, note)
+        note += f"\n\nNow: task {current.id}: {current.description}"
+        tools, system, messages = self._extension_of(progress, current, request)
+        focused = _focused(request, progress, note, messages)
+        # Tools an extend declared exist only while their task runs.
+        others = {t.name for extra, _, _ in progress.extra.values() for t in extra}
+        names = [n for n in focused.tools if n not in others]
+        names += [t.name for t in tools if t.name not in names]
+        changes: dict[str, Any] = {"tools": tuple(names)}
+        if system:
+            changes["system_prompt"] = f"{focused.system_prompt}\n\n{system}"
+        return dataclasses.replace(focused, **changes)
+
+    def _extension_of(
+        self, progress: _Progress, current: _Entry, request: StepRequest
+    ) -> tuple[tuple[AnyTool, ...], str, tuple[Message, ...]]:
+        task = self.tasks[int(current.id) - 1]
+        if task.extend is None:
+            return (), "", ()
+        if current.id not in progress.extra:
+            from agents.prompt._prompt import Prompt
+
+            sub = Prompt()
+            task.extend(sub, request.messages)
+            tools = tuple(sub.tools.values())
+            if self.chain is not None:
+                for tool in tools:
+                    self.chain.register_tool(tool)
+            progress.extra[current.id] = (tools, sub.system_text(), tuple(sub.messages))
+        return progress.extra[current.id]
+
+
+class _FinishTask(Tool[FinishInput, str]):
+    name = "finish_task"
+    description = (
+        "Finish the current task with its result. If the result is not accepted you are "
+        "told why: fix it and call finish_task again."
+    )
+
+    def __init__(self, owner: TaskList) -> None:
+        self.owner = owner
+
+    async def call(self, ctx: ExecutionContext, input: FinishInput) -> ToolResult[str]:
+        return ToolResult(await self.owner.finish(ctx, input.result))
+
+
+# -- the dynamic list -----------------------------------------------------------------------
+
+
+class CreateInput(BaseModel):
+    description: str = Field(description="What the task is, in one sentence.")
+
+
+class UpdateInput(BaseModel):
+    task_id: str
+    new_description: str
+
+
+class TaskIdInput(BaseModel):
+    task_id: str
+
+
+class CompleteInput(BaseModel):
+    task_id: str
+    result: str = Field(description="What the task produced or found.")
+
+
+class NoInput(BaseModel):
+    pass
+
+
+class DynamicTaskList:
+    """``def_dynamic_task_list``: the six task tools and a step hook (module text)."""
+
+    name = "dynamic_task_list"
+
+    def __init__(self) -> None:
+        self._key = StateKey[_Progress](f"agents.prompt.dynamic.{id(self)}")
+
+    def progress(self, ctx: ExecutionContext) -> _Progress:
+        return ctx.state.setdefault(self._key, _Progress)
+
+    def tools(self) -> list[AnyTool]:
+        return [
+            _TaskTool("create_task", "Add a pending task to your plan.", CreateInput, self._create),
+            _TaskTool("update_task", "Reword a pending task.", UpdateInput, self._update),
+            _TaskTool("start_task", "Start a pending task.", TaskIdInput, self._start),
+            _TaskTool(
+                "complete_task",
+                "Complete a pending or started task with its result.",
+                CompleteInput,
+                self._complete,
+            ),
+            _TaskTool("get_task_list", "Show every task and its state.", NoInput, self._list),
+            _TaskTool("delete_task", "Delete a pending task.", TaskIdInput, self._delete),
+        ]
+
+    def _find(self, ctx: ExecutionContext, task_id: str) -> _Entry:
+        for entry in self.progress(ctx).entries:
+            if entry.id == task_id.strip():
+                return entry
+        known = ", ".join(e.id for e in self.progress(ctx).entries) or "none yet"
+        raise ToolError(f"no task {task_id!r}; the task ids are: {known}")
+
+    def _create(self, ctx: ExecutionContext, input: BaseModel) -> str:
+        assert isinstance(input, CreateInput)
+        progress = self.progress(ctx)
+        entry = _Entry(str(len(progress.entries) + 1), input.description.strip())
+        progress.entries.append(entry)
+        return f"created task {entry.id}: {entry.description}"
+
+    def _update(self, ctx: ExecutionContext, input: BaseModel) -> str:
+        assert isinstance(input, UpdateInput)
+        entry = self._pending(ctx, input.task_id, "updated")
+        entry.description = input.new_description.strip()
+        return f"task {entry.id} is now: {entry.description}"
+
+    def _start(self, ctx: ExecutionContext, input: BaseModel) -> str:
+        assert isinstance(input, TaskIdInput)
+        entry = self._pending(ctx, input.task_id, "started")
+        entry.state = "in_progress"
+        self.progress(ctx).started_at = None
+        return f"started task {entry.id}: {entry.description}"
+
+    def _complete(self, ctx: ExecutionContext, input: BaseModel) -> str:
+        assert isinstance(input, CompleteInput)
+        entry = self._find(ctx, input.task_id)
+        if entry.state == "completed":
+            raise ToolError(f"task {entry.id} is already completed")
+        entry.state, entry.result = "completed", input.result
+        progress = self.progress(ctx)
+        progress.started_at = None
+        if all(e.state == "completed" for e in progress.entries):
+            ctx.finish(_summary(progress.entries))
+            return "All tasks are completed."
+        return f"completed task {entry.id}"
+
+    def _list(self, ctx: ExecutionContext, input: BaseModel) -> str:
+        return _status(self.progress(ctx).entries)
+
+    def _delete(self, ctx: ExecutionContext, input: BaseModel) -> str:
+        assert isinstance(input, TaskIdInput)
+        entry = self._pending(ctx, input.task_id, "deleted")
+        self.progress(ctx).entries.remove(entry)
+        return f"deleted task {entry.id}"
+
+    def _pending(self, ctx: ExecutionContext, task_id: str, verb: str) -> _Entry:
+        entry = self._find(ctx, task_id)
+        if entry.state != "pending":
+            state = entry.state.replace("_", " ")
+            raise ToolError(f"task {entry.id} is {state}: only a pending task can be {verb}")
+        return entry
+
+    async def __call__(self, ctx: ExecutionContext, request: StepRequest) -> StepRequest:
+        progress = self.progress(ctx)
+        if not progress.entries:
+            return request  # nothing planned yet: the model sees the conversation as is
+        note = "Your tasks (manage them with the task tools):\n" + _status(progress.entries)
+        return _focused(request, progress, note)
+
+
+class _TaskTool(Tool[BaseModel, str]):
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        input_type: type[BaseModel],
+        fn: Callable[[ExecutionContext, BaseModel], str],
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input_type = input_type
+        self._fn = fn
+
+    async def call(self, ctx: ExecutionContext, input: BaseModel) -> ToolResult[str]:
+        return ToolResult(self._fn(ctx, input))

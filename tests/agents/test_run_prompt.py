@@ -1,0 +1,440 @@
+"""``run_prompt`` and every ``def_*`` in both protocols, on scripted models.
+
+Covers: the system prompt ``def_``/``def_data``/``def_system`` make (snapshot); messages;
+typed tools; a sub-agent with a typed response; a hook keeping a sliding window and
+swapping variables; the three-task arithmetic list with a failed validation corrected
+and a task-only tool; a dynamic task list; streams, callbacks and options; a prompt
+run from inside a tool; a conversation continued.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+from syrupy.assertion import SnapshotAssertion
+
+from agents import AgentResult
+from agents.events import IterationFinished
+from agents.models import GenerateOptions, Message, ScriptedModel, ScriptedReply
+from agents.prompt import HookInput, HookResult, Prompt, Task, run_prompt
+from agents.result import Iteration
+from toolchain import ExecutionContext, Stats
+
+Protocol = Literal["native", "text"]
+PROTOCOLS = pytest.mark.parametrize("protocol", ["native", "text"])
+Reply = str | ScriptedReply
+
+
+def call(protocol: Protocol, name: str, **args: object) -> Reply:
+    if protocol == "text":
+        return f"<action>{json.dumps({'tool': name, 'args': args})}</action>"
+    return ScriptedModel.call(name, args)
+
+
+def answer(protocol: Protocol, text: str) -> str:
+    return f"<answer>{text}</answer>" if protocol == "text" else text
+
+
+class City(BaseModel):
+    city: str
+
+
+class Numbers(BaseModel):
+    a: int
+    b: int
+
+
+# -- the system prompt and messages -------------------------------------------------------
+
+
+def test_the_system_prompt_def_and_def_data_make(snapshot_md: SnapshotAssertion) -> None:
+    model = ScriptedModel(["Hello"])
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_system("role", "You are a helpful assistant.")
+        prompt.def_system("guidelines", "Always be polite and professional.")
+        name = prompt.def_("USER_NAME", "John Doe")
+        data = prompt.def_data(
+            "USER_DATA", {"name": "John Doe", "age": 30, "preferences": ["coding", "reading"]}
+        )
+        prompt.def_("NOTES", "</NOTES> is not a way out. " * 3)
+        prompt.user(f"Analyze {data} for {name}.")
+
+    result = run_prompt(build, model=model, system="You help with profiles.").run_sync()
+    assert result.ok
+    system = model.requests[0].messages[0].text_content()
+    assert system == snapshot_md
+    assert model.requests[0].messages[1].text_content() == "Analyze <USER_DATA> for <USER_NAME>."
+
+
+@PROTOCOLS
+def test_messages_keep_their_order_and_the_last_is_the_user_turn(protocol: Protocol) -> None:
+    model = ScriptedModel([answer(protocol, "Paris")])
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_message("user", "Hello!")
+        prompt.def_message("assistant", "Hi there! How can I help?")
+        prompt.user("Capital of France?")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.answer == "Paris"
+    sent = [(m.role, m.text_content()) for m in model.requests[0].messages[1:]]
+    assert sent == [
+        ("user", "Hello!"),
+        ("assistant", "Hi there! How can I help?"),
+        ("user", "Capital of France?"),
+    ]
+
+
+def test_a_prompt_without_a_user_turn_is_a_clear_error() -> None:
+    run = run_prompt(lambda prompt: None, model=ScriptedModel([]))
+    with pytest.raises(ValueError, match=r"must end with a user message: call prompt.user"):
+        run.run_sync()
+
+
+def test_budgets_cut_text_and_sample_data() -> None:
+    prompt = Prompt()
+    prompt.def_("LOG", "line\n" * 5000, budget_tokens=50, keep="tail")
+    prompt.def_data("ROWS", list(range(1000)), budget_tokens=60, sampling="tail")
+    log, rows = prompt.definitions["LOG"], prompt.definitions["ROWS"]
+    assert log.trimmed and log.text.startswith("[… ") and log.text.endswith("line\n")
+    assert rows.trimmed and rows.text.splitlines()[-2] == "- 999"
+    assert rows.text.endswith("items left out (the last are shown)")
+    with pytest.raises(ValueError, match="not a usable name"):
+        prompt.def_("2 bad", "x")
+
+
+# -- tools and sub-agents --------------------------------------------------------------
+
+
+@PROTOCOLS
+def test_a_typed_tool(protocol: Protocol) -> None:
+    model = ScriptedModel([call(protocol, "weather", city="Oslo"), answer(protocol, "Sunny")])
+    seen: list[City] = []
+
+    def weather(input: City) -> str:
+        seen.append(input)
+        return f"Sunny in {input.city}"
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool("weather", "Weather in a city.", City, weather)
+        prompt.user("Weather in Oslo?")
+
+    run = run_prompt(build, model=model, protocol=protocol)
+    result = run.run_sync()
+    assert result.answer == "Sunny" and seen == [City(city="Oslo")]
+    calls = run_sync_list(run.tool_calls())
+    assert [(c.name, c.args) for c in calls] == [("weather", {"city": "Oslo"})]
+
+
+class Verdict(BaseModel):
+    topic: str
+    safe: bool
+
+
+@PROTOCOLS
+def test_a_sub_agent_with_a_typed_response(protocol: Protocol) -> None:
+    def parent(messages: Sequence[Message]) -> Reply:
+        tools = [m for m in messages if m.role == "tool" or "<researcher>" in m.text_content()]
+        if not tools:
+            return call(protocol, "researcher", topic="kites")
+        return answer(protocol, "Kites are safe.")
+
+    def child(messages: Sequence[Message]) -> Reply:
+        system = messages[0].text_content()
+        assert system.startswith("You are a research specialist.")
+        assert messages[-1].text_content() == "Research the topic: kites"
+        if protocol == "native":
+            return ScriptedModel.call("final_answer", {"topic": "kites", "safe": True})
+        return '<answer>{"topic": "kites", "safe": true}</answer>'
+
+    child_model = ScriptedModel(child)
+
+    def research(args: City, prompt: Prompt) -> None:
+        raise AssertionError("not used")
+
+    class Topic(BaseModel):
+        topic: str
+
+    def build_child(args: Topic, prompt: Prompt) -> None:
+        prompt.user(f"Research the topic: {args.topic}")
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_agent(
+            "researcher",
+            "Research a topic in depth.",
+            Topic,
+            build_child,
+            model=child_model,
+            system="You are a research specialist.",
+            response_model=Verdict,
+            protocol=protocol,
+        )
+        prompt.user("Are kites safe?")
+
+    ctx = ExecutionContext()
+    run = run_prompt(build, model=ScriptedModel(parent), protocol=protocol, ctx=ctx)
+    result = run.run_sync()
+    assert result.ok and result.answer == "Kites are safe."
+    [output] = run_sync_list(run.tool_results())
+    assert getattr(output, "output", None) == Verdict(topic="kites", safe=True)
+    assert ctx.stats.get(Stats.ITERATIONS) >= 2  # the child's step counted in the parent
+    assert len(child_model.requests) == 1
+
+
+def test_a_prompt_runs_from_inside_a_tool() -> None:
+    inner_model = ScriptedModel(["inner says hi"])
+
+    async def ask(input: City, ctx: ExecutionContext) -> str:
+        def build(prompt: Prompt) -> None:
+            prompt.user(f"Say hi to {input.city}")
+
+        return await run_prompt(build, model=inner_model, ctx=ctx.child("inner")).text()
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool("ask", "Ask the inner model.", City, ask)
+        prompt.user("Go")
+
+    outer = ScriptedModel([ScriptedModel.call("ask", city="Oslo"), "done"])
+    run = run_prompt(build, model=outer)
+    assert run.run_sync().ok
+    assert getattr(run_sync_list(run.tool_results())[0], "output", None) == "inner says hi"
+
+
+# -- hooks -----------------------------------------------------------------------------------
+
+
+@PROTOCOLS
+def test_a_hook_keeps_a_sliding_window_and_changes_variables(protocol: Protocol) -> None:
+    seen: list[HookInput] = []
+
+    def window(given: HookInput) -> HookResult:
+        seen.append(given)
+        return HookResult(
+            messages=given.messages[-3:],
+            variables={"STEP": str(given.step_number)},
+            active_tools=["add"],
+        )
+
+    def add(input: Numbers) -> int:
+        return input.a + input.b
+
+    replies = [call(protocol, "add", a=i, b=1) for i in range(4)] + [answer(protocol, "ok")]
+    model = ScriptedModel(replies)
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_("STEP", "none yet")
+        prompt.def_tool("add", "Add two numbers.", Numbers, add)
+        prompt.def_tool("mul", "Multiply two numbers.", Numbers, lambda i: i.a * i.b)
+        prompt.def_hook(window)
+        prompt.user("Count")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.ok
+    assert [s.step_number for s in seen] == [0, 1, 2, 3, 4]
+    assert seen[0].variables["STEP"].text == "none yet"
+    assert seen[2].variables["STEP"].text == "1"  # the hook's variables last
+    assert len(seen[3].steps) == 3 and isinstance(seen[3].steps[0], Iteration)
+    for request in model.requests:
+        assert len(request.messages) <= 4  # system + at most three
+    assert "<STEP>\n4\n</STEP>" in model.requests[4].messages[0].text_content()
+    if protocol == "native":
+        assert [s.name for s in model.requests[1].options.tools] == ["add"]
+    assert len(result.messages) > 8  # the run keeps the whole conversation
+
+
+# -- task lists ------------------------------------------------------------------------------
+
+
+def _number(result: str) -> int | None:
+    try:
+        return int(result.strip())
+    except ValueError:
+        return None
+
+
+@PROTOCOLS
+def test_the_three_task_arithmetic_list(protocol: Protocol) -> None:
+    def check(expected: int, hint: str) -> Any:
+        def validation(result: str) -> str | None:
+            got = _number(result)
+            return None if got == expected else f"Incorrect. Expected {hint}, got {result}"
+
+        return validation
+
+    def calculator(input: Numbers) -> str:
+        return str(input.a * input.b)
+
+    def extend(prompt: Prompt, messages: Sequence[Message]) -> None:
+        prompt.def_tool("calculator", "Perform multiplication.", Numbers, calculator)
+        prompt.def_("ALLOWED_OPERATIONS", "multiplication only")
+        prompt.def_system("instructions", "Use the calculator tool for multiplication.")
+
+    tasks = [
+        Task("Calculate 5 + 3", validation=check(8, "8")),
+        Task("Multiply the previous result by 2", validation=check(16, "16"), extend=extend),
+        Task("Subtract 6 from the previous result", validation=check(10, "10")),
+    ]
+    model = ScriptedModel(
+        [
+            call(protocol, "finish_task", result="9"),  # wrong: corrected after the feedback
+            call(protocol, "finish_task", result="8"),
+            call(protocol, "calculator", a=8, b=2),
+            call(protocol, "finish_task", result="16"),
+            call(protocol, "finish_task", result="10"),
+        ]
+    )
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_task_list(tasks)
+        prompt.user("Complete all tasks using the finish_task tool.")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.ok, result.error
+    assert result.answer == (
+        "Calculate 5 + 3: 8\nMultiply the previous result by 2: 16\n"
+        "Subtract 6 from the previous result: 10"
+    )
+    assert len(model.requests) == 5  # the run ends with the last task, no extra call
+    texts = [r.messages[-1].text_content() for r in model.requests]
+    assert "Incorrect. Expected 8, got 9" in texts[1]
+    second = model.requests[2]
+    assert "Now: task 2: Multiply the previous result by 2" in _all_text(second.messages)
+    assert "Completed:\n- [1] Calculate 5 + 3: 8" in _all_text(second.messages)
+    assert "Use the calculator tool" in second.messages[0].text_content()
+    assert "<ALLOWED_OPERATIONS>" in second.messages[0].text_content()
+    assert "9" not in _all_text(second.messages[1:])  # the first task's work is condensed
+    third_task = model.requests[4]
+    assert "Use the calculator tool" not in third_task.messages[0].text_content()
+    if protocol == "native":
+        assert "calculator" in [s.name for s in second.options.tools]
+        assert "calculator" not in [s.name for s in third_task.options.tools]
+
+
+@PROTOCOLS
+def test_a_dynamic_task_list(protocol: Protocol) -> None:
+    steps: list[Reply] = [call(protocol, "create_task", description=f"step {n}") for n in (1, 2, 3)]
+    for n in (1, 2, 3):
+        steps += [
+            call(protocol, "start_task", task_id=str(n)),
+            call(protocol, "complete_task", task_id=str(n), result=f"did {n}"),
+        ]
+    steps.insert(3, call(protocol, "delete_task", task_id="9"))  # unknown: an error, then on
+    model = ScriptedModel(steps)
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_dynamic_task_list()
+        prompt.user("Plan and do three steps.")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.ok and result.answer == "step 1: did 1\nstep 2: did 2\nstep 3: did 3"
+    assert "no task '9'; the task ids are: 1, 2, 3" in _all_text(model.requests[4].messages)
+    late = _all_text(model.requests[-1].messages)
+    assert "Completed:\n- [1] step 1: did 1\n- [2] step 2: did 2" in late
+    assert "In progress:\n- [3] step 3" in late
+
+
+# -- streams, callbacks, options, conversations ------------------------------------------------
+
+
+def test_streams_callbacks_and_options() -> None:
+    model = ScriptedModel(["Hello there"])
+    chunks: list[str] = []
+    finished: list[AgentResult[Any]] = []
+    steps: list[Iteration] = []
+
+    def build(prompt: Prompt) -> None:
+        prompt.user("Hi")
+
+    run = run_prompt(
+        build,
+        model=model,
+        temperature=0.2,
+        max_output_tokens=64,
+        seed=7,
+        stop_sequences=["END"],
+        tool_choice="none",
+        on_chunk=lambda event: chunks.append(getattr(event, "text", "")),
+        on_step=steps.append,
+        on_finish=finished.append,
+    )
+
+    async def read() -> tuple[list[str], str]:
+        streamed = [piece async for piece in run.text_stream()]
+        return streamed, await run.text()
+
+    streamed, text = run_sync_value(read())
+    assert "".join(streamed) == text == "Hello there"
+    assert "".join(chunks) == "Hello there" and len(steps) == 1 and finished[0].ok
+    options = model.requests[0].options
+    assert options == GenerateOptions(
+        stop=("END",), temperature=0.2, max_tokens=64, seed=7, tool_choice="none"
+    )
+
+
+def test_a_stop_condition_ends_the_run() -> None:
+    def add(input: Numbers) -> int:
+        return input.a + input.b
+
+    model = ScriptedModel([ScriptedModel.call("add", a=1, b=2)] * 5)
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool("add", "Add.", Numbers, add)
+        prompt.user("Add forever")
+
+    result = run_prompt(build, model=model, stop_when=lambda step: step.index >= 2).run_sync()
+    assert result.stopped_by == "paused" and result.paused == "the stop condition was met"
+    assert len(result.iterations) == 2
+
+
+@PROTOCOLS
+def test_a_conversation_continues(protocol: Protocol) -> None:
+    first = run_prompt(
+        lambda p: p.user("My name is Ada."),
+        model=ScriptedModel([answer(protocol, "Hi Ada")]),
+        protocol=protocol,
+    ).run_sync()
+    model = ScriptedModel([answer(protocol, "You are Ada")])
+    second = run_prompt(
+        lambda p: p.user("Who am I?"), model=model, protocol=protocol, history=first.messages
+    ).run_sync()
+    assert second.answer == "You are Ada"
+    texts = [m.text_content() for m in model.requests[0].messages[1:]]
+    assert texts[0] == "My name is Ada." and texts[-1] == "Who am I?"
+
+
+def test_every_reader_sees_the_same_single_run() -> None:
+    model = ScriptedModel(["once"])
+    run = run_prompt(lambda p: p.user("Hi"), model=model)
+
+    async def read() -> tuple[str, int, str]:
+        events = [event async for event in run.events()]
+        return await run.text(), len(events), (await run.usage()).__class__.__name__
+
+    text, count, usage = run_sync_value(read())
+    assert text == "once" and count >= 2 and usage == "Usage"
+    assert len(model.requests) == 1
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _all_text(messages: Sequence[Message]) -> str:
+    return "\n".join(m.text_content() for m in messages)
+
+
+def run_sync_value(work: Any) -> Any:
+    from toolchain import run_sync
+
+    return run_sync(work)
+
+
+def run_sync_list(work: Any) -> list[Any]:
+    return list(run_sync_value(work))
+
+
+_ = IterationFinished  # imported for readers: hooks see agents.Iteration records
