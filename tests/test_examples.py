@@ -45,6 +45,11 @@ EXPECTED = {
         "answer: The About page is live, with a mountain hero image.",
         "remembered: {'entities': [['image', 'img-42', 'mountains at dawn'], ['page', 'page-7'",
     ],
+    "run_prompt.py": [
+        "John, it is sunny and 72°F in NYC today. Summers there are warm and humid",
+        "stopped by: answer; tool calls: ['get_weather', 'researcher']",
+        "<USER_DATA>\nage: 30\ncity: NYC\n</USER_DATA>",
+    ],
     "relay.py": [
         "==== tool yt_transcribe [call_1] ====\ninternal://",
         '-> deep_check({"text":"internal://',

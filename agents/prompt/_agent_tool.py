@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from toolchain import ExecutionContext, Tool, ToolError, ToolResult
+from toolchain import ExecutionContext, Extension, Tool, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from agents.models import Model
@@ -37,7 +37,7 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
         model: Model | str | None,
         system: str,
         response_model: type[Any] | None,
-        plugins: tuple[Plugin, ...],
+        plugins: tuple[Plugin | Extension, ...],
         options: Mapping[str, Any],
     ) -> None:
         self.name = name

@@ -293,7 +293,7 @@ class Prompt:
         model: Model | str | None = None,
         system: str = "",
         response_model: type[Any] | None = None,
-        plugins: Sequence[Plugin] = (),
+        plugins: Sequence[Plugin | Extension] = (),
         **options: Any,
     ) -> AnyTool:
         """Register a sub-agent as a tool: each call runs ``build(input, prompt)`` in

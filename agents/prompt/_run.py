@@ -47,6 +47,7 @@ from agents.terminations import Termination, TypedTermination
 from formats import FormattedSection, TextFormat
 from toolchain import (
     ExecutionContext,
+    Extension,
     JSONToolChain,
     Limits,
     RawToolCallResult,
@@ -94,8 +95,9 @@ class PromptOptions(TypedDict, total=False):
     on_chunk: Callable[[ModelTextDelta | ModelToolCallDelta], object]
     on_finish: Callable[[AgentResult[Any]], object]
     on_error: Callable[[str], object]
-    plugins: Sequence[Plugin]
-    """Functions applying ``def_*`` calls before ``build`` (how extensions reach a prompt)."""
+    plugins: Sequence[Plugin | Extension]
+    """Applied before ``build``: functions making ``def_*`` calls, or extensions
+    (``ToolVariables()``, ``ContextRelay()``, ``ToolSearch(...)``), added as they are."""
     limits: Limits
     ctx: ExecutionContext
     """The run's context: pass ``ctx.child(...)`` to run a prompt from inside a tool, or
@@ -243,7 +245,10 @@ async def _execute(
     run.prompt = prompt
     prompt.system = options.get("system", "")
     for plugin in options.get("plugins", ()):
-        plugin(prompt)
+        if callable(plugin):
+            plugin(prompt)
+        else:  # an extension: ToolVariables(), ContextRelay(), ToolSearch(...)
+            prompt.def_extension(plugin)
     built = build(prompt)
     if inspect.isawaitable(built):
         await built

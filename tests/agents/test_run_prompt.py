@@ -438,3 +438,38 @@ def run_sync_list(work: Any) -> list[Any]:
 
 
 _ = IterationFinished  # imported for readers: hooks see agents.Iteration records
+
+
+@PROTOCOLS
+def test_plugins_bring_extensions_and_definitions(protocol: Protocol) -> None:
+    from toolchain.variables import ToolVariables
+
+    received: list[object] = []
+
+    def weather(input: City) -> dict[str, object]:
+        return {"city": input.city, "temp": 21}
+
+    def report(input: Numbers) -> str:
+        received.append(input)
+        return f"{input.a}/{input.b}"
+
+    def house_style(prompt: Prompt) -> None:
+        prompt.def_system("style", "Answer in one line.")
+
+    model = ScriptedModel(
+        [
+            call(protocol, "weather", city="Oslo"),
+            call(protocol, "report", a="$weather_1.temp", b=3),
+            answer(protocol, "$report_1"),
+        ]
+    )
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool("weather", "Weather.", City, weather)
+        prompt.def_tool("report", "Report.", Numbers, report)
+        prompt.user("Report Oslo")
+
+    run = run_prompt(build, model=model, protocol=protocol, plugins=[ToolVariables(), house_style])
+    result = run.run_sync()
+    assert result.answer == "21/3" and received == [Numbers(a=21, b=3)]
+    assert "<style>\nAnswer in one line.\n</style>" in model.requests[0].messages[0].text_content()
