@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Local embeddings (extra [embeddings]) need torch; only a CPU build is wanted here.
+TORCH_CPU := torch==2.13.0+cpu
 
 .PHONY: test demo bench lint typecheck pyright clean
 
@@ -12,6 +14,14 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# PyPI has no +cpu builds (its Linux torch is the multi-GB CUDA one), so this install
+	@# succeeds only where pip is configured with a CPU wheel, and fails fast elsewhere;
+	@# the extra follows only then, keeping the torch already installed.
+	@if $(BIN)/python -m pip install --quiet '$(TORCH_CPU)' >/dev/null 2>&1; then \
+		$(BIN)/python -m pip install --quiet -e '.[dev,embeddings]'; \
+	else \
+		echo "no CPU build of torch ($(TORCH_CPU)) here: the local-embedding tests will be skipped"; \
+	fi
 	touch $(STAMP)
 
 typecheck: $(STAMP)

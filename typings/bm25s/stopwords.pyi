@@ -1,0 +1,1 @@
+STOPWORDS_EN: tuple[str, ...]
