@@ -6,12 +6,15 @@ wire types, so the ReAct loop never sees an SDK object.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, cast, runtime_checkable
 
 import msgspec
 
+from agents._redact import REDACTED
 from toolchain import ContentPart, TextContent
 
 __all__ = [
@@ -170,14 +173,39 @@ class Usage:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class GenerateOptions:
-    """Per-call sampling settings; ``None`` leaves the provider's default in place.
+    """Per-call settings; ``None`` (or empty) leaves the provider's or adapter's default.
 
-    Not every provider knows every option: Anthropic has no ``seed``, so it is ignored there.
+    Where each option goes (the names are lmthing's ``runPrompt`` options, in Python's
+    spelling):
+
+    =====================  ===================================  ===========================
+    option                 OpenAI-compatible chat               Anthropic Messages
+    =====================  ===================================  ===========================
+    ``stop``               ``stop``                             ``stop_sequences``
+    ``temperature``        ``temperature``                      ``temperature``
+    ``max_tokens``         ``max_tokens`` or                    ``max_tokens`` (else the
+                           ``max_completion_tokens``            adapter's own: required)
+    ``top_p``              ``top_p``                            ``top_p``
+    ``top_k``              ``top_k`` in the body (vLLM,         ``top_k``
+                           llama.cpp, Ollama); ignored on
+                           api.openai.com, which refuses it
+    ``presence_penalty``   ``presence_penalty``                 ignored (no such parameter)
+    ``frequency_penalty``  ``frequency_penalty``                ignored (no such parameter)
+    ``seed``               ``seed``                             ignored (no such parameter)
+    ``headers``            extra HTTP headers of this request   the same
+    ``max_retries``        retries of this call                 the same
+    =====================  ===================================  ===========================
+
+    An ignored option is logged once per model at debug level (logger ``agents``).
+    ``headers`` values may hold credentials: they are never logged, shown by ``repr`` or
+    written to traces (`agents.trace`), and errors about them name the header only.
 
     >>> GenerateOptions(stop=("Observation:",), temperature=0.0, max_tokens=256).stop
     ('Observation:',)
+    >>> GenerateOptions(top_p=0.9, headers={"X-Api-Key": "s3cret"}, max_retries=0)
+    GenerateOptions(top_p=0.9, headers={'X-Api-Key': '[REDACTED]'}, max_retries=0)
     """
 
     stop: tuple[str, ...] = ()
@@ -188,6 +216,22 @@ class GenerateOptions:
     """Tools the model may call natively; empty: plain text generation."""
     tool_choice: ToolChoice = "auto"
     """See `ToolChoice`; only sent when ``tools`` is not empty."""
+    top_p: float | None = None
+    """Nucleus sampling: draw only from the likeliest tokens whose probabilities add up
+    to ``top_p``; from 0 to 1."""
+    top_k: int | None = None
+    """Draw only from the ``top_k`` likeliest tokens; at least 1."""
+    presence_penalty: float | None = None
+    """Penalise tokens that have appeared at all; from -2 to 2 (OpenAI-style only)."""
+    frequency_penalty: float | None = None
+    """Penalise tokens by how often they have appeared; from -2 to 2 (OpenAI-style only)."""
+    headers: Mapping[str, str] | None = None
+    """Extra HTTP headers sent with this call (a copy is kept); they win over the
+    client's own headers of the same name."""
+    max_retries: int | None = None
+    """How many times this call is retried after a retryable failure (408, 409, 429,
+    5xx, timeouts, dropped connections); ``0`` tries once. ``None``: the model's own
+    setting (its constructor's ``max_retries``, 3 by default)."""
 
     def __post_init__(self) -> None:
         stop: object = self.stop  # typed as a tuple, but callers slip in a bare string
@@ -197,6 +241,75 @@ class GenerateOptions:
             raise ValueError("stop sequences must be non-empty strings")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        _check_range("top_p", self.top_p, 0.0, 1.0)
+        _check_range("presence_penalty", self.presence_penalty, -2.0, 2.0)
+        _check_range("frequency_penalty", self.frequency_penalty, -2.0, 2.0)
+        _check_count("top_k", self.top_k, 1)
+        _check_count("max_retries", self.max_retries, 0)
+        if self.headers is not None:
+            # A private copy: the caller's dict may change after the options are made.
+            object.__setattr__(self, "headers", _checked_headers(self.headers))
+
+    def __repr__(self) -> str:
+        # Only the options that differ from their defaults, and header names without
+        # their values: options end up in test failures and debug logs.
+        shown: list[str] = []
+        for option in dataclasses.fields(self):
+            value = getattr(self, option.name)
+            if value == option.default:
+                continue
+            if option.name == "headers":
+                value = dict.fromkeys(value, REDACTED)
+            shown.append(f"{option.name}={value!r}")
+        return f"GenerateOptions({', '.join(shown)})"
+
+
+# Header names are RFC 9110 tokens; values must not break the header block.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_BREAKS = re.compile(r"[\r\n\x00]")
+
+
+def _check_range(name: str, value: object, low: float, high: float) -> None:
+    # ``object``: the field is typed, but its value may come from a config file or JSON.
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not low <= value <= high:  # also refuses NaN
+        raise ValueError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
+
+
+def _check_count(name: str, value: object, least: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < least:
+        raise ValueError(f"{name} must be at least {least}, got {value}")
+
+
+def _checked_headers(headers: object) -> dict[str, str]:
+    """A copy of ``headers``; errors name a bad header but never show a value."""
+    if isinstance(headers, str | bytes) or not isinstance(headers, Mapping):
+        raise TypeError(
+            f"headers must be a mapping of names to values, got {type(headers).__name__}"
+        )
+    copy: dict[str, str] = {}
+    seen: set[str] = set()
+    for name, value in cast("Mapping[object, object]", headers).items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise ValueError(f"header name {name!r} is not a valid HTTP header name")
+        if not isinstance(value, str):
+            raise TypeError(
+                f"the value of header {name!r} must be a string, not {type(value).__name__}"
+            )
+        if _HEADER_BREAKS.search(value):
+            raise ValueError(f"the value of header {name!r} holds a line break or NUL")
+        if name.lower() in seen:
+            raise ValueError(f"header {name!r} is given twice (names ignore case)")
+        seen.add(name.lower())
+        copy[name] = value
+    return copy
 
 
 @dataclass(frozen=True, slots=True)
