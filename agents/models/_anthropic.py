@@ -16,6 +16,7 @@ from agents.models._anthropic_wire import (
     anthropic_stop_reason,
     anthropic_tools,
 )
+from agents.models._call_options import DroppedOptions, RetryClients
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
@@ -58,6 +59,7 @@ __all__ = ["AnthropicModel"]
 
 _NOT_A_MESSAGE = "the response is not a Messages API message"
 _NOT_A_STREAM = "the stream is not a Messages API event stream"
+_NO_SUCH_PARAMETER = ("seed", "presence_penalty", "frequency_penalty")
 
 
 class AnthropicModel:
@@ -83,10 +85,13 @@ class AnthropicModel:
     last block of the last message, so each step reads the unchanged prefix from the
     cache; ``Usage.cached_input_tokens`` reports ``cache_read_input_tokens``.
 
-    The SDK has no ``temperature`` parameter any more (newer models reject it), so a
-    ``temperature`` that is set is sent as an extra body field, and only then; the API
-    has no ``seed``, so that option is ignored. Input usage counts cached tokens too
-    (cache reads and writes).
+    The SDK has no ``temperature``, ``top_p`` or ``top_k`` parameters any more (newer
+    models reject them), so each that is set is sent as an extra body field, and only
+    then. The API has no ``seed``, ``presence_penalty`` or ``frequency_penalty``: those
+    options are ignored, and logged once per model at debug level (logger ``agents``).
+    ``GenerateOptions.headers`` go with that request only (the SDK's ``extra_headers``);
+    ``GenerateOptions.max_retries`` replaces the model's ``max_retries`` for that call.
+    Input usage counts cached tokens too (cache reads and writes).
     A ready ``client`` replaces ``api_key``, ``base_url``, ``timeout`` and ``max_retries``.
 
     Errors never carry the SDK's exception as ``__cause__`` (its text may echo the
@@ -125,8 +130,11 @@ class AnthropicModel:
                     f"ANTHROPIC_API_KEY ({err})"
                 ) from err
         self._client = client
+        self._clients = RetryClients(
+            client, client.max_retries, lambda retries: client.with_options(max_retries=retries)
+        )
+        self._dropped = DroppedOptions(self._name)
         self._timeout = client.timeout if isinstance(client.timeout, float | int) else None
-        self._max_retries = client.max_retries
         self._base_url = str(client.base_url)
         self._max_tokens = max_tokens
         self._cache_prompt = cache_prompt
@@ -151,8 +159,9 @@ class AnthropicModel:
         opts = options if options is not None else GenerateOptions()
         system, turns = anthropic_request(messages, cache_prompt=self._cache_prompt)
         tools, tool_choice = _tool_params(opts)
+        client, retries = self._clients.pick(opts.max_retries)
         try:
-            reply = await self._client.messages.create(
+            reply = await client.messages.create(
                 model=self._model,
                 messages=turns,
                 max_tokens=opts.max_tokens if opts.max_tokens is not None else self._max_tokens,
@@ -161,11 +170,12 @@ class AnthropicModel:
                 tools=tools,
                 tool_choice=tool_choice,
                 extra_body=self._extra_body(opts),
+                extra_headers=opts.headers,
                 stream=False,
             )
             return _read_message(reply, self._model)
         except (anthropic.AnthropicError, httpx2.HTTPError) as err:
-            raise self._failure(err) from None
+            raise self._failure(err, retries) from None
         except Exception as err:  # the SDK's parsing, or ours, choked on the answer
             raise malformed_failure(self._name, _NOT_A_MESSAGE, err) from err
 
@@ -203,8 +213,9 @@ class AnthropicModel:
         from anthropic import omit
 
         tools, tool_choice = _tool_params(options)
+        client, retries = self._clients.pick(options.max_retries)
         try:
-            events = await self._client.messages.create(
+            events = await client.messages.create(
                 model=self._model,
                 messages=turns,
                 max_tokens=(
@@ -215,6 +226,7 @@ class AnthropicModel:
                 tools=tools,
                 tool_choice=tool_choice,
                 extra_body=self._extra_body(options),
+                extra_headers=options.headers,
                 stream=True,
             )
             async with events:
@@ -228,25 +240,38 @@ class AnthropicModel:
                 raise Malformed("it has no message_start event")
         except (anthropic.AnthropicError, httpx2.HTTPError) as err:
             # The SDK leaves transport errors raised while reading the stream unwrapped.
-            raise self._failure(err) from None
+            raise self._failure(err, retries) from None
         except Exception as err:  # the SDK's parsing, or ours, choked on the answer
             raise malformed_failure(self._name, _NOT_A_STREAM, err) from err
 
-    @staticmethod
-    def _extra_body(options: GenerateOptions) -> Mapping[str, object] | None:
-        return {"temperature": options.temperature} if options.temperature is not None else None
+    def _extra_body(self, options: GenerateOptions) -> Mapping[str, object] | None:
+        """The sampling options the SDK has no parameters for; `None` when none is set.
 
-    def _failure(self, err: AnthropicError | httpx2.HTTPError) -> ModelError:
+        Also notes (once) the options set that the API has no parameter for at all.
+        """
+        self._dropped.note(options, _NO_SUCH_PARAMETER, "the Messages API has no such parameter")
+        body = {
+            name: value
+            for name, value in (
+                ("temperature", options.temperature),
+                ("top_p", options.top_p),
+                ("top_k", options.top_k),
+            )
+            if value is not None
+        }
+        return body or None
+
+    def _failure(self, err: AnthropicError | httpx2.HTTPError, retries: int) -> ModelError:
         import anthropic
         import httpx2
 
         if isinstance(err, anthropic.APITimeoutError | httpx2.TimeoutException):
-            return timeout_failure(self._name, self._timeout, self._max_retries)
+            return timeout_failure(self._name, self._timeout, retries)
         if isinstance(err, anthropic.APIConnectionError | httpx2.TransportError):
             return connection_failure(self._name, self._base_url, err)
         if isinstance(err, anthropic.APIStatusError):
             message = api_message(err.body, err.message)
-            return status_failure(self._name, err.status_code, message, self._max_retries)
+            return status_failure(self._name, err.status_code, message, retries)
         if isinstance(err, anthropic.APIError):
             return ModelCallError(f"{self._name}: {api_message(err.body, err.message)}")
         return ModelCallError(f"{self._name}: {err}")

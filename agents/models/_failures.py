@@ -55,9 +55,14 @@ def status_failure(label: str, status: int, message: str, max_retries: int) -> M
     if status < 400:
         # An error event inside a stream that had started fine; the status is moot.
         return ModelCallError(f"{label}: the server reported an error mid-stream: {message}")
-    after = (
-        f" (gave up after {_retries(max_retries)})" if _retryable(status) and max_retries else ""
-    )
+    after = ""
+    if _retryable(status):
+        # Say why a failure that is usually retried was not.
+        after = (
+            f" (gave up after {_retries(max_retries)})"
+            if max_retries
+            else " (not retried: max_retries=0)"
+        )
     return ModelCallError(f"{label}: HTTP {status}{after}: {message}", status_code=status)
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
+from agents.models._call_options import DroppedOptions, RetryClients
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIChatModel"]
 
+_T = TypeVar("_T")
+
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 
 _NOT_A_COMPLETION = "the response is not a chat completion"
@@ -71,8 +74,13 @@ class _Sampling:
     max_tokens: int | Omit
     max_completion_tokens: int | Omit
     seed: int | Omit
+    top_p: float | Omit
+    presence_penalty: float | Omit
+    frequency_penalty: float | Omit
     tools: Sequence[ChatCompletionToolUnionParam] | Omit
     tool_choice: ChatCompletionToolChoiceOptionParam | Omit
+    extra_body: Mapping[str, object] | None
+    extra_headers: Mapping[str, str] | None
 
 
 class OpenAIChatModel:
@@ -93,6 +101,16 @@ class OpenAIChatModel:
     Tool messages take text only here: their media follows them in a user message (see
     `openai_messages`). ``prompt_tokens_details.cached_tokens`` is the usage's
     ``cached_input_tokens``.
+
+    Sampling options go as the API's own fields (``top_p``, ``presence_penalty``,
+    ``frequency_penalty``, ``seed`` …). The API has no ``top_k``; vLLM, llama.cpp's
+    server, Ollama and most other compatible servers read one, so it goes as an extra
+    body field (the SDK's ``extra_body``), except on api.openai.com, which refuses
+    unknown fields: there it is dropped and logged once at debug level.
+    ``GenerateOptions.headers`` go with that request only (the SDK's ``extra_headers``);
+    ``GenerateOptions.max_retries`` replaces the model's ``max_retries`` for that call.
+    Note that the SDK's own debug log (``OPENAI_LOG=debug``) prints request options,
+    extra headers included, blanking only ``Authorization`` and ``api-key``.
 
     ``max_tokens_field`` picks the request field for ``GenerateOptions.max_tokens``:
     by default ``max_completion_tokens`` on api.openai.com (its reasoning models refuse
@@ -135,12 +153,15 @@ class OpenAIChatModel:
                     f"{self._name}: no API key; pass api_key= or set OPENAI_API_KEY ({err})"
                 ) from err
         self._client = client
+        self._clients = RetryClients(
+            client, client.max_retries, lambda retries: client.with_options(max_retries=retries)
+        )
         self._timeout = client.timeout if isinstance(client.timeout, float | int) else None
-        self._max_retries = client.max_retries
         self._base_url = str(client.base_url)
+        self._official = client.base_url.host == "api.openai.com"
+        self._dropped = DroppedOptions(self._name)
         if max_tokens_field is None:
-            official = client.base_url.host == "api.openai.com"
-            max_tokens_field = "max_completion_tokens" if official else "max_tokens"
+            max_tokens_field = "max_completion_tokens" if self._official else "max_tokens"
         self._max_tokens_field = max_tokens_field
         self._stream_usage = stream_usage
 
@@ -162,8 +183,9 @@ class OpenAIChatModel:
         opts = options if options is not None else GenerateOptions()
         wire = openai_messages(messages)
         sampling = self._sampling(opts)
+        client, retries = self._clients.pick(opts.max_retries)
         try:
-            completion = await self._client.chat.completions.create(
+            completion = await client.chat.completions.create(
                 model=self._model,
                 messages=wire,
                 stream=False,
@@ -172,12 +194,17 @@ class OpenAIChatModel:
                 max_tokens=sampling.max_tokens,
                 max_completion_tokens=sampling.max_completion_tokens,
                 seed=sampling.seed,
+                top_p=sampling.top_p,
+                presence_penalty=sampling.presence_penalty,
+                frequency_penalty=sampling.frequency_penalty,
                 tools=sampling.tools,
                 tool_choice=sampling.tool_choice,
+                extra_body=sampling.extra_body,
+                extra_headers=sampling.extra_headers,
             )
             return _read_completion(completion, opts, self._model)
         except openai.OpenAIError as err:
-            raise self._failure(err) from None
+            raise self._failure(err, retries) from None
         except Exception as err:  # the SDK's parsing, or ours, choked on the answer
             raise malformed_failure(self._name, _NOT_A_COMPLETION, err) from err
 
@@ -189,7 +216,8 @@ class OpenAIChatModel:
         wire = openai_messages(messages)
         state = _StreamState(self._model)
         pieces: list[str] = []
-        async with contextlib.aclosing(self._deltas(wire, self._sampling(opts), state)) as deltas:
+        deltas = self._deltas(wire, self._sampling(opts), opts.max_retries, state)
+        async with contextlib.aclosing(deltas):
             async for piece in deltas:
                 if isinstance(piece, str):
                     pieces.append(piece)
@@ -201,13 +229,18 @@ class OpenAIChatModel:
         yield ModelResponse("".join(pieces), stop_reason, state.usage, state.model, calls)
 
     async def _deltas(
-        self, wire: list[ChatCompletionMessageParam], sampling: _Sampling, state: _StreamState
+        self,
+        wire: list[ChatCompletionMessageParam],
+        sampling: _Sampling,
+        max_retries: int | None,
+        state: _StreamState,
     ) -> AsyncGenerator[str | ToolCallDelta, None]:
         """The streamed text and tool-call pieces; every failure leaves as a `ModelError`."""
         import openai
 
+        client, retries = self._clients.pick(max_retries)
         try:
-            chunks = await self._client.chat.completions.create(
+            chunks = await client.chat.completions.create(
                 model=self._model,
                 messages=wire,
                 stream=True,
@@ -217,8 +250,13 @@ class OpenAIChatModel:
                 max_tokens=sampling.max_tokens,
                 max_completion_tokens=sampling.max_completion_tokens,
                 seed=sampling.seed,
+                top_p=sampling.top_p,
+                presence_penalty=sampling.presence_penalty,
+                frequency_penalty=sampling.frequency_penalty,
                 tools=sampling.tools,
                 tool_choice=sampling.tool_choice,
+                extra_body=sampling.extra_body,
+                extra_headers=sampling.extra_headers,
             )
             async with chunks:
                 async for chunk in chunks:
@@ -227,7 +265,7 @@ class OpenAIChatModel:
             if not state.chunks:
                 raise no_events(chunks.response.headers.get("content-type"))
         except openai.OpenAIError as err:
-            raise self._failure(err) from None
+            raise self._failure(err, retries) from None
         except Exception as err:  # the SDK's parsing, or ours, choked on the answer
             raise malformed_failure(self._name, _NOT_A_STREAM, err) from err
 
@@ -237,29 +275,50 @@ class OpenAIChatModel:
         max_tokens = options.max_tokens if options.max_tokens is not None else omit
         return _Sampling(
             stop=list(options.stop) if options.stop else omit,
-            temperature=options.temperature if options.temperature is not None else omit,
+            temperature=_given(options.temperature),
             max_tokens=max_tokens if self._max_tokens_field == "max_tokens" else omit,
             max_completion_tokens=(
                 max_tokens if self._max_tokens_field == "max_completion_tokens" else omit
             ),
-            seed=options.seed if options.seed is not None else omit,
+            seed=_given(options.seed),
+            top_p=_given(options.top_p),
+            presence_penalty=_given(options.presence_penalty),
+            frequency_penalty=_given(options.frequency_penalty),
             tools=openai_tools(options.tools) if options.tools else omit,
             tool_choice=openai_tool_choice(options.tool_choice) if options.tools else omit,
+            extra_body=self._extra_body(options),
+            extra_headers=options.headers,
         )
 
-    def _failure(self, err: OpenAIError) -> ModelError:
+    def _extra_body(self, options: GenerateOptions) -> Mapping[str, object] | None:
+        """``top_k``, which compatible servers read but the chat completions API lacks."""
+        if options.top_k is None:
+            return None
+        if self._official:
+            self._dropped.note(options, ("top_k",), "api.openai.com refuses it")
+            return None
+        return {"top_k": options.top_k}
+
+    def _failure(self, err: OpenAIError, retries: int) -> ModelError:
         import openai
 
         if isinstance(err, openai.APITimeoutError):
-            return timeout_failure(self._name, self._timeout, self._max_retries)
+            return timeout_failure(self._name, self._timeout, retries)
         if isinstance(err, openai.APIConnectionError):
             return connection_failure(self._name, self._base_url, err)
         if isinstance(err, openai.APIStatusError):
             message = api_message(err.body, err.message)
-            return status_failure(self._name, err.status_code, message, self._max_retries)
+            return status_failure(self._name, err.status_code, message, retries)
         if isinstance(err, openai.APIError):
             return ModelCallError(f"{self._name}: {api_message(err.body, err.message)}")
         return ModelCallError(f"{self._name}: {err}")
+
+
+def _given(value: _T | None) -> _T | Omit:
+    """``value``, or the SDK's ``omit`` so that the field stays out of the request."""
+    from openai import omit
+
+    return value if value is not None else omit
 
 
 def _read_completion(
