@@ -12,6 +12,7 @@ the run's ``ExecutionContext``. The loop itself is the step engine shared with
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
@@ -124,11 +125,9 @@ class ReActAgent(StepEngine[AnswerT]):
         base = options.get("options") or GenerateOptions()
         stop = self.text_format.wrap_observation("\x00").split("\x00", 1)[0].strip()
         # Stop before the model writes an observation of its own: only tools do that.
-        self.generate_options = GenerateOptions(
-            stop=tuple(dict.fromkeys((*base.stop, stop))),
-            temperature=base.temperature,
-            max_tokens=base.max_tokens,
-            seed=base.seed,
+        # Every other option is kept; native tools are not sent in text mode.
+        self.generate_options = dataclasses.replace(
+            base, stop=tuple(dict.fromkeys((*base.stop, stop))), tools=(), tool_choice="auto"
         )
         registered = {s.name.lower() for s in self.text_format.sections}
         wanted = [self.tool_chain, self.termination]

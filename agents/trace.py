@@ -3,7 +3,9 @@
 One line per event: ``{"event": "AfterToolCall", "t": 0.0123, "run": "...", ...}``,
 where ``t`` is seconds since the writer was attached. Media bytes are base64. Every
 string written (arguments, outputs, messages, exception texts) goes through
-`agents._redact.redact` first, so a trace never holds an API key or a bearer token.
+`agents._redact.redact` first, so a trace never holds an API key or a bearer token;
+the values of a step's extra HTTP headers (``GenerateOptions.headers``) are written as
+``[REDACTED]`` whatever they look like, their names kept.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import IO, Any, cast
 
 import msgspec
 
-from agents._redact import redact
+from agents._redact import REDACTED, redact
 from agents.events import (
     AfterModelCall,
     BeforeModelCall,
@@ -25,6 +27,7 @@ from agents.events import (
     OutputRejected,
     StepReady,
 )
+from agents.models import GenerateOptions
 from agents.steps import StepRequest
 from toolchain import AfterToolCall, BeforeToolCall, ExecutionContext, ToolCallParseFailed
 
@@ -62,6 +65,13 @@ def _redacted(value: object) -> object:
     if isinstance(value, list):
         return [_redacted(item) for item in cast("list[object]", value)]
     return value
+
+
+def _without_header_values(options: GenerateOptions) -> GenerateOptions:
+    """``options`` with header values blanked: a secret of no known shape escapes `redact`."""
+    if not options.headers:
+        return options
+    return dataclasses.replace(options, headers=dict.fromkeys(options.headers, REDACTED))
 
 
 class JSONLTraceWriter:
@@ -129,7 +139,7 @@ class JSONLTraceWriter:
             "index": request.index,
             "model": request.model.name,
             "tools": list(request.tools),
-            "options": request.options,
+            "options": _without_header_values(request.options),
             "system_prompt": request.system_prompt if whole else len(request.system_prompt),
             "messages": request.messages if whole else len(request.messages),
             "task_index": request.task_index,

@@ -7,6 +7,8 @@ whose ``retry-after-ms: 1`` makes the SDKs retry at once.
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -14,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx2
+import msgspec
 import openai
 import pytest
 
+from agents import ReActAgent, ToolCallingAgent
 from agents.models import (
     AnthropicModel,
     GenerateOptions,
@@ -25,7 +29,9 @@ from agents.models import (
     ModelCallError,
     ModelResponse,
     OpenAIChatModel,
+    ScriptedModel,
 )
+from agents.trace import JSONLTraceWriter
 from tests.models.loopback import (
     LoopbackServer,
     Reply,
@@ -36,6 +42,7 @@ from tests.models.loopback import (
     openai_error,
     openai_stream,
 )
+from toolchain import ExecutionContext
 
 QUESTION = [Message.text("user", "What is 6 * 7?")]
 SECRET = "opaque-value-of-no-known-shape"
@@ -257,3 +264,29 @@ async def test_the_error_counts_the_per_call_retries(
     with pytest.raises(ModelCallError, match=r"HTTP 500 \(gave up after 1 retry\): down$"):
         await model.generate(QUESTION, GenerateOptions(max_retries=1))
     assert len(loopback.requests) == 2
+
+
+# --- agents forward the options; traces keep them, header values blanked -----------------
+
+
+@pytest.mark.parametrize("agent", [ReActAgent, ToolCallingAgent])
+async def test_agents_pass_every_option_on_and_traces_hide_header_values(
+    agent: type[ReActAgent[Any]] | type[ToolCallingAgent[Any]],
+) -> None:
+    options = GenerateOptions(
+        top_p=0.9, top_k=40, presence_penalty=0.5, max_retries=1, headers={"X-Key": SECRET}
+    )
+    model = ScriptedModel(["<answer>42</answer>" if agent is ReActAgent else "42"])
+    out, ctx = io.StringIO(), ExecutionContext()
+    detach = JSONLTraceWriter(out).attach(ctx)
+    await agent(model, options=options).run("6 * 7?", ctx=ctx)
+    detach()
+    sent = model.requests[0].options
+    assert (sent.top_p, sent.top_k, sent.presence_penalty) == (0.9, 40, 0.5)
+    assert (sent.max_retries, sent.headers) == (1, {"X-Key": SECRET})
+    trace = out.getvalue()
+    assert SECRET not in trace
+    [step] = [json.loads(line) for line in trace.splitlines() if '"StepReady"' in line]
+    traced = msgspec.convert(step["request"]["options"], GenerateOptions)
+    assert traced.headers == {"X-Key": "[REDACTED]"}
+    assert traced == dataclasses.replace(sent, headers={"X-Key": "[REDACTED]"})
