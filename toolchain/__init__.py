@@ -60,6 +60,7 @@ from toolchain._result import (
 from toolchain._runner import run_sync
 from toolchain._tool import Tool, tool
 from toolchain._yaml_calls import load_yaml
+from toolchain.composite import CompositeTool
 
 __all__ = [
     "AfterToolCall",
@@ -69,6 +70,7 @@ __all__ = [
     "BinaryContent",
     "CallObservation",
     "Cancelled",
+    "CompositeTool",
     "ContentPart",
     "DuplicateToolError",
     "ErrorKind",
