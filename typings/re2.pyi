@@ -21,11 +21,13 @@ class _Match:
 class _Regexp:
     @property
     def pattern(self) -> str: ...
+    # bytes are matched as they are (offsets in bytes); a str is encoded to UTF-8 on
+    # every call (offsets in characters).
     def search(
-        self, text: str, pos: int | None = None, endpos: int | None = None
+        self, text: str | bytes, pos: int | None = None, endpos: int | None = None
     ) -> _Match | None: ...
     def finditer(
-        self, text: str, pos: int | None = None, endpos: int | None = None
+        self, text: str | bytes, pos: int | None = None, endpos: int | None = None
     ) -> Iterator[_Match]: ...
 
 def compile(pattern: str | _Regexp, options: Options | None = None) -> _Regexp: ...

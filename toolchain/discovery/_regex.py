@@ -11,9 +11,10 @@ compile gives no hits and a ``note`` saying why; a search never raises.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import Protocol
 
 from toolchain.discovery._documents import Hit, SearchOutcome, ToolDocument
@@ -37,24 +38,23 @@ class _Match(Protocol):
 
 
 class _Regex(Protocol):
-    """What the search uses of a compiled RE2 pattern."""
+    """What the search uses of a compiled RE2 pattern (over UTF-8 bytes)."""
 
-    def search(self, text: str) -> _Match | None: ...
-    def finditer(self, text: str) -> Iterator[_Match]: ...
+    def search(self, text: bytes, pos: int) -> _Match | None: ...
+    def finditer(self, text: bytes) -> Iterator[_Match]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class _Fields:
-    name: str
-    texts: tuple[tuple[float, str], ...]
+    name: bytes
+    texts: tuple[tuple[float, bytes], ...]
     """(weight, text) of every other field."""
-    joined: str
-    """All fields in one text: one search rules out most tools at once."""
 
 
-def _clean(text: str) -> str:
-    # RE2 reads UTF-8: a lone surrogate cannot be encoded, so it becomes "?".
-    return text.encode("utf-8", "replace").decode("utf-8")
+def _utf8(text: str) -> bytes:
+    # Encoded once at index time: RE2 reads UTF-8, and the wrapper would otherwise
+    # encode every text again on every call. A lone surrogate becomes "?".
+    return text.encode("utf-8", "replace")
 
 
 def _fields(doc: ToolDocument) -> _Fields:
@@ -64,9 +64,7 @@ def _fields(doc: ToolDocument) -> _Fields:
         (_EXTRA, "\n".join((*doc.phrases, doc.category, doc.hint))),
         (_PARAMETER_TEXT, "\n".join(text for _, text in doc.parameters)),
     )
-    cleaned = tuple((weight, _clean(text)) for weight, text in texts if text)
-    name = _clean(doc.name)
-    return _Fields(name, cleaned, "\n".join([name, *(text for _, text in cleaned)]))
+    return _Fields(_utf8(doc.name), tuple((w, _utf8(t)) for w, t in texts if t))
 
 
 class RegexSearch:
@@ -95,10 +93,17 @@ class RegexSearch:
         self._max_mem = max_mem
         self._names: tuple[str, ...] = ()
         self._fields: tuple[_Fields, ...] = ()
+        self._corpus = b""
+        self._starts: list[int] = []
 
     def index(self, documents: Sequence[ToolDocument]) -> None:
         self._names = tuple(doc.name for doc in documents)
         self._fields = tuple(_fields(doc) for doc in documents)
+        # Every tool's fields, one per line, tools one after another: one scan of this
+        # text rules out the tools the pattern cannot match.
+        texts = [b"\n".join([f.name, *(text for _, text in f.texts)]) for f in self._fields]
+        self._corpus = b"\n".join(texts)
+        self._starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
 
     async def search(self, query: str, limit: int) -> SearchOutcome:
         return self.search_now(query, limit)
@@ -115,9 +120,8 @@ class RegexSearch:
         if isinstance(regex, str):
             return self._refuse(regex)
         scored: list[tuple[float, int]] = []
-        for position, fields in enumerate(self._fields):
-            if regex.search(fields.joined) is None:
-                continue
+        for position in self._candidates(regex):
+            fields = self._fields[position]
             score = _NAME * _count(regex, fields.name)
             score += sum(weight * _count(regex, text) for weight, text in fields.texts)
             if score > 0:
@@ -126,6 +130,29 @@ class RegexSearch:
         hits = tuple(Hit(self._names[i], -negated) for negated, i in scored[: max(limit, 0)])
         note = "" if scored else "no tool matches the pattern"
         return SearchOutcome(hits, self.name, None, note)
+
+    def _candidates(self, regex: _Regex) -> list[int]:
+        """Positions of the tools the pattern may match in (a superset).
+
+        A tool holding a match is always touched by some match of a left-to-right scan
+        of the whole text (matches do not overlap, so one that hides it overlaps it);
+        after a match the scan jumps to the next untouched tool, so it takes at most
+        one search per tool.
+        """
+        corpus, starts = self._corpus, self._starts
+        found: list[int] = []
+        position = 0
+        while starts:
+            match = regex.search(corpus, position)
+            if match is None:
+                break
+            first = bisect.bisect_right(starts, match.start()) - 1
+            last = bisect.bisect_right(starts, max(match.start(), match.end() - 1)) - 1
+            found.extend(range(max(first, found[-1] + 1 if found else 0), last + 1))
+            if last + 1 >= len(starts):
+                break
+            position = starts[last + 1]
+        return found
 
     def _compile(self, pattern: str) -> _Regex | str:
         """The compiled pattern, or why it cannot be used."""
@@ -137,7 +164,7 @@ class RegexSearch:
         options.max_mem = self._max_mem
         try:
             # Multi-line: ^ and $ hold at the ends of each name, parameter name and
-            # phrase (one per line), and a match in a field is a match in `joined`.
+            # phrase (one per line), in a field as in the whole text.
             return re2.compile(f"(?m){pattern}", options)
         except re2.error as error:
             detail = error.args[0] if error.args else ""
@@ -154,9 +181,9 @@ class RegexSearch:
         return SearchOutcome((), self.name, None, note)
 
 
-def _count(regex: _Regex, text: str) -> int:
+def _count(regex: _Regex, text: bytes) -> int:
     """Non-empty matches of ``regex`` in ``text``, up to ``_MATCH_CAP``."""
     if not text:
         return 0
     found = (match for match in regex.finditer(text) if match.end() > match.start())
-    return sum(1 for _ in islice(found, _MATCH_CAP))
+    return sum(1 for _ in itertools.islice(found, _MATCH_CAP))
