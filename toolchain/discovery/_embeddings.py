@@ -83,7 +83,14 @@ def _missing_for_local(model_path: object | None) -> list[str]:
         needed.append(_MODEL_PACKAGE)
     # find_spec looks for the top-level packages without importing them (torch alone
     # takes seconds to import).
-    return [name for name in needed if importlib.util.find_spec(name) is None]
+    return [name for name in needed if not _installed(name)]
+
+
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # ValueError: sys.modules[name] is None (blocked)
+        return False
 
 
 def embeddings_available() -> bool:
