@@ -358,6 +358,12 @@ def test_streams_callbacks_and_options() -> None:
         seed=7,
         stop_sequences=["END"],
         tool_choice="none",
+        top_p=0.9,
+        top_k=40,
+        presence_penalty=0.1,
+        frequency_penalty=0.2,
+        headers={"X-Trace": "abc"},
+        max_retries=1,
         on_chunk=lambda event: chunks.append(getattr(event, "text", "")),
         on_step=steps.append,
         on_finish=finished.append,
@@ -372,8 +378,44 @@ def test_streams_callbacks_and_options() -> None:
     assert "".join(chunks) == "Hello there" and len(steps) == 1 and finished[0].ok
     options = model.requests[0].options
     assert options == GenerateOptions(
-        stop=("END",), temperature=0.2, max_tokens=64, seed=7, tool_choice="none"
+        stop=("END",),
+        temperature=0.2,
+        max_tokens=64,
+        seed=7,
+        tool_choice="none",
+        top_p=0.9,
+        top_k=40,
+        presence_penalty=0.1,
+        frequency_penalty=0.2,
+        headers={"X-Trace": "abc"},
+        max_retries=1,
     )
+
+
+def test_cancellation_and_errors_reach_the_run_and_its_callbacks() -> None:
+    ctx = ExecutionContext()
+
+    def slow(input: Numbers) -> int:
+        ctx.cancel("the user pressed stop")
+        return input.a
+
+    errors: list[str] = []
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool("slow", "Slow.", Numbers, slow)
+        prompt.user("Go")
+
+    model = ScriptedModel([ScriptedModel.call("slow", a=1, b=2), "never"])
+    cancelled = run_prompt(build, model=model, ctx=ctx, on_error=errors.append).run_sync()
+    assert cancelled.stopped_by == "cancelled" and len(model.requests) == 1
+
+    def broken(messages: Sequence[Message]) -> str:
+        raise RuntimeError("model down")
+
+    failed = run_prompt(
+        lambda p: p.user("Hi"), model=ScriptedModel(broken), on_error=errors.append
+    ).run_sync()
+    assert failed.stopped_by == "error" and errors and "model down" in errors[0]
 
 
 def test_a_stop_condition_ends_the_run() -> None:
@@ -473,3 +515,64 @@ def test_plugins_bring_extensions_and_definitions(protocol: Protocol) -> None:
     result = run.run_sync()
     assert result.answer == "21/3" and received == [Numbers(a=21, b=3)]
     assert "<style>\nAnswer in one line.\n</style>" in model.requests[0].messages[0].text_content()
+
+
+class WriteIn(BaseModel):
+    path: str
+    content: str
+
+
+class ReadIn(BaseModel):
+    path: str
+
+
+@PROTOCOLS
+def test_the_composite_file_tool_with_one_failing_sub_call(protocol: Protocol) -> None:
+    from toolchain import tool
+
+    files: dict[str, str] = {}
+
+    @tool
+    def write(path: str, content: str) -> dict[str, bool]:
+        """Write content to a file."""
+        files[path] = content
+        return {"success": True}
+
+    @tool
+    def append(path: str, content: str) -> dict[str, bool]:
+        """Append content to a file."""
+        files[path] = files.get(path, "") + content
+        return {"success": True}
+
+    @tool
+    def read(path: str) -> dict[str, str]:
+        """Read content from a file."""
+        if path not in files:
+            from toolchain import ToolError
+
+            raise ToolError(f"no file {path}")
+        return {"content": files[path]}
+
+    calls = [
+        {"name": "write", "args": {"path": "/tmp/t.txt", "content": "Hello"}},
+        {"name": "read", "args": {"path": "/tmp/missing.txt"}},
+        {"name": "append", "args": {"path": "/tmp/t.txt", "content": " World"}},
+        {"name": "read", "args": {"path": "/tmp/t.txt"}},
+    ]
+    model = ScriptedModel([call(protocol, "file", calls=calls), answer(protocol, "done")])
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool("file", "File system operations", [write, append, read])
+        prompt.user("Write Hello World to /tmp/t.txt and read it back.")
+
+    run = run_prompt(build, model=model, protocol=protocol)
+    assert run.run_sync().ok
+    [outcome] = run_sync_list(run.tool_results())
+    assert getattr(outcome, "output", None) == {
+        "results": [
+            {"name": "write", "result": {"success": True}},
+            {"name": "read", "error": "no file /tmp/missing.txt"},
+            {"name": "append", "result": {"success": True}},
+            {"name": "read", "result": {"content": "Hello World"}},
+        ]
+    }
