@@ -22,6 +22,7 @@ from benchmarks import (
     loop_overhead,
     parse_scaling,
     pass_by_reference,
+    tool_retrieval,
     toolchain_overhead,
 )
 from benchmarks._timing import Settings, load_note
@@ -33,6 +34,7 @@ PARTS: dict[str, Callable[[Settings], None]] = {
     "imports": import_time.run,
     "chains": adversarial_chains.run,
     "references": pass_by_reference.run,
+    "retrieval": tool_retrieval.run,
 }
 
 
