@@ -1,7 +1,7 @@
 """Benchmarks for the tool chains and text formats, run on demand (never in CI).
 
 ``python -m benchmarks`` runs everything and prints tables; ``--quick`` for a short
-run, ``--only toolchain|parse|loop|imports|chains|references`` for one part, ``--keep-gc`` to
+run, ``--only NAME`` for one part (``python -m benchmarks --help`` lists them), ``--keep-gc`` to
 leave the cyclic garbage collector on while timing.
 
 * ``benchmarks.toolchain_overhead``: parse-only and full ``execute`` times of a typical
@@ -16,6 +16,10 @@ leave the cyclic garbage collector on while timing.
 * ``benchmarks.import_time``: import time and memory of each package, in fresh
   interpreters, against a bare interpreter;
 * ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration;
+* ``benchmarks.pass_by_reference``: tokens saved by ToolVariables and ContextRelay, and
+  their cost per call;
+* ``benchmarks.discovery_tokens``: tokens of a 60-tool task with every tool in the prompt
+  and with ToolSearch, and how much of each request the prompt cache can reuse;
 * ``benchmarks._timing``: the shared measuring method (warm-up, ``perf_counter_ns``,
   medians of individually timed runs, gc control) and table printing.
 

@@ -18,6 +18,7 @@ import yaml
 
 from benchmarks import (
     adversarial_chains,
+    discovery_tokens,
     import_time,
     loop_overhead,
     parse_scaling,
@@ -34,6 +35,7 @@ PARTS: dict[str, Callable[[Settings], None]] = {
     "imports": import_time.run,
     "chains": adversarial_chains.run,
     "references": pass_by_reference.run,
+    "discovery": discovery_tokens.run,
     "retrieval": tool_retrieval.run,
 }
 
