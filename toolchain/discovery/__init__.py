@@ -17,21 +17,43 @@ tool results named. Both are ``toolchain.Extension``s: they work with ``ReActAge
 from __future__ import annotations
 
 from toolchain.discovery._approval import Approval, ApprovalRequest, Approver
+from toolchain.discovery._bm25 import BM25Search
 from toolchain.discovery._documents import Hit, SearchBackend, SearchOutcome, ToolDocument
+from toolchain.discovery._embeddings import (
+    Embedder,
+    EmbeddingError,
+    EmbeddingSearch,
+    EmbeddingsUnavailable,
+    LocalEmbeddings,
+    OpenAIEmbeddings,
+    embeddings_available,
+    extract_bundled_model,
+)
+from toolchain.discovery._hybrid import HybridSearch, reciprocal_rank_fusion
 from toolchain.discovery._index import ToolIndex, ToolIndexError
 from toolchain.discovery._memory import WorkingMemory, extract_entities
 from toolchain.discovery._metadata import Entity, Extraction, Extractor, Risk, ToolInfo
+from toolchain.discovery._regex import RegexSearch
 from toolchain.discovery._tool_search import KeywordSearch, SearchInput, ToolSearch
 
 __all__ = [
     "Approval",
     "ApprovalRequest",
     "Approver",
+    "BM25Search",
+    "Embedder",
+    "EmbeddingError",
+    "EmbeddingSearch",
+    "EmbeddingsUnavailable",
     "Entity",
     "Extraction",
     "Extractor",
     "Hit",
+    "HybridSearch",
     "KeywordSearch",
+    "LocalEmbeddings",
+    "OpenAIEmbeddings",
+    "RegexSearch",
     "Risk",
     "SearchBackend",
     "SearchInput",
@@ -42,5 +64,8 @@ __all__ = [
     "ToolInfo",
     "ToolSearch",
     "WorkingMemory",
+    "embeddings_available",
+    "extract_bundled_model",
     "extract_entities",
+    "reciprocal_rank_fusion",
 ]
