@@ -20,6 +20,8 @@ leave the cyclic garbage collector on while timing.
   their cost per call;
 * ``benchmarks.discovery_tokens``: tokens of a 60-tool task with every tool in the prompt
   and with ToolSearch, and how much of each request the prompt cache can reuse;
+* ``benchmarks.tool_retrieval``: R@5, R@10 and nDCG@10 of the discovery search backends on
+  the BFCL and MetaTool tool-retrieval sets, with latency per query and index build time;
 * ``benchmarks._timing``: the shared measuring method (warm-up, ``perf_counter_ns``,
   medians of individually timed runs, gc control) and table printing.
 
