@@ -184,6 +184,8 @@ def test_a_sub_agent_with_a_typed_response(protocol: Protocol) -> None:
     assert getattr(output, "output", None) == Verdict(topic="kites", safe=True)
     assert ctx.stats.get(Stats.ITERATIONS) >= 2  # the child's step counted in the parent
     assert len(child_model.requests) == 1
+    total = run_sync_value(run.usage())
+    assert total.input_tokens > result.usage.input_tokens > 0  # the child's tokens added
 
 
 def test_a_prompt_runs_from_inside_a_tool() -> None:
