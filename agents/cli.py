@@ -4,6 +4,7 @@ python -m agents demo                       # offline, on ScriptedModel
 python -m agents demo --format markdown --calls json
 python -m agents demo --model openai:gpt-4o-mini --trace run.jsonl
 python -m agents demo --native              # ToolCallingAgent: native tool calls
+python -m agents eval --glob 'prompts/*.md' --model openai:gpt-4o-mini   # prompt cases
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from agents.demo import build_demo
+from agents.evals.cli import add_eval_command, run_eval
 from agents.events import (
     AnswerReady,
     LimitReached,
@@ -58,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run ToolCallingAgent: the model calls tools through its API's tool calling",
     )
+    add_eval_command(commands)
     return parser
 
 
@@ -193,6 +196,8 @@ def _print_iteration(
 def main(argv: Sequence[str] | None = None, *, console: Console | None = None) -> int:
     """Entry point of ``python -m agents``; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.command == "eval":
+        return run_eval(args, console)
     out = console or Console()
     if args.command == "demo":
         return asyncio.run(_run_demo(args, out))

@@ -1,5 +1,8 @@
 """The relay's prompt cases and the mastra weather flow, scripted, in text and native mode.
 
+The simulated tools (`agents.evals.toolsets.RelayWorld`) are those of the relay's case
+files in ``agents/evals/cases/relay``.
+
 Each case scripts what a model would do after reading the observations: it takes the
 reference or variable name it was shown and passes it on. The assertions are on the
 calls made and on what the tools really received (real values, never references).
@@ -9,13 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
 import pytest
 
 from agents import AgentResult, ReActAgent, ToolCallingAgent
+from agents.evals.toolsets import LONG_TRANSCRIPT, SHORT_TRANSCRIPT, RelayWorld
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from toolchain import Extension, JSONToolChain, ToolChain, tool
 from toolchain.relay import ContextRelay
@@ -24,56 +27,9 @@ from toolchain.variables import ToolVariables
 Mode = Literal["text", "native"]
 MODES: list[Mode] = ["text", "native"]
 
-LONG_TRANSCRIPT = " ".join(f"word{n}" for n in range(8000)) + " and the last number is 4242."
-SHORT_TRANSCRIPT = "Hello and welcome to a short video."
-PAGE = (
-    "<html><body>"
-    + "".join(f"<p>paragraph {n} " + "filler " * 40 + "</p>\n" for n in range(300))
-    + '<img src="/cat.png" alt="cat">\n<img src="/dog.png" alt="dog">\n</body></html>'
-)
 REFERENCE = re.compile(r"internal://[A-Za-z0-9_-]+")
 
-
-@dataclass
-class World:
-    """The simulated tools of the relay's prompt cases, recording what they received."""
-
-    received: dict[str, list[dict[str, object]]] = field(default_factory=lambda: {})
-
-    def chain(self) -> JSONToolChain:
-        world = self
-
-        @tool
-        def yt_transcribe(video_id: str) -> str:
-            """Transcribe a YouTube video."""
-            world.record("yt_transcribe", video_id=video_id)
-            return LONG_TRANSCRIPT if video_id == "123" else SHORT_TRANSCRIPT
-
-        @tool
-        def deep_check(text: str) -> str:
-            """Analyse a text in depth."""
-            world.record("deep_check", text=text)
-            return f"Analysis: {len(text.split())} words, nothing alarming."
-
-        @tool
-        def google_drive_write_file(file_content: str, file_name: str) -> str:
-            """Write a file to Google Drive."""
-            world.record("google_drive_write_file", file_content=file_content, file_name=file_name)
-            return f"saved {file_name}"
-
-        @tool
-        def get_page(url: str) -> str:
-            """Fetch a web page's HTML."""
-            world.record("get_page", url=url)
-            return PAGE
-
-        chain = JSONToolChain()
-        for each in (yt_transcribe, deep_check, google_drive_write_file, get_page):
-            chain.register_tool(each)
-        return chain
-
-    def record(self, name: str, **args: object) -> None:
-        self.received.setdefault(name, []).append(args)
+World = RelayWorld  # the simulated tools now live with the relay's prompt cases
 
 
 Calls = list[tuple[str, dict[str, object]]]

@@ -1,0 +1,286 @@
+"""``python -m agents eval``: run prompt cases against models, print and write reports.
+
+python -m agents eval "Transcribe video_id='123' and pass it to Deep Check."
+python -m agents eval --glob 'agents/evals/cases/relay/*.md' --model openai:gpt-4o-mini
+python -m agents eval --glob 'prompts/*.md' --profile deepseek --profile local --no-few-shot
+python -m agents eval --glob 'agents/evals/cases/relay/*.md' --model loopback:scripted --replay
+
+The exit status is 0 when every case passed, 1 when one failed, 2 for a usage or setup
+error (a malformed case file, an unconfigured profile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from agents.evals.cases import CaseFileError, PromptCase, load_cases
+from agents.evals.profiles import (
+    EnvFileError,
+    ModelTarget,
+    default_profile,
+    eval_environment,
+    resolve_profile,
+)
+from agents.evals.report import EvalReport
+from agents.evals.runner import CaseResult, EvalSettings, RunMode, run_cases
+from agents.evals.toolsets import ToolsetError, ToolsetOptions, describe_tools, resolve_toolset
+from agents.models import ModelError, messages_to_json
+from agents.result import render_transcript
+
+__all__ = ["add_eval_command", "make_console", "run_eval"]
+
+ColorChoice = Literal["auto", "always", "never"]
+
+
+def add_eval_command(commands: Any) -> argparse.ArgumentParser:
+    """Add the ``eval`` sub-command to ``commands`` (an argparse sub-parsers object)."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "eval",
+        help="run prompt cases (Markdown with YAML frontmatter) against models",
+        description=(__doc__ or "").split("\n")[0],
+    )
+    parser.add_argument("prompt", nargs="?", help="a prompt to run (no checks but an answer)")
+    parser.add_argument("--file", action="append", default=[], help="a case file (repeatable)")
+    parser.add_argument("--glob", action="append", default=[], help="case files by pattern")
+    parser.add_argument("--toolset", default="relay", help="the prompt's toolset (default relay)")
+    parser.add_argument(
+        "--profile", action="append", default=[], help="a model profile from the environment"
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        help="provider:model_id or alias; with --profile, that profile's model id (repeatable)",
+    )
+    parser.add_argument(
+        "--temperature", type=float, help="sampling temperature (ignored for reasoning models)"
+    )
+    parser.add_argument("--max-retries", type=_count, help="retries of each model call (0: none)")
+    parser.add_argument("--boxing", choices=["opaque", "json"], default="opaque")
+    parser.add_argument(
+        "--few-shot",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the relay guide's worked examples (default on)",
+    )
+    parser.add_argument("--protocol", choices=["text", "native"], default="text")
+    parser.add_argument("--concurrency", type=_positive, default=4, help="runs at a time")
+    parser.add_argument("--print-tools", action="store_true", help="show the tools first")
+    parser.add_argument(
+        "--dump-context", action="store_true", help="print each run's final messages as JSON"
+    )
+    parser.add_argument(
+        "--show-system-instruction",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="show the system prompt of a single run (default on)",
+    )
+    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--record", action="store_true", help="call the model and record cassettes")
+    modes.add_argument("--replay", action="store_true", help="answer only from recorded cassettes")
+    parser.add_argument(
+        "--cassettes", type=Path, help="cassette folder (default: beside each case)"
+    )
+    parser.add_argument("--report-md", type=Path, help="write the Markdown table here")
+    parser.add_argument("--report-json", type=Path, help="write the JSON report here")
+    parser.add_argument("--report-html", type=Path, help="write the HTML report here")
+    parser.add_argument("--env-file", type=Path, default=Path(".env"), help="default .env")
+    parser.add_argument("--no-env-file", action="store_true", help="read no .env file")
+    return parser
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def make_console(
+    color: ColorChoice = "auto", *, env: Mapping[str, str] | None = None, file: Any = None
+) -> Console:
+    """A console that colors as asked: ``always`` and ``never`` win over the environment;
+    ``auto`` honours ``NO_COLOR`` (no color) and ``FORCE_COLOR`` (color even when piped),
+    else colors only a terminal.
+
+    >>> make_console("never").no_color, make_console("always").is_terminal
+    (True, True)
+    """
+    environ = os.environ if env is None else env
+    if color == "never" or (color == "auto" and environ.get("NO_COLOR", "")):
+        return Console(file=file, no_color=True, color_system=None, force_terminal=False)
+    if color == "always" or environ.get("FORCE_COLOR", ""):
+        return Console(file=file, no_color=False, force_terminal=True, color_system="standard")
+    return Console(file=file)
+
+
+def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
+    """Run ``python -m agents eval`` with parsed ``args``; returns the exit status."""
+    if console is None:
+        console = make_console(cast(ColorChoice, args.color))
+    try:
+        env = eval_environment(None if args.no_env_file else args.env_file)
+        cases = _cases(args)
+        targets = _targets(args, env)
+    except (CaseFileError, EnvFileError, ModelError, ToolsetError) as error:
+        console.print(Text(f"error: {error}", style="red"))
+        return 2
+    if not cases:
+        console.print(Text("error: give a prompt, --file or --glob", style="red"))
+        return 2
+    mode: RunMode = "record" if args.record else "replay" if args.replay else "live"
+    settings = EvalSettings(
+        protocol=args.protocol,
+        boxing=args.boxing,
+        few_shot=args.few_shot,
+        temperature=args.temperature,
+        max_retries=args.max_retries,
+        mode=mode,
+        cassette_dir=args.cassettes,
+        env=env,
+    )
+    if args.print_tools:
+        _print_tools(console, cases, settings)
+    results = asyncio.run(_run(console, cases, targets, settings, args.concurrency))
+    report = EvalReport(results)
+    if len(results) == 1:
+        _show_run(console, results[0], show_system=args.show_system_instruction)
+    for note in dict.fromkeys(note for result in results for note in result.notes):
+        console.print(Text(f"note: {note}", style="yellow"))
+    console.print(_table(report))
+    console.print(f"{report.passed} passed, {report.failed} failed")
+    for path, text in (
+        (args.report_md, report.to_markdown() + "\n"),
+        (args.report_json, report.to_json()),
+        (args.report_html, report.to_html()),
+    ):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    if args.dump_context:
+        console.out(_context_json(results), highlight=False)
+    return report.exit_code
+
+
+def _cases(args: argparse.Namespace) -> list[PromptCase]:
+    cases: list[PromptCase] = []
+    if args.prompt:
+        resolve_toolset(args.toolset)  # a bad name is a usage error, before any run
+        cases.append(PromptCase(id="prompt", prompt=args.prompt, toolset=args.toolset))
+    cases += load_cases(args.file, args.glob)
+    return cases
+
+
+def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> list[ModelTarget]:
+    models: list[str | None] = list(args.model)
+    profiles: list[str] = list(args.profile)
+    if profiles:
+        return [
+            ModelTarget.from_profile(resolve_profile(profile, model=model, env=env))
+            for profile in profiles
+            for model in (models or [None])
+        ]
+    if models:
+        return [ModelTarget.from_string(model, env) for model in models if model is not None]
+    return [ModelTarget.from_profile(resolve_profile(default_profile(env), env=env))]
+
+
+async def _run(
+    console: Console,
+    cases: Sequence[PromptCase],
+    targets: Sequence[ModelTarget],
+    settings: EvalSettings,
+    concurrency: int,
+) -> list[CaseResult]:
+    total = len(cases) * len(targets)
+    if total == 1:
+        return await run_cases(cases, targets, settings, concurrency=concurrency)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("running cases", total=total)
+
+        def done(result: CaseResult) -> None:
+            mark = "✅" if result.passed else "❌"
+            progress.update(
+                task, advance=1, description=f"{mark} {result.case.id} · {result.model}"
+            )
+
+        return await run_cases(cases, targets, settings, concurrency=concurrency, on_result=done)
+
+
+def _print_tools(console: Console, cases: Sequence[PromptCase], settings: EvalSettings) -> None:
+    for name in dict.fromkeys(case.toolset for case in cases):
+        try:
+            toolset = resolve_toolset(name)(ToolsetOptions(settings.boxing, settings.few_shot))
+        except ToolsetError as error:
+            console.print(Text(f"toolset {name}: {error}", style="red"))
+            continue
+        tools = [*toolset.tools, *(t for e in toolset.extensions for t in e.tools())]
+        for tool_name, description, schema in describe_tools(tools):
+            body = Text(description + "\n\n" + json.dumps(schema, indent=2, ensure_ascii=False))
+            console.print(Panel(body, title=f"{name} · {tool_name}", title_align="left"))
+
+
+def _show_run(console: Console, result: CaseResult, *, show_system: bool) -> None:
+    for message in result.messages:
+        if message.role == "system" and not show_system:
+            continue
+        header, _, body = render_transcript([message]).partition("\n")
+        style = {"system": "dim", "user": "cyan", "assistant": "green"}.get(message.role, "yellow")
+        title = header.strip("= ")
+        console.print(Panel(Text(body), title=title, title_align="left", border_style=style))
+    if result.passed:
+        console.print(Text(f"✅ {result.case.id}: passed", style="green"))
+        return
+    console.print(Text(f"❌ {result.case.id}: failed", style="red"))
+    for failure in result.failures:
+        console.print(Text(f"  - {failure}", style="red"))
+
+
+def _table(report: EvalReport) -> Table:
+    table = Table(title="prompt cases")
+    columns = ("Model", "Prompt Id", "Few-shot", "Validation", "Protocol", "Boxing", "Reason")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in report.rows():
+        model, case, few, verdict, protocol, boxing, _, _, reason = row
+        table.add_row(model, case, few, verdict, protocol, boxing, Text(reason))
+    return table
+
+
+def _context_json(results: Sequence[CaseResult]) -> str:
+    runs = [
+        {
+            "case": result.case.id,
+            "model": result.model,
+            "protocol": result.settings.protocol,
+            "messages": json.loads(messages_to_json(result.messages))["messages"],
+        }
+        for result in results
+    ]
+    return json.dumps({"runs": runs}, indent=2, ensure_ascii=False)
