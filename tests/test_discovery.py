@@ -453,3 +453,25 @@ def test_huge_and_empty_queries_are_answered() -> None:
 
 def _search_state_activate(search: ToolSearch, ctx: ExecutionContext, name: str) -> None:
     search.load_state(ctx, {"active": [name]})
+
+
+# -- review fixes ---------------------------------------------------------------------------
+
+
+@KINDS
+def test_used_lists_the_index_tools_called_successfully(kind: Kind) -> None:
+    model = ScriptedModel(
+        [
+            call(kind, "send_email", to="ana@example.com", body="hi"),  # inactive: refused
+            call(kind, "tool_search", query="find an image"),
+            call(kind, "search_images", query="hills"),
+            answer(kind, "done"),
+        ]
+    )
+    search = search_for()
+    ctx = ExecutionContext()
+    result = build(kind, model, search).run_sync("Find hills", ctx=ctx)
+    assert result.ok
+    assert search.used(ctx) == ("search_images",)
+    saved = result.extension_state["tool_search"]
+    assert isinstance(saved, dict) and saved["used"] == ["search_images"]

@@ -381,7 +381,8 @@ class _SearchTool(Tool[SearchInput, dict[str, object]]):
 
 
 class _Gate(ToolHook):
-    """Holds back calls to tools not found yet, and calls that wait for approval."""
+    """Holds back calls to tools not found yet, and calls that wait for approval; notes
+    the index tools that ran (``ToolSearch.used``)."""
 
     def __init__(self, owner: ToolSearch) -> None:
         self.owner = owner
@@ -396,6 +397,12 @@ class _Gate(ToolHook):
         if not inactive and not info.requires_confirmation:
             return None
         return self._check(ctx, call, state, inactive)
+
+    def after_tool_call(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any]
+    ) -> None:
+        if call.name in self.owner.index.tools:
+            _state(ctx).used[call.name] = None
 
     async def _check(
         self, ctx: ExecutionContext, call: ToolCall, state: _Discovery, inactive: bool
