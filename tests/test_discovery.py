@@ -475,3 +475,11 @@ def test_used_lists_the_index_tools_called_successfully(kind: Kind) -> None:
     assert search.used(ctx) == ("search_images",)
     saved = result.extension_state["tool_search"]
     assert isinstance(saved, dict) and saved["used"] == ["search_images"]
+
+
+def test_a_query_that_finds_nothing_is_not_echoed_whole() -> None:
+    search = search_for()
+    chain, ctx = JSONToolChain(extensions=[search]), ExecutionContext()
+    huge = "zzzz " * 100_000
+    text = _execute(chain, ctx, "tool_search", query=huge)
+    assert "No tool matches" in text and len(text) < 1_000

@@ -266,16 +266,16 @@ class ToolSearch(Extension):
         try:
             outcome = await self.backend.search(query, limit)
         except Exception as error:  # a broken backend: the model can still try again
-            _log.warning("tool search failed for %r", query, exc_info=True)
+            _log.warning("tool search failed for %r", _shortened(query), exc_info=True)
             return {"found": [], "note": f"the search failed ({type(error).__name__}); retry"}
         names = [name for name in outcome.names if name in self.index.tools][:limit]
         if outcome.note:
-            _log.info("tool search %r: %s", query, outcome.note)
+            _log.info("tool search %r: %s", _shortened(query), outcome.note)
         if not names:
             return {
                 "found": [],
-                "note": f"No tool matches {query!r}. Describe what you want to do in other "
-                "words, or answer without tools.",
+                "note": f"No tool matches {_shortened(query)!r}. Describe what you want to "
+                "do in other words, or answer without tools.",
             }
         state = _state(ctx)
         state.active.update(dict.fromkeys(n for n in names if n in self.deferred))
@@ -447,6 +447,11 @@ def _take_decision(state: _Discovery, request: ApprovalRequest) -> Approval | No
             del state.decisions[position]
             return decision
     return None
+
+
+def _shortened(query: str, limit: int = 200) -> str:
+    """A query as it is quoted back (the model may send one of any length)."""
+    return query if len(query) <= limit else query[: limit - 1] + "…"
 
 
 def _quoted(text: str) -> str:
