@@ -483,3 +483,18 @@ def test_a_query_that_finds_nothing_is_not_echoed_whole() -> None:
     huge = "zzzz " * 100_000
     text = _execute(chain, ctx, "tool_search", query=huge)
     assert "No tool matches" in text and len(text) < 1_000
+
+
+@KINDS
+def test_a_broken_saved_state_is_logged_and_the_run_goes_on(
+    kind: Kind, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = ScriptedModel([answer(kind, "hello")])
+    broken = {"tool_search": {"active": "not a list"}, "working_memory": 42}
+    search = search_for()
+    result = build(kind, model, search, WorkingMemory(search.index)).run_sync(
+        "Hi", extension_state=broken
+    )
+    assert result.ok and result.answer == "hello"
+    assert "tool_search failed to load its state" in caplog.text
+    assert "working_memory failed to load its state" in caplog.text

@@ -142,8 +142,15 @@ def saved_state(ctx: ExecutionContext, extensions: Sequence[Extension]) -> dict[
 def restore_state(
     ctx: ExecutionContext, extensions: Sequence[Extension], state: Mapping[str, object]
 ) -> None:
-    """Hand each extension what it saved in an earlier run (``saved_state``)."""
+    """Hand each extension what it saved in an earlier run (``saved_state``).
+
+    A state an extension cannot take up (edited, or saved by another version) is logged
+    and skipped, as a failing save is: the run starts without it rather than not at all.
+    """
     for extension in extensions:
         load = getattr(extension, "load_state", None)
         if load is not None and extension.name in state:
-            load(ctx, state[extension.name])
+            try:
+                load(ctx, state[extension.name])
+            except Exception:
+                _log.exception("extension %s failed to load its state", extension.name)
