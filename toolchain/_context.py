@@ -281,10 +281,10 @@ class ExecutionContext:
         self._cancelled = threading.Event()
         self._cancel_reason = ""
         self.pause_reason = ""
-        self.finish_text: str | None = None
-        """Set by ``finish``: the answer the run ends with after its current step."""
         """Set by ``pause``: the run stops before its next model call, for a person to
         decide something (an approval); ``""`` while the run goes on."""
+        self.finish_text: str | None = None
+        """Set by ``finish``: the answer the run ends with after its current step."""
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._call_ids = itertools.count(1)
