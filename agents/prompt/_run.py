@@ -52,6 +52,7 @@ from toolchain import (
     Limits,
     RawToolCallResult,
     StateKey,
+    Stats,
     TextContent,
     ToolCall,
     ToolCallError,
@@ -288,16 +289,26 @@ async def _execute(
         )
         async for event in stream:
             if on_chunk is not None and isinstance(event, ModelTextDelta | ModelToolCallDelta):
-                on_chunk(event)
+                _notify(ctx, on_chunk, event)
             if isinstance(event, RunFinished):
                 result = event.result
                 if result.stopped_by == "error" and on_error is not None:
-                    on_error(result.error or "error")
+                    _notify(ctx, on_error, result.error or "error")
                 if on_finish is not None:
-                    on_finish(result)
+                    _notify(ctx, on_finish, result)
             yield event
     finally:
         unsubscribe()
+
+
+def _notify(ctx: ExecutionContext, callback: Callable[[Any], object], value: object) -> None:
+    """Call a callback as the run's observers are called (``on_step`` is one): one that
+    raises is logged and counted, and never changes or ends the run."""
+    try:
+        callback(value)
+    except Exception:
+        _log.exception("a run_prompt callback raised")
+        ctx.stats.increment(Stats.OBSERVER_ERRORS)
 
 
 def _agent(

@@ -578,3 +578,23 @@ def test_the_composite_file_tool_with_one_failing_sub_call(protocol: Protocol) -
             {"name": "read", "result": {"content": "Hello World"}},
         ]
     }
+
+
+# -- review fixes ---------------------------------------------------------------------------
+
+
+def test_a_raising_callback_neither_ends_nor_changes_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def boom(event: object) -> None:
+        raise RuntimeError("callback bug")
+
+    model = ScriptedModel(["Hello there"], chunk_size=100)  # one chunk
+    run = run_prompt(lambda p: p.user("Hi"), model=model, on_chunk=boom, on_finish=boom)
+    result = run.run_sync()
+    assert result.ok and result.answer == "Hello there"
+    assert "callback bug" in caplog.text
+    assert run.ctx.stats.get(Stats.OBSERVER_ERRORS) == 2  # counted as observers' errors
+
+    failing = run_prompt(lambda p: p.user("Hi"), model=ScriptedModel([]), on_error=boom).run_sync()
+    assert failing.stopped_by == "error"
