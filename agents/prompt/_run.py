@@ -411,6 +411,12 @@ class _HookAdapter:
         variables = ctx.state.setdefault(_VARIABLES, lambda: dict(self.prompt.definitions))
         done: list[Iteration] = ctx.state.setdefault(_STEPS, list)
         steps = tuple(done)
+        head = self.head  # the definitions part the system prompt starts with now
+        defined = self.prompt.definitions
+        if len(variables) != len(defined) or any(
+            variables.get(name) is not value for name, value in defined.items()
+        ):  # changed at an earlier step: they hold from then on
+            request, head = self._with_head(request, head, variables)
         for fn in self.prompt.hooks:
             given = HookInput(
                 messages=request.messages,
@@ -429,12 +435,12 @@ class _HookAdapter:
                 raise TypeError(
                     f"a def_hook function returned {type(out).__name__}, not HookResult"
                 )
-            request = self._apply(request, out, variables)
+            request, head = self._apply(request, head, out, variables)
         return request
 
     def _apply(
-        self, request: StepRequest, out: HookResult, variables: dict[str, Definition]
-    ) -> StepRequest:
+        self, request: StepRequest, head: str, out: HookResult, variables: dict[str, Definition]
+    ) -> tuple[StepRequest, str]:
         changes: dict[str, Any] = {}
         if out.variables is not None:
             for name, value in out.variables.items():
@@ -443,15 +449,29 @@ class _HookAdapter:
                     if isinstance(value, Definition)
                     else Definition(name, "text", value, value)
                 )
-            head = self.prompt.system_text(variables)
-            if request.system_prompt.startswith(self.head):
-                changes["system_prompt"] = head + request.system_prompt[len(self.head) :]
-            else:
-                changes["system_prompt"] = head
+            request, head = self._with_head(request, head, variables)
         if out.system is not None:
             changes["system_prompt"] = out.system
         if out.active_tools is not None:
             changes["tools"] = tuple(out.active_tools)
         if out.messages is not None:
             changes["messages"] = tuple(out.messages)
-        return dataclasses.replace(request, **changes) if changes else request
+        return (dataclasses.replace(request, **changes) if changes else request), head
+
+    def _with_head(
+        self, request: StepRequest, head: str, variables: dict[str, Definition]
+    ) -> tuple[StepRequest, str]:
+        """``request`` with its system prompt's ``head`` (the definitions part) showing
+        ``variables``, the rest kept (the text protocol's guide and tool listing); the
+        new head. A system prompt a hook replaced becomes the new head alone."""
+        new = self.prompt.system_text(variables)
+        system = request.system_prompt
+        if not system.startswith(head):
+            system = new
+        elif head:
+            system = new + system[len(head) :]
+        elif system:
+            system = f"{new}\n\n{system}" if new else system
+        else:
+            system = new
+        return dataclasses.replace(request, system_prompt=system), new

@@ -598,3 +598,34 @@ def test_a_raising_callback_neither_ends_nor_changes_the_run(
 
     failing = run_prompt(lambda p: p.user("Hi"), model=ScriptedModel([]), on_error=boom).run_sync()
     assert failing.stopped_by == "error"
+
+
+@PROTOCOLS
+def test_variables_a_hook_changed_stay_in_the_system_prompt(protocol: Protocol) -> None:
+    def once(given: HookInput) -> HookResult | None:
+        if given.step_number == 0:
+            return HookResult(variables={"MOOD": "sunny"})
+        return None
+
+    def also(given: HookInput) -> HookResult | None:
+        if given.step_number == 0:
+            return HookResult(variables={"PLACE": given.variables["PLACE"].text + "!"})
+        return None
+
+    model = ScriptedModel([call(protocol, "add", a=1, b=2), answer(protocol, "ok")])
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_("MOOD", "grey")
+        prompt.def_("PLACE", "Oslo")
+        prompt.def_tool("add", "Add two numbers.", Numbers, lambda i: i.a + i.b)
+        prompt.def_hook(once)
+        prompt.def_hook(also)
+        prompt.user("Go")
+
+    assert run_prompt(build, model=model, protocol=protocol).run_sync().ok
+    first, second = (r.messages[0].text_content() for r in model.requests)
+    assert "<MOOD>\nsunny\n</MOOD>" in first and "<PLACE>\nOslo!\n</PLACE>" in first
+    assert "<MOOD>\nsunny\n</MOOD>" in second  # from this step on, not for one step
+    assert "<PLACE>\nOslo!\n</PLACE>" in second
+    if protocol == "text":  # two hooks changing variables keep the rest of the prompt
+        assert all("<available_tools>" in text and "- add:" in text for text in (first, second))
