@@ -18,6 +18,7 @@ progress, completed.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
@@ -77,6 +78,8 @@ class _Progress:
         default_factory=lambda: {}
     )
     """task id → what its ``extend`` declared (tools, system text, messages)."""
+    finishing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while a ``finish_task`` call validates and completes the current task."""
 
 
 # -- the shared view -------------------------------------------------------------------------
@@ -157,6 +160,12 @@ class TaskList:
 
     async def finish(self, ctx: ExecutionContext, result: str) -> str:
         progress = self.progress(ctx)
+        # Calls of one action run concurrently: each finishes the task current when its
+        # turn comes, as if they had run one after another (an async validation awaits).
+        async with progress.finishing:
+            return await self._finish(ctx, progress, result)
+
+    async def _finish(self, ctx: ExecutionContext, progress: _Progress, result: str) -> str:
         current = next((e for e in progress.entries if e.state == "in_progress"), None)
         if current is None:
             return "Every task is already completed."

@@ -19,7 +19,13 @@ from syrupy.assertion import SnapshotAssertion
 
 from agents import AgentResult
 from agents.events import IterationFinished
-from agents.models import GenerateOptions, Message, ScriptedModel, ScriptedReply
+from agents.models import (
+    GenerateOptions,
+    Message,
+    ScriptedModel,
+    ScriptedReply,
+    ToolCallRequest,
+)
 from agents.prompt import HookInput, HookResult, Prompt, Task, run_prompt
 from agents.result import Iteration
 from toolchain import ExecutionContext, Stats
@@ -629,3 +635,41 @@ def test_variables_a_hook_changed_stay_in_the_system_prompt(protocol: Protocol) 
     assert "<PLACE>\nOslo!\n</PLACE>" in second
     if protocol == "text":  # two hooks changing variables keep the rest of the prompt
         assert all("<available_tools>" in text and "- add:" in text for text in (first, second))
+
+
+@PROTOCOLS
+def test_concurrent_finish_task_calls_finish_tasks_one_at_a_time(protocol: Protocol) -> None:
+    import asyncio
+
+    def check(expected: str) -> Any:
+        async def validation(result: str) -> str | None:
+            await asyncio.sleep(0.01)
+            return None if result == expected else f"expected {expected}"
+
+        return validation
+
+    tasks = [Task(f"Say {n}", validation=check(str(n))) for n in (1, 2, 3)]
+    if protocol == "text":
+        both = json.dumps(
+            [
+                {"tool": "finish_task", "args": {"result": "1"}},
+                {"tool": "finish_task", "args": {"result": "2"}},
+            ]
+        )
+        first: Reply = f"<action>{both}</action>"
+    else:
+        first = ScriptedReply(
+            tool_calls=(
+                ToolCallRequest("a", "finish_task", '{"result": "1"}'),
+                ToolCallRequest("b", "finish_task", '{"result": "2"}'),
+            )
+        )
+    model = ScriptedModel([first, call(protocol, "finish_task", result="3")])
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_task_list(tasks)
+        prompt.user("Do the tasks.")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.ok, result.error
+    assert result.answer == "Say 1: 1\nSay 2: 2\nSay 3: 3"
