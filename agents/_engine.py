@@ -525,6 +525,14 @@ class StepEngine(ABC, Generic[AnswerT]):
         if shown != plain.tools and prompt == system_text:
             prompt = self.system_prompt(shown)  # the listing follows the tools shown
             final = dataclasses.replace(final, system_prompt=prompt)
+        elif shown != plain.tools and self.protocol == "text":
+            # A hook changed the prompt too (a task's system part, say): the listing in
+            # it, wherever it kept it, still follows the tools shown.
+            listed = self.tool_chain.available_tools_prompt(plain.tools)
+            if listed and prompt.count(listed) == 1:
+                now = self.tool_chain.available_tools_prompt(shown) or "(no tools)"
+                prompt = prompt.replace(listed, now)
+                final = dataclasses.replace(final, system_prompt=prompt)
         ctx.events.emit(StepReady(ctx, final, changed))
         system = plain.messages[0]
         if prompt != system_text:

@@ -498,3 +498,21 @@ def test_a_broken_saved_state_is_logged_and_the_run_goes_on(
     assert result.ok and result.answer == "hello"
     assert "tool_search failed to load its state" in caplog.text
     assert "working_memory failed to load its state" in caplog.text
+
+
+def test_a_hook_that_changes_the_prompt_does_not_bring_back_the_hidden_tools() -> None:
+    import dataclasses
+
+    from agents.steps import StepRequest
+
+    def rules(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        return dataclasses.replace(step, system_prompt=step.system_prompt + "\n\nBe brief.")
+
+    model = ScriptedModel([answer("react", "hi")])
+    agent = ReActAgent(
+        model, tool_chain=JSONToolChain(), extensions=[search_for()], step_hooks=[rules]
+    )
+    assert agent.run_sync("Hi").ok
+    system = model.requests[0].messages[0].text_content()
+    assert system.endswith("Be brief.") and "- tool_search:" in system
+    assert "- send_email:" not in system and "- search_images:" not in system

@@ -589,23 +589,6 @@ def test_the_composite_file_tool_with_one_failing_sub_call(protocol: Protocol) -
 # -- review fixes ---------------------------------------------------------------------------
 
 
-def test_a_raising_callback_neither_ends_nor_changes_the_run(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    def boom(event: object) -> None:
-        raise RuntimeError("callback bug")
-
-    model = ScriptedModel(["Hello there"], chunk_size=100)  # one chunk
-    run = run_prompt(lambda p: p.user("Hi"), model=model, on_chunk=boom, on_finish=boom)
-    result = run.run_sync()
-    assert result.ok and result.answer == "Hello there"
-    assert "callback bug" in caplog.text
-    assert run.ctx.stats.get(Stats.OBSERVER_ERRORS) == 2  # counted as observers' errors
-
-    failing = run_prompt(lambda p: p.user("Hi"), model=ScriptedModel([]), on_error=boom).run_sync()
-    assert failing.stopped_by == "error"
-
-
 @PROTOCOLS
 def test_variables_a_hook_changed_stay_in_the_system_prompt(protocol: Protocol) -> None:
     def once(given: HookInput) -> HookResult | None:
@@ -635,6 +618,36 @@ def test_variables_a_hook_changed_stay_in_the_system_prompt(protocol: Protocol) 
     assert "<PLACE>\nOslo!\n</PLACE>" in second
     if protocol == "text":  # two hooks changing variables keep the rest of the prompt
         assert all("<available_tools>" in text and "- add:" in text for text in (first, second))
+
+
+@PROTOCOLS
+def test_a_task_only_tool_is_listed_beside_the_tasks_system_part(protocol: Protocol) -> None:
+    def extend(prompt: Prompt, messages: Sequence[Message]) -> None:
+        prompt.def_tool("calculator", "Perform multiplication.", Numbers, lambda i: i.a * i.b)
+        prompt.def_system("instructions", "Use the calculator tool for multiplication.")
+
+    model = ScriptedModel(
+        [
+            call(protocol, "finish_task", result="8"),
+            call(protocol, "calculator", a=8, b=2),
+            call(protocol, "finish_task", result="16"),
+        ]
+    )
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_task_list([Task("Calculate 5 + 3"), Task("Double it", extend=extend)])
+        prompt.user("Do the tasks.")
+
+    assert run_prompt(build, model=model, protocol=protocol).run_sync().ok
+    first, second, third = (r.messages[0].text_content() for r in model.requests)
+    assert "Use the calculator tool" in second
+    if protocol == "text":
+        assert "- calculator: Perform multiplication." not in first
+        assert "- calculator: Perform multiplication." in second
+        assert "- calculator: Perform multiplication." in third
+        assert "- finish_task:" in second
+    else:
+        assert "calculator" in [s.name for s in model.requests[1].options.tools]
 
 
 @PROTOCOLS
@@ -673,3 +686,20 @@ def test_concurrent_finish_task_calls_finish_tasks_one_at_a_time(protocol: Proto
     result = run_prompt(build, model=model, protocol=protocol).run_sync()
     assert result.ok, result.error
     assert result.answer == "Say 1: 1\nSay 2: 2\nSay 3: 3"
+
+
+def test_a_raising_callback_neither_ends_nor_changes_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def boom(event: object) -> None:
+        raise RuntimeError("callback bug")
+
+    model = ScriptedModel(["Hello there"], chunk_size=100)  # one chunk
+    run = run_prompt(lambda p: p.user("Hi"), model=model, on_chunk=boom, on_finish=boom)
+    result = run.run_sync()
+    assert result.ok and result.answer == "Hello there"
+    assert "callback bug" in caplog.text
+    assert run.ctx.stats.get(Stats.OBSERVER_ERRORS) == 2  # counted as observers' errors
+
+    failing = run_prompt(lambda p: p.user("Hi"), model=ScriptedModel([]), on_error=boom).run_sync()
+    assert failing.stopped_by == "error"
