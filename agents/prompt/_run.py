@@ -453,7 +453,9 @@ class _HookAdapter:
         if out.system is not None:
             changes["system_prompt"] = out.system
         if out.active_tools is not None:
-            changes["tools"] = tuple(out.active_tools)
+            changes["tools"] = active = tuple(out.active_tools)
+            if request.described is not None:  # told of no tool it may not call
+                changes["described"] = tuple(n for n in request.described if n in active)
         if out.messages is not None:
             changes["messages"] = tuple(out.messages)
         return (dataclasses.replace(request, **changes) if changes else request), head

@@ -198,6 +198,9 @@ class TaskList:
         names = [n for n in focused.tools if n not in others]
         names += [t.name for t in tools if t.name not in names]
         changes: dict[str, Any] = {"tools": tuple(names)}
+        if focused.described is not None:  # an earlier hook (tool discovery) chose these
+            told = [n for n in focused.described if n not in others]
+            changes["described"] = (*told, *(t.name for t in tools if t.name not in told))
         if system:
             changes["system_prompt"] = f"{focused.system_prompt}\n\n{system}"
         return dataclasses.replace(focused, **changes)

@@ -26,7 +26,7 @@ from agents.models import (
     ScriptedReply,
     ToolCallRequest,
 )
-from agents.prompt import HookInput, HookResult, Prompt, Task, run_prompt
+from agents.prompt import FunctionTool, HookInput, HookResult, Prompt, Task, run_prompt
 from agents.result import Iteration
 from toolchain import ExecutionContext, Stats
 
@@ -703,3 +703,48 @@ def test_a_raising_callback_neither_ends_nor_changes_the_run(
 
     failing = run_prompt(lambda p: p.user("Hi"), model=ScriptedModel([]), on_error=boom).run_sync()
     assert failing.stopped_by == "error"
+
+
+@PROTOCOLS
+def test_tool_search_beside_a_task_only_tool_and_a_hook_narrowing_tools(protocol: Protocol) -> None:
+    from toolchain.discovery import KeywordSearch, ToolSearch
+
+    def extend(prompt: Prompt, messages: Sequence[Message]) -> None:
+        prompt.def_tool("calculator", "Perform multiplication.", Numbers, lambda i: i.a * i.b)
+
+    def narrow(given: HookInput) -> HookResult | None:
+        if given.step_number == 2:  # the last step: finish_task only
+            return HookResult(active_tools=["finish_task"])
+        return None
+
+    hidden = FunctionTool("send_email", "Send an email.", City, lambda i: "sent")
+    search = ToolSearch([hidden], backend=KeywordSearch(), defer=True)
+    model = ScriptedModel(
+        [
+            call(protocol, "finish_task", result="8"),
+            call(protocol, "calculator", a=8, b=2),
+            call(protocol, "finish_task", result="16"),
+        ]
+    )
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_task_list([Task("Calculate 5 + 3"), Task("Double it", extend=extend)])
+        prompt.def_hook(narrow)
+        prompt.user("Do the tasks.")
+
+    result = run_prompt(build, model=model, protocol=protocol, plugins=[search]).run_sync()
+    assert result.ok, result.error
+    if protocol == "native":
+        shown = [[s.name for s in r.options.tools] for r in model.requests]
+    else:
+        shown = [
+            [
+                n
+                for n in ("tool_search", "finish_task", "calculator", "send_email")
+                if f"- {n}:" in r.messages[0].text_content()
+            ]
+            for r in model.requests
+        ]
+    assert sorted(shown[0]) == ["finish_task", "tool_search"]
+    assert sorted(shown[1]) == ["calculator", "finish_task", "tool_search"]
+    assert shown[2] == ["finish_task"]  # told only of the tools it may call
