@@ -516,3 +516,40 @@ def test_a_hook_that_changes_the_prompt_does_not_bring_back_the_hidden_tools() -
     system = model.requests[0].messages[0].text_content()
     assert system.endswith("Be brief.") and "- tool_search:" in system
     assert "- send_email:" not in system and "- search_images:" not in system
+
+
+def test_a_call_held_in_a_later_run_keeps_the_earlier_held_calls() -> None:
+    both = json.dumps(
+        [
+            {"tool": "publish_page", "args": {"page_id": "p1"}},
+            {"tool": "publish_page", "args": {"page_id": "p2"}},
+        ]
+    )
+    first_model = ScriptedModel(
+        [call("react", "tool_search", query="publish a page"), f"<action>{both}</action>"]
+    )
+    search = search_for()
+    first = build("react", first_model, search).run_sync("Publish Home and About")
+    assert first.stopped_by == "paused"
+    held = {r.call_id: r.args["page_id"] for r in search.pending(first.extension_state)}
+    assert sorted(held.values()) == ["p1", "p2"]
+    p1 = next(call_id for call_id, page in held.items() if page == "p1")
+    state = search.decide(first.extension_state, p1, Approval.granted())
+    # The next run counts its call ids from 1 again: its third call has p2's id.
+    second_model = ScriptedModel(
+        [
+            call("react", "publish_page", page_id="p1"),
+            call("react", "list_pages"),
+            call("react", "publish_page", page_id="p3"),
+        ]
+    )
+    second = build("react", second_model, search).run_sync(
+        "Approved", history=first.messages, extension_state=state
+    )
+    assert second.stopped_by == "paused"
+    pending = search.pending(second.extension_state)
+    assert sorted(str(r.args["page_id"]) for r in pending) == ["p2", "p3"]
+    assert len({r.call_id for r in pending}) == 2
+    [p3] = [r for r in pending if r.args["page_id"] == "p3"]
+    decided = search.decide(second.extension_state, p3.call_id, Approval.denied())
+    assert [r.args["page_id"] for r in search.pending(decided)] == ["p2"]

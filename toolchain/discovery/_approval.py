@@ -20,7 +20,12 @@ __all__ = ["Approval", "ApprovalRequest", "Approver"]
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
-    """A call waiting for approval: what would run, and how risky the tool is."""
+    """A call waiting for approval: what would run, and how risky the tool is.
+
+    ``call_id`` is the call's id, with ``~2``, ``~3`` … added when a call held in an
+    earlier run of the conversation still waits under that id (text-protocol ids
+    restart at ``call_1`` each run): the handle ``ToolSearch.decide`` takes.
+    """
 
     call_id: str
     tool: str

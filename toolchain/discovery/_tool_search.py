@@ -416,7 +416,7 @@ class _Gate(ToolHook):
                 kind="unknown_tool",
             )
         info = owner.index.info_of(call.name)
-        request = ApprovalRequest(call.id, call.name, dict(call.args), info.risk)
+        request = ApprovalRequest(_held_id(state, call.id), call.name, dict(call.args), info.risk)
         decision = _take_decision(state, request)
         if decision is None and owner.approve is not None:
             try:
@@ -429,8 +429,8 @@ class _Gate(ToolHook):
                     f"({type(error).__name__}); do not retry it now"
                 ) from error
         if decision is None:
-            state.pending[call.id] = request
-            ctx.pause(f"{call.name} (call {call.id}) is waiting for approval")
+            state.pending[request.call_id] = request
+            ctx.pause(f"{call.name} (call {request.call_id}) is waiting for approval")
             raise ToolCallRefused(
                 f"{call.name} needs a person's approval; it is held and the run pauses "
                 "until they decide. You will be told the decision."
@@ -438,6 +438,16 @@ class _Gate(ToolHook):
         if not decision.approved:
             why = f": {decision.reason}" if decision.reason else ""
             raise ToolCallRefused(f"{call.name} was not approved{why}. Do not call it again")
+
+
+def _held_id(state: _Discovery, call_id: str) -> str:
+    """``call_id``, or a variant no held call has: each run numbers its calls from
+    ``call_1`` again, and a call an earlier run held may still wait under that id."""
+    held, count = call_id, 1
+    while held in state.pending:
+        count += 1
+        held = f"{call_id}~{count}"
+    return held
 
 
 def _take_decision(state: _Discovery, request: ApprovalRequest) -> Approval | None:
