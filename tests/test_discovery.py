@@ -531,7 +531,7 @@ def test_a_call_held_in_a_later_run_keeps_the_earlier_held_calls() -> None:
     search = search_for()
     first = build("react", first_model, search).run_sync("Publish Home and About")
     assert first.stopped_by == "paused"
-    held = {r.call_id: r.args["page_id"] for r in search.pending(first.extension_state)}
+    held = {r.call_id: str(r.args["page_id"]) for r in search.pending(first.extension_state)}
     assert sorted(held.values()) == ["p1", "p2"]
     p1 = next(call_id for call_id, page in held.items() if page == "p1")
     state = search.decide(first.extension_state, p1, Approval.granted())
