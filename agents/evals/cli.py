@@ -265,8 +265,9 @@ def _show_run(console: Console, result: CaseResult, *, show_system: bool) -> Non
 def _table(report: EvalReport) -> Table:
     table = Table(title="prompt cases")
     columns = ("Model", "Prompt Id", "Few-shot", "Validation", "Protocol", "Boxing", "Reason")
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    for column in columns:  # the reason folds; the rest stay on one line
+        wraps = column == "Reason"
+        table.add_column(column, overflow="fold", no_wrap=not wraps, ratio=1 if wraps else None)
     for row in report.rows():
         model, case, few, verdict, protocol, boxing, _, _, reason = row
         table.add_row(model, case, few, verdict, protocol, boxing, Text(reason))

@@ -22,6 +22,10 @@ from tests.agents.evals.recording import (
 
 REPLAY = ModelTarget(MODEL_NAME, lambda: pytest.fail("replay must never build a model"))
 
+RERECORD = (
+    "if a prompt changed on purpose, re-record: .venv/bin/python -m tests.agents.evals.recording"
+)
+
 PLAN = [(case, variant) for case, variants in suites() for variant in variants]
 
 
@@ -33,7 +37,7 @@ PLAN = [(case, variant) for case, variants in suites() for variant in variants]
 def test_each_ported_case_replays_and_passes(case_id: str, variant: Variant) -> None:
     [case] = [case for case, _ in suites() if case.id == case_id]
     result = asyncio.run(run_case(case, REPLAY, variant.settings("replay")))
-    assert result.passed, result.failures
+    assert result.passed, f"{result.failures}; {RERECORD}"
     assert result.stopped_by == "answer" and result.calls
 
 
