@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
@@ -104,7 +104,7 @@ class HookResult:
     system: str | None = None
     active_tools: Sequence[str] | None = None
     messages: Sequence[Message] | None = None
-    variables: dict[str, str | Definition] | None = None
+    variables: Mapping[str, str | Definition] | None = None
 
 
 PromptHook = Callable[[HookInput], "HookResult | Awaitable[HookResult | None] | None"]

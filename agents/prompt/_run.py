@@ -24,7 +24,14 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
 
 from typing_extensions import Unpack
@@ -181,7 +188,7 @@ class PromptRun(Generic[AnswerT]):
                 return event.result
         raise RuntimeError("the run ended without a result")
 
-    def __await__(self) -> Any:
+    def __await__(self) -> Generator[Any, None, AgentResult[AnswerT]]:
         return self.result().__await__()
 
     async def text(self) -> str:
