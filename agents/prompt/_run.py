@@ -128,7 +128,11 @@ class PromptRun(Generic[AnswerT]):
     - ``run.prompt``: the ``Prompt`` that was built (after the run started).
     """
 
-    def __init__(self, start: Callable[[PromptRun[AnswerT]], AsyncIterator[RunEvent[AnswerT]]]):
+    def __init__(
+        self,
+        start: Callable[[PromptRun[AnswerT]], AsyncIterator[RunEvent[AnswerT]]],
+        ctx: ExecutionContext | None = None,
+    ):
         self._start = start
         self.prompt = Prompt()
         self._events: list[RunEvent[AnswerT]] = []
@@ -136,8 +140,8 @@ class PromptRun(Generic[AnswerT]):
         self._error: BaseException | None = None
         self._changed: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
-        self.ctx = ExecutionContext()
-        """The run's context (set when the run starts)."""
+        self.ctx = ctx if ctx is not None else ExecutionContext()
+        """The run's context, from the start: ``run.ctx.cancel()`` cancels the run."""
 
     def _ensure_started(self) -> asyncio.Event:
         if self._changed is None:
@@ -231,7 +235,10 @@ def run_prompt(
     build: Build, *, model: Model | str, **options: Unpack[PromptOptions]
 ) -> PromptRun[Any]:
     """Run the prompt ``build`` declares (see the module text)."""
-    return PromptRun(lambda run: _execute(run, build, model, options))
+    ctx = options.get("ctx") or ExecutionContext(
+        limits=options.get("limits"), name=options.get("name", "prompt")
+    )
+    return PromptRun(lambda run: _execute(run, build, model, options), ctx)
 
 
 _STEPS = StateKey[list[Iteration]]("agents.prompt.steps")
@@ -264,10 +271,7 @@ async def _execute(
         raise ValueError("the prompt must end with a user message: call prompt.user(...)")
     protocol = options.get("protocol", "native")
     agent = _agent(prompt, resolve_model(model) if isinstance(model, str) else model, options)
-    ctx = options.get("ctx") or ExecutionContext(
-        limits=options.get("limits"), name=options.get("name", "prompt")
-    )
-    run.ctx = ctx
+    ctx = run.ctx
     steps = ctx.state.setdefault(_STEPS, list)
     on_step = options.get("on_step")
     stop_when = options.get("stop_when")

@@ -28,7 +28,7 @@ from agents.models import (
 )
 from agents.prompt import FunctionTool, HookInput, HookResult, Prompt, Task, run_prompt
 from agents.result import Iteration
-from toolchain import ExecutionContext, Stats
+from toolchain import ExecutionContext, Limits, Stats
 
 Protocol = Literal["native", "text"]
 PROTOCOLS = pytest.mark.parametrize("protocol", ["native", "text"])
@@ -748,3 +748,12 @@ def test_tool_search_beside_a_task_only_tool_and_a_hook_narrowing_tools(protocol
     assert sorted(shown[0]) == ["finish_task", "tool_search"]
     assert sorted(shown[1]) == ["calculator", "finish_task", "tool_search"]
     assert shown[2] == ["finish_task"]  # told only of the tools it may call
+
+
+def test_cancelling_run_ctx_before_the_run_starts_cancels_it() -> None:
+    model = ScriptedModel(["never"])
+    run = run_prompt(lambda p: p.user("Hi"), model=model, limits=Limits(max_iterations=3))
+    run.ctx.cancel("changed my mind")  # PromptRun has no cancel(): its ctx is the way
+    result = run.run_sync()
+    assert result.stopped_by == "cancelled" and model.requests == []
+    assert run.ctx.limits.max_iterations == 3 and run.ctx.name == "prompt"
