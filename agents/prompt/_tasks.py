@@ -78,6 +78,8 @@ class _Progress:
         default_factory=lambda: {}
     )
     """task id → what its ``extend`` declared (tools, system text, messages)."""
+    created: int = 0
+    """Tasks the model created so far (the dynamic list's ids count them)."""
     finishing: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while a ``finish_task`` call validates and completes the current task."""
 
@@ -299,7 +301,8 @@ class DynamicTaskList:
     def _create(self, ctx: ExecutionContext, input: BaseModel) -> str:
         assert isinstance(input, CreateInput)
         progress = self.progress(ctx)
-        entry = _Entry(str(len(progress.entries) + 1), input.description.strip())
+        progress.created += 1  # never the number of tasks: a deleted task's id stays used
+        entry = _Entry(str(progress.created), input.description.strip())
         progress.entries.append(entry)
         return f"created task {entry.id}: {entry.description}"
 

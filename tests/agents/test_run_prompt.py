@@ -757,3 +757,24 @@ def test_cancelling_run_ctx_before_the_run_starts_cancels_it() -> None:
     result = run.run_sync()
     assert result.stopped_by == "cancelled" and model.requests == []
     assert run.ctx.limits.max_iterations == 3 and run.ctx.name == "prompt"
+
+
+@PROTOCOLS
+def test_a_task_created_after_a_deletion_gets_an_id_of_its_own(protocol: Protocol) -> None:
+    steps: list[Reply] = [call(protocol, "create_task", description=f"step {n}") for n in (1, 2, 3)]
+    steps += [
+        call(protocol, "delete_task", task_id="2"),
+        call(protocol, "create_task", description="step 4"),
+        call(protocol, "complete_task", task_id="1", result="did 1"),
+        call(protocol, "complete_task", task_id="3", result="did 3"),
+        call(protocol, "complete_task", task_id="4", result="did 4"),
+    ]
+    model = ScriptedModel(steps)
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_dynamic_task_list()
+        prompt.user("Plan and do the steps.")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.ok, result.error
+    assert result.answer == "step 1: did 1\nstep 3: did 3\nstep 4: did 4"
