@@ -49,7 +49,7 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(
         "eval",
         help="run prompt cases (Markdown with YAML frontmatter) against models",
-        description=(__doc__ or "").split("\n")[0],
+        description="Run prompt cases against models; print and write reports.",
     )
     parser.add_argument("prompt", nargs="?", help="a prompt to run (no checks but an answer)")
     parser.add_argument("--file", action="append", default=[], help="a case file (repeatable)")
@@ -68,14 +68,24 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         "--temperature", type=float, help="sampling temperature (ignored for reasoning models)"
     )
     parser.add_argument("--max-retries", type=_count, help="retries of each model call (0: none)")
-    parser.add_argument("--boxing", choices=["opaque", "json"], default="opaque")
+    parser.add_argument(
+        "--boxing",
+        choices=["opaque", "json"],
+        default="opaque",
+        help="how the relay shows large outputs: internal://… or a resource_link JSON",
+    )
     parser.add_argument(
         "--few-shot",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="the relay guide's worked examples (default on)",
     )
-    parser.add_argument("--protocol", choices=["text", "native"], default="text")
+    parser.add_argument(
+        "--protocol",
+        choices=["text", "native"],
+        default="text",
+        help="text: ReActAgent sections; native: ToolCallingAgent, the API's tool calls",
+    )
     parser.add_argument("--concurrency", type=_positive, default=4, help="runs at a time")
     parser.add_argument("--print-tools", action="store_true", help="show the tools first")
     parser.add_argument(
