@@ -347,6 +347,7 @@ class StepEngine(ABC, Generic[AnswerT]):
             ctx = ExecutionContext(limits=self.limits, name=self.name)
         elif not ctx.limits_given:
             ctx.limits = self.limits  # a ctx passed only to cancel or observe keeps our limits
+        _clear_outcome(ctx)
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         install_extensions(ctx, self.extensions)
@@ -720,6 +721,11 @@ class StepEngine(ABC, Generic[AnswerT]):
         ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
         ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
         step.feedback = feedback
+
+
+def _clear_outcome(ctx: ExecutionContext) -> None:
+    """A context used by an earlier run must not end this one before it starts."""
+    ctx.pause_reason, ctx.finish_text = "", None
 
 
 def inactive_tool(name: str, tools: Sequence[str]) -> ToolCallError:

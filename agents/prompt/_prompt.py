@@ -136,7 +136,9 @@ class FunctionTool(Tool[InputT, OutputT], Generic[InputT, OutputT]):
         self.description = description
         self.input_type = input_type
         self._fn = fn
-        self._wants_ctx = len(inspect.signature(fn).parameters) >= 2
+        # The context goes to a second parameter only when it has no default of its own.
+        params = list(inspect.signature(fn).parameters.values())
+        self._wants_ctx = len(params) >= 2 and params[1].default is inspect.Parameter.empty
 
     async def call(self, ctx: ExecutionContext, input: InputT) -> ToolResult[OutputT]:
         value = self._fn(input, ctx) if self._wants_ctx else self._fn(input)

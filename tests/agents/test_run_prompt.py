@@ -778,3 +778,26 @@ def test_a_task_created_after_a_deletion_gets_an_id_of_its_own(protocol: Protoco
     result = run_prompt(build, model=model, protocol=protocol).run_sync()
     assert result.ok, result.error
     assert result.answer == "step 1: did 1\nstep 3: did 3\nstep 4: did 4"
+
+
+def test_a_context_reused_for_a_new_run_starts_clean() -> None:
+    ctx = ExecutionContext()
+    ctx.pause("an earlier run paused")
+    ctx.finish("an earlier answer")
+    result = run_prompt(lambda p: p.user("Hi"), model=ScriptedModel(["fresh"]), ctx=ctx).run_sync()
+    assert result.ok and result.answer == "fresh"
+
+
+def test_a_tool_function_with_a_defaulted_second_parameter_gets_no_context() -> None:
+    def greet(input: City, greeting: str = "Hello") -> str:
+        return f"{greeting}, {input.city}"
+
+    model = ScriptedModel([ScriptedModel.call("greet", city="Oslo"), "ok"])
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool("greet", "Greet a city.", City, greet)
+        prompt.user("Greet Oslo")
+
+    run = run_prompt(build, model=model)
+    assert run.run_sync().ok
+    assert getattr(run_sync_list(run.tool_results())[0], "output", None) == "Hello, Oslo"

@@ -108,7 +108,7 @@ class WorkingMemory(Extension):
         latest = list(memory.entities.values())[-self.shown :]
         if latest:
             lines.append("Known entities (latest last):")
-            lines += [f"- {e.type}: {e.name} ({e.id})" for e in latest]
+            lines += [f"- {_shown(e.type)}: {_shown(e.name)} ({_shown(e.id)})" for e in latest]
         found = _discovered(ctx)
         if found:
             lines.append("Tools found: " + ", ".join(found))
@@ -184,6 +184,12 @@ class _Recorder(ToolHook):
             except Exception:  # the chain reports unserialisable output itself
                 return
             owner.remember(ctx, call.name, output)
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """One line, bounded: a tool result's names must not forge lines of the list."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _discovered(ctx: ExecutionContext) -> tuple[str, ...]:
