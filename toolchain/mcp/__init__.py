@@ -1,0 +1,63 @@
+"""The tools of an MCP server as this library's ``Tool`` s (extra ``[mcp]``).
+
+``MCPServer`` connects to a Model Context Protocol server, over stdio (a command it
+starts) or streamable HTTP (a URL), with the official ``mcp`` SDK, and offers each of
+the server's tools as an ``MCPTool``: registered on any chain, called by either agent,
+indexed by ``ToolSearch``, boxed by ``ContextRelay`` like any other tool. Importing
+this module does not import the SDK; connecting does.
+
+A whole agent run inside one connection::
+
+    import asyncio
+
+    from agents import ToolCallingAgent
+    from toolchain import JSONToolChain
+    from toolchain.mcp import MCPServer
+
+    async def main() -> None:
+        server = MCPServer.stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])
+        async with server:  # starts it, handshakes, lists every page of tools
+            chain = server.attach(JSONToolChain())  # its tools, kept up to date
+            agent = ToolCallingAgent("openai:gpt-4.1-mini", tool_chain=chain)
+            result = await agent.run("What is 2 + 40? Use get-sum.")
+            print(result.answer)
+        # closed: the session ended and the process is gone
+
+    asyncio.run(main())
+
+``MCPServer.http("http://127.0.0.1:8000/mcp", headers={...})`` reaches a running server
+the same way. ``ToolSearch(ToolIndex(server.tools()))`` lets a model find the few it
+needs among hundreds (it indexes the tools listed when it is built). ``attach`` makes
+the server one of the chain's extensions; ``extensions=[server]`` on an agent works
+too, without the tools the server adds later.
+
+What the model sees and what a call gives:
+
+- the tool's description and its input schema exactly as the server gave them, in the
+  text-mode listing and in native specs. Arguments are validated against that schema
+  (``jsonschema``) before anything is sent: a bad call is answered at once, field by
+  field (``invalid arguments for weather: city: required field is missing``).
+- the result: ``structuredContent`` is the typed output (``ToolResult.text``) when the
+  server sends it; otherwise the text, or a list of text and resource entries
+  (``{"type": "resource_link", "uri": ...}``) when it sent resources. Images, audio and
+  binary resources are media (``ImageContent`` …), sent beside the observation.
+- an ``isError`` result is that call's ``ToolError``, with the server's message. So are
+  a connection that closes or a transport that fails during the call (the message
+  says so, quoting the end of a stdio server's stderr), and a tool the server no
+  longer offers; the chain's time limit stops a call like any other (the server is
+  told to cancel it). Other calls, finished or still running, keep their results, and
+  the run goes on.
+- when the server announces that its tool list changed, the list is fetched again;
+  attached chains get the new tools, and at the next step an agent offers the tools
+  the server offers then.
+
+Tools must be called on the event loop that connected the server (``await agent.run``,
+not ``run_sync``, inside ``async with``).
+"""
+
+from __future__ import annotations
+
+from toolchain.mcp._schema import SchemaCodec
+from toolchain.mcp._server import MCPConnectionError, MCPServer, MCPTool, ServerOptions
+
+__all__ = ["MCPConnectionError", "MCPServer", "MCPTool", "SchemaCodec", "ServerOptions"]
