@@ -1,0 +1,309 @@
+"""An MCP server for the tests of ``toolchain.mcp``, on the SDK's low-level server API.
+
+Run as a process by the tests, over stdio or streamable HTTP on a loopback port::
+
+    python tests/toolchain/mcp_server.py stdio [--many N] [--page-size N]
+    python tests/toolchain/mcp_server.py http [--many N] [--page-size N]
+
+Over HTTP it binds 127.0.0.1 on a port the system picks and prints
+``listening on <port>`` on stdout once it accepts connections.
+
+Its tools: a typed one (``weather``), one returning an image (``logo``), one with
+structured content and an output schema (``forecast``), one that fails (``fail``,
+``isError``), one that sleeps (``sleep``), one with a large text (``big_text``),
+one returning an embedded resource and resource links (``files``), one that adds or
+removes a tool at run time and says so (``add_tool`` / ``remove_tool``, which send
+``notifications/tools/list_changed``), ``pid`` (the process id, so a test can kill it)
+and ``--many`` generated CRM tools for discovery tests. ``tools/list`` pages
+``--page-size`` tools at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+BIG_TEXT_LINES = 2_000
+
+Context = ServerRequestContext[Any]
+Handler = Callable[[Context, dict[str, Any]], Awaitable[types.CallToolResult]]
+
+
+@dataclass
+class Entry:
+    tool: types.Tool
+    run: Handler
+
+
+def text(value: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
+
+
+def obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+class TestServer:
+    def __init__(self, many: int, page_size: int) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self.page_size = page_size
+        self.tools: dict[str, Entry] = {}
+        self.server: Server[Any] = Server(
+            "test-server",
+            version="1.0",
+            instructions="Tools for testing the MCP client.",
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.add(
+            "weather",
+            "Today's weather in a city.",
+            obj(
+                {
+                    "city": {"type": "string", "description": "The city's name."},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 7, "default": 1},
+                    "unit": {"type": "string", "enum": ["C", "F"]},
+                },
+                ["city"],
+            ),
+            self.weather,
+        )
+        self.add("logo", "The company logo as a PNG image.", obj({}), self.logo)
+        self.add(
+            "forecast",
+            "A forecast for a city, as structured data.",
+            obj({"city": {"type": "string"}}, ["city"]),
+            self.forecast,
+            output=obj(
+                {
+                    "city": {"type": "string"},
+                    "temps": {"type": "array", "items": {"type": "number"}},
+                },
+                ["city", "temps"],
+            ),
+        )
+        self.add("fail", "Always fails.", obj({"why": {"type": "string"}}), self.fail)
+        self.add(
+            "sleep",
+            "Sleeps for some seconds, then says so.",
+            obj({"seconds": {"type": "number"}}, ["seconds"]),
+            self.sleep,
+        )
+        self.add(
+            "big_text",
+            f"A text of {BIG_TEXT_LINES} numbered lines.",
+            obj({}),
+            self.big_text,
+        )
+        self.add(
+            "files", "A report as an embedded resource, and links to others.", obj({}), self.files
+        )
+        self.add(
+            "add_tool",
+            "Adds a tool named `name` that echoes its input.",
+            obj({"name": {"type": "string"}}, ["name"]),
+            self.add_tool,
+        )
+        self.add(
+            "remove_tool",
+            "Removes the tool named `name`.",
+            obj({"name": {"type": "string"}}, ["name"]),
+            self.remove_tool,
+        )
+        self.add("pid", "This server's process id.", obj({}), self.pid)
+        for index in range(many):
+            self.generated(index)
+
+    def add(
+        self,
+        name: str,
+        description: str,
+        schema: dict[str, Any],
+        run: Handler,
+        *,
+        output: dict[str, Any] | None = None,
+    ) -> None:
+        tool = types.Tool(
+            name=name, description=description, input_schema=schema, output_schema=output
+        )
+        self.tools[name] = Entry(tool, run)
+
+    # -- the protocol --------------------------------------------------------------------
+
+    async def list_tools(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        entries = list(self.tools.values())
+        page = entries[start : start + self.page_size]
+        following = start + self.page_size
+        cursor = str(following) if following < len(entries) else None
+        return types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=cursor)
+
+    async def call_tool(
+        self, ctx: Context, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        entry = self.tools.get(params.name)
+        if entry is None:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"no tool {params.name!r}")],
+                is_error=True,
+            )
+        return await entry.run(ctx, dict(params.arguments or {}))
+
+    async def changed(self, ctx: Context) -> None:
+        """Tell the client its tool list changed, in whichever era it speaks."""
+        await self.bus.publish(ToolsListChanged())
+        await ctx.session.send_tool_list_changed()
+
+    # -- the tools ----------------------------------------------------------------------
+
+    async def weather(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        unit = args.get("unit", "C")
+        return text(f"{args['city']}: 21 °{unit} for {args.get('days', 1)} day(s)")
+
+    async def logo(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        image = types.ImageContent(
+            type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="the logo"), image]
+        )
+
+    async def forecast(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        data = {"city": args["city"], "temps": [21.5, 23.0, 19.0]}
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(data))],
+            structured_content=data,
+        )
+
+    async def fail(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        why = args.get("why", "it always does")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"failed: {why}")], is_error=True
+        )
+
+    async def sleep(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        await anyio.sleep(float(args["seconds"]))
+        return text(f"slept {args['seconds']} s")
+
+    async def big_text(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        return text(
+            "\n".join(f"line {n}: lorem ipsum dolor sit amet" for n in range(BIG_TEXT_LINES))
+        )
+
+    async def files(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        report = types.EmbeddedResource(
+            type="resource",
+            resource=types.TextResourceContents(
+                uri="file:///reports/q3.md", mime_type="text/markdown", text="# Q3\nAll good."
+            ),
+        )
+        chart = types.EmbeddedResource(
+            type="resource",
+            resource=types.BlobResourceContents(
+                uri="file:///reports/q3.png",
+                mime_type="image/png",
+                blob=base64.b64encode(PNG).decode(),
+            ),
+        )
+        link = types.ResourceLink(
+            type="resource_link",
+            uri="file:///reports/q2.md",
+            name="q2.md",
+            description="Last quarter's report",
+            mime_type="text/markdown",
+        )
+        return types.CallToolResult(content=[report, chart, link])
+
+    async def add_tool(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        name = str(args["name"])
+
+        async def echo(ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+            return text(f"{name}: {args.get('message', '')}")
+
+        self.add(name, f"Echoes a message ({name}).", obj({"message": {"type": "string"}}), echo)
+        await self.changed(ctx)
+        return text(f"added {name}")
+
+    async def remove_tool(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        self.tools.pop(str(args["name"]), None)
+        await self.changed(ctx)
+        return text(f"removed {args['name']}")
+
+    async def pid(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        return text(str(os.getpid()))
+
+    def generated(self, index: int) -> None:
+        things = ["contact", "invoice", "ticket", "meeting", "deal", "campaign", "product", "order"]
+        verbs = ["create", "update", "delete", "list", "archive"]
+        thing = things[index % len(things)]
+        verb = verbs[(index // len(things)) % len(verbs)]
+        name = f"crm_{verb}_{thing}_{index}"
+
+        async def run(ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+            return text(f"{name} done for {args.get('id', '?')}")
+
+        self.add(
+            name,
+            f"{verb.capitalize()} a {thing} record in the CRM (variant {index}).",
+            obj({"id": {"type": "string", "description": f"The {thing}'s id."}}),
+            run,
+        )
+
+    # -- serving ------------------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, options)
+
+    async def serve_http(self) -> None:
+        import uvicorn
+
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        app = self.server.streamable_http_app()
+
+        class Announcing(uvicorn.Server):
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets)
+                print(f"listening on {port}", flush=True)
+
+        await Announcing(uvicorn.Config(app, log_level="warning")).serve(sockets=[listener])
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("--many", type=int, default=0)
+    parser.add_argument("--page-size", type=int, default=50)
+    options = parser.parse_args(argv)
+    server = TestServer(options.many, options.page_size)
+    anyio.run(server.serve_stdio if options.transport == "stdio" else server.serve_http)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
