@@ -1,0 +1,272 @@
+"""A lenient reader of argument values: JSON, Python literals and Gemma's syntax.
+
+Models write arguments in the syntax of whatever they were trained on: Python
+(``'single'``, ``True``, ``None``, tuples, ``1_000``), Gemma (``<|"|>`` quotes, bare keys)
+or JSON with ``/* comments */``. One hand-written scanner reads them all in one left-to
+-right pass: strings are skipped with ``str.find`` and nesting is capped, so hostile
+text costs linear time and never recursion errors.
+
+Values that parse but cannot be JSON (``b'bytes'``, ``1e999``) are skipped over and
+recorded in ``problems``, so the caller can reject that one call and read on.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+__all__ = ["LiteralError", "LiteralReader", "Syntax", "unescape"]
+
+_GEMMA_QUOTE = '<|"|>'
+_MAX_DEPTH = 64
+# Runs of one character class, anchored where they are used: the backtracking engine has
+# nothing to retry in them, so they stay linear.
+_IDENT = re.compile(r"[^\W\d][\w\-]*")
+_NUMBER = re.compile(r"[-+]?[0-9_]*\.?[0-9_]*(?:[eE][-+]?[0-9_]+)?")
+_KEYWORDS: dict[str, object] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "b": "\b",
+    "f": "\f",
+    "0": "\0",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "/": "/",
+    "\n": "",
+}
+
+
+class LiteralError(ValueError):
+    """Not a readable value. ``at_end``: the text ran out (more may make it readable)."""
+
+    def __init__(self, message: str, position: int, at_end: bool = False) -> None:
+        super().__init__(message)
+        self.position = position
+        self.at_end = at_end
+
+
+@dataclass(frozen=True, slots=True)
+class Syntax:
+    """Which leniencies a format allows beyond JSON and Python literals."""
+
+    bare_keys: bool = False  # {a: 1} (Gemma)
+    comments: bool = False  # /* … */ and // … (JSON written by hand)
+
+
+class LiteralReader:
+    """Reads one value at a position; ``problems`` lists values that are not JSON."""
+
+    __slots__ = ("problems", "syntax", "text")
+
+    def __init__(self, text: str, syntax: Syntax = Syntax()) -> None:
+        self.text = text
+        self.syntax = syntax
+        self.problems: list[str] = []
+
+    def value(self, at: int, depth: int = 0) -> tuple[object, int]:
+        """The value starting at ``at`` (after whitespace) and the index after it."""
+        text = self.text
+        at = self.ws(at)
+        if at >= len(text):
+            raise LiteralError("a value was expected", at, at_end=True)
+        if depth > _MAX_DEPTH:
+            raise LiteralError("values are nested too deeply", at)
+        first = text[at]
+        if first == "{":
+            return self.mapping(at, depth)
+        if first in "[(":
+            return self.sequence(at, depth)
+        if first in "\"'":
+            return self.string(at)
+        if len(text) - at < len(_GEMMA_QUOTE) and _GEMMA_QUOTE.startswith(text[at:]):
+            raise LiteralError("a value was expected", at, at_end=True)
+        if text.startswith(_GEMMA_QUOTE, at):
+            close = text.find(_GEMMA_QUOTE, at + len(_GEMMA_QUOTE))
+            if close < 0:
+                raise LiteralError('a <|"|> string is not closed', at, at_end=True)
+            return text[at + len(_GEMMA_QUOTE) : close], close + len(_GEMMA_QUOTE)
+        if first in "bB" and text[at + 1 : at + 2] in ("'", '"'):
+            _, end = self.string(at + 1)
+            self.problems.append("a bytes value is not JSON")
+            return None, end
+        word = _IDENT.match(text, at)
+        if word is not None:
+            name = word.group()
+            if word.end() == len(text) and name not in _KEYWORDS:
+                raise LiteralError("a value was expected", at, at_end=True)
+            if name in _KEYWORDS:
+                return _KEYWORDS[name], word.end()
+            if name in ("inf", "nan", "Infinity", "NaN"):
+                self.problems.append(f"{name} is not a JSON number")
+                return None, word.end()
+            raise LiteralError(f"{name!r} is not a value (strings need quotes)", at)
+        return self.number(at)
+
+    def ws(self, at: int) -> int:
+        """Skip whitespace (and comments where the syntax allows them)."""
+        text, n = self.text, len(self.text)
+        while at < n:
+            char = text[at]
+            if char in " \t\r\n":
+                at += 1
+            elif self.syntax.comments and text.startswith("/*", at):
+                close = text.find("*/", at + 2)
+                if close < 0:
+                    raise LiteralError("a comment is not closed", at, at_end=True)
+                at = close + 2
+            elif self.syntax.comments and text.startswith("//", at):
+                newline = text.find("\n", at)
+                at = n if newline < 0 else newline + 1
+            else:
+                break
+        return at
+
+    def mapping(self, at: int, depth: int) -> tuple[dict[str, object], int]:
+        text = self.text
+        result: dict[str, object] = {}
+        at = self.ws(at + 1)
+        while True:
+            if at >= len(text):
+                raise LiteralError("an object is not closed", at, at_end=True)
+            if text[at] == "}":
+                return result, at + 1
+            key, at = self.key(at)
+            at = self.ws(at)
+            if at >= len(text):
+                raise LiteralError("':' was expected", at, at_end=True)
+            if text[at] not in ":=":
+                raise LiteralError("':' was expected after a key", at)
+            value, at = self.value(at + 1, depth + 1)
+            result[key] = value
+            at = self.ws(at)
+            if at < len(text) and text[at] == ",":
+                at = self.ws(at + 1)
+            elif at < len(text) and text[at] != "}":
+                raise LiteralError("',' or '}' was expected", at)
+
+    def key(self, at: int) -> tuple[str, int]:
+        text = self.text
+        if text[at] in "\"'" or text.startswith(_GEMMA_QUOTE, at):
+            key, end = self.value(at)
+            return str(key), end
+        if self.syntax.bare_keys:
+            word = _IDENT.match(text, at)
+            if word is not None:
+                return word.group(), word.end()
+        number = _NUMBER.match(text, at)
+        if number is not None and number.end() > at:  # Python allows {1: …}; JSON keys are text
+            return number.group(), number.end()
+        raise LiteralError("a key was expected", at)
+
+    def sequence(self, at: int, depth: int) -> tuple[list[object], int]:
+        text = self.text
+        close = "]" if text[at] == "[" else ")"
+        items: list[object] = []
+        at = self.ws(at + 1)
+        while True:
+            if at >= len(text):
+                raise LiteralError("a list is not closed", at, at_end=True)
+            if text[at] == close:
+                return items, at + 1
+            item, at = self.value(at, depth + 1)
+            items.append(item)
+            at = self.ws(at)
+            if at < len(text) and text[at] == ",":
+                at = self.ws(at + 1)
+            elif at < len(text) and text[at] != close:
+                raise LiteralError(f"',' or '{close}' was expected", at)
+
+    def string(self, at: int) -> tuple[str, int]:
+        """A quoted string (either quote, triple quotes too) with its escapes resolved."""
+        text = self.text
+        quote = text[at]
+        if len(text) - at < 3 and (quote * 3).startswith(text[at:]):
+            raise LiteralError("a string is not closed", at, at_end=True)
+        if text.startswith(quote * 3, at):
+            close = text.find(quote * 3, at + 3)
+            if close < 0:
+                raise LiteralError("a string is not closed", at, at_end=True)
+            return unescape(text[at + 3 : close]), close + 3
+        cursor = at + 1
+        while True:
+            close = text.find(quote, cursor)
+            if close < 0:
+                raise LiteralError("a string is not closed", at, at_end=True)
+            backslashes = 0
+            while text[close - 1 - backslashes] == "\\":
+                backslashes += 1
+            if backslashes % 2 == 0:
+                return unescape(text[at + 1 : close]), close + 1
+            cursor = close + 1
+
+    def number(self, at: int) -> tuple[int | float, int]:
+        text = self.text
+        found = _NUMBER.match(text, at)
+        raw = found.group() if found is not None else ""
+        digits = raw.replace("_", "")
+        if not any(char.isdigit() for char in digits):
+            at_end = at + len(raw) >= len(text)
+            raise LiteralError("a value was expected", at, at_end=at_end)
+        end = at + len(raw)
+        rest = text[end:]
+        if rest and len(rest) <= 2 and all(c in "eE+-._" for c in rest):
+            raise LiteralError(f"{raw + rest!r} is not a number", at, at_end=True)  # `1e` …
+        try:
+            if digits.lstrip("+-").isdigit():
+                return int(digits), end
+            value = float(digits)
+        except ValueError as error:  # 5000 digits, '1.2.3', or `1e` still being written
+            raise LiteralError(f"{raw!r} is not a number", at, end >= len(text)) from error
+        if not math.isfinite(value):
+            self.problems.append(f"{raw} is not a finite number")
+        return value, end
+
+
+def unescape(body: str) -> str:
+    """Resolve backslash escapes (JSON's and Python's); unknown ones stay as written."""
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    cursor = 0
+    n = len(body)
+    while True:
+        slash = body.find("\\", cursor)
+        if slash < 0 or slash == n - 1:
+            out.append(body[cursor:])
+            return "".join(out)
+        out.append(body[cursor:slash])
+        char = body[slash + 1]
+        width = {"u": 4, "x": 2, "U": 8}.get(char, 0)
+        if width:
+            digits = body[slash + 2 : slash + 2 + width]
+            if len(digits) == width and all(c in "0123456789abcdefABCDEF" for c in digits):
+                code = int(digits, 16)
+                if char == "u" and 0xD800 <= code < 0xDC00:
+                    low = body[slash + 6 : slash + 12]
+                    if low.startswith("\\u") and _is_low_surrogate(low[2:]):
+                        code = 0x10000 + ((code - 0xD800) << 10) + (int(low[2:], 16) - 0xDC00)
+                        width += 6
+                out.append(chr(code) if code <= 0x10FFFF else body[slash : slash + 2 + width])
+                cursor = slash + 2 + width
+                continue
+        replaced = _ESCAPES.get(char)
+        out.append(replaced if replaced is not None else body[slash : slash + 2])
+        cursor = slash + 2
+
+
+def _is_low_surrogate(digits: str) -> bool:
+    try:
+        return 0xDC00 <= int(digits, 16) < 0xE000 and len(digits) == 4
+    except ValueError:
+        return False

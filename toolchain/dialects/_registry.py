@@ -1,0 +1,69 @@
+"""Every format family and the openers the scanner looks for."""
+
+from __future__ import annotations
+
+import functools
+
+from toolchain.dialects import (
+    bare_json,
+    deepseek,
+    functionary,
+    gemma,
+    glm,
+    harmony,
+    hermes,
+    kimi,
+    mistral,
+    pythonic,
+    qwen_xml,
+    react,
+    reasoning,
+    token_json,
+    tokens,
+    xml_tags,
+)
+from toolchain.dialects._opener import Opener, Openers
+
+__all__ = ["ALWAYS", "FAMILIES", "openers_for"]
+
+_OPENERS: tuple[Opener, ...] = (
+    *reasoning.OPENERS,
+    *tokens.OPENERS,
+    *hermes.OPENERS,
+    *qwen_xml.OPENERS,
+    *glm.OPENERS,
+    *mistral.OPENERS,
+    *deepseek.OPENERS,
+    *kimi.OPENERS,
+    *harmony.OPENERS,
+    *token_json.OPENERS,
+    *gemma.OPENERS,
+    *xml_tags.OPENERS,
+    *functionary.OPENERS,
+    *pythonic.OPENERS,
+    *bare_json.OPENERS,
+)
+ALWAYS = frozenset({reasoning.FAMILY, tokens.FAMILY})
+"""Read whatever families are chosen: thinking is never content, tokens never text."""
+
+FAMILIES: frozenset[str] = frozenset(o.family for o in _OPENERS) - ALWAYS | {react.FAMILY}
+"""The families a ``DialectPolicy`` may choose from."""
+
+
+@functools.cache
+def openers_for(families: frozenset[str] | None) -> Openers:
+    if families is not None:
+        unknown = families - FAMILIES
+        if unknown:
+            known = sorted(FAMILIES)
+            raise ValueError(f"unknown format families: {sorted(unknown)}; known: {known}")
+    allowed = FAMILIES | ALWAYS if families is None else families | ALWAYS
+    chosen = [opener for opener in _OPENERS if opener.family in allowed]
+    # `[` opens a JSON list of calls or a Python-style one: one opener reads the chosen.
+    json, python = bare_json.FAMILY in allowed, pythonic.FAMILY in allowed
+    if json or python:
+        read = bare_json.bracket_reader(json=json, python=python)
+        chosen.append(
+            Opener(bare_json.BRACKET, bare_json.FAMILY if json else pythonic.FAMILY, read)
+        )
+    return Openers(chosen)
