@@ -61,6 +61,7 @@ from toolchain._runner import run_sync
 from toolchain._tool import Tool, tool
 from toolchain._yaml_calls import load_yaml
 from toolchain.composite import CompositeTool
+from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, DialectToolChain
 
 __all__ = [
     "AfterToolCall",
@@ -72,6 +73,10 @@ __all__ = [
     "Cancelled",
     "CompositeTool",
     "ContentPart",
+    "DialectParse",
+    "DialectPolicy",
+    "DialectStream",
+    "DialectToolChain",
     "DuplicateToolError",
     "ErrorKind",
     "EventBus",

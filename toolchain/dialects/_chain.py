@@ -1,0 +1,131 @@
+"""``DialectToolChain``: a tool chain that reads calls in native formats written as text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal, TypedDict, Unpack
+
+import msgspec
+
+from toolchain._chain import (  # the chains' shared base and its overflow message
+    _too_many,  # pyright: ignore[reportPrivateUsage]
+    _ToolChainBase,  # pyright: ignore[reportPrivateUsage]
+)
+from toolchain._errors import ToolCallParseError
+from toolchain._extension import Extension
+from toolchain._output import to_json, to_yaml
+from toolchain._result import ToolCall
+from toolchain.dialects._result import DialectParse, DialectPolicy
+from toolchain.dialects._stream import DialectStream, parse
+
+__all__ = ["DialectToolChain"]
+
+_DEFAULT = DialectPolicy()
+_GUIDANCE = (
+    "Call tools in the tool-call format you were trained on, for example:\n"
+    "<tool_call>\n"
+    '{"name": "tool_name", "arguments": {"param": "value"}}\n'
+    "</tool_call>\n"
+    "Several calls in one action run in parallel; their results come back in order."
+)
+
+
+class ChainOptions(TypedDict, total=False):
+    """The options every tool chain takes (see ``JSONToolChain``)."""
+
+    name: str
+    subsection: str | None
+    timeout: float | None
+    max_calls: int
+    max_output_chars: int
+    max_observation_chars: int
+    cancel_grace: float
+    extensions: Sequence[Extension]
+
+
+class DialectToolChain(_ToolChainBase):
+    """A tool chain for models that write their native tool-call format as text.
+
+    It reads Hermes ``<tool_call>``, Mistral ``[TOOL_CALLS]``, Qwen3-Coder
+    ``<function=…>``, Llama 3 JSON and ``<|python_tag|>``, Python-style lists,
+    DeepSeek, Kimi-K2, GLM, Granite, harmony, Command-R7B, Functionary, InternLM2,
+    Gemma, ReAct labels and bare JSON (see ``toolchain.dialects``), then validates, runs
+    and formats the calls like ``JSONToolChain``: same hooks, errors and observations.
+    Arguments written as text are typed by each tool's schema; a single input (a ReAct
+    ``Action Input``) is passed to the tool's only parameter.
+
+    Besides the usual chain options: ``policy`` (a ``DialectPolicy``), ``output``
+    (``"json"`` or ``"yaml"`` observations) and ``guidance`` (the prompt text that
+    tells the model how to call; the default shows the Hermes format).
+
+    >>> from formats import XMLFormat
+    >>> from toolchain import ExecutionContext, tool
+    >>> @tool
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> chain = DialectToolChain().register_tool(add)
+    >>> qwen = "<function=add><parameter=a>2</parameter><parameter=b>3</parameter></function>"
+    >>> print(chain.execute_sync(ExecutionContext(), qwen, XMLFormat()).text)
+    <observation>
+    <add>
+    5
+    </add>
+    </observation>
+    >>> chain.parse("[add(a=1, b=2)]").calls[0].args
+    {'a': 1, 'b': 2}
+    """
+
+    syntax = "the native tool-call format"
+
+    def __init__(
+        self,
+        *,
+        policy: DialectPolicy = _DEFAULT,
+        output: Literal["json", "yaml"] = "json",
+        guidance: str = _GUIDANCE,
+        **options: Unpack[ChainOptions],
+    ) -> None:
+        super().__init__(**options)
+        self.policy = policy
+        self.output = output
+        self._guidance = guidance
+
+    def parse(self, text: str) -> DialectParse:
+        """Read ``text`` with this chain's tools and policy (nothing is run)."""
+        return parse(text, self._tools.values(), policy=self.policy)
+
+    def stream(self) -> DialectStream:
+        """A streaming reader with this chain's tools and policy."""
+        return DialectStream(self._tools.values(), policy=self.policy)
+
+    def _decode(self, content: str) -> list[ToolCall | str]:
+        result = self.parse(content)
+        items: list[ToolCall | str] = [*result.calls, *result.rejected]
+        if not items:
+            if not content.strip():
+                return []
+            if result.answer is not None:
+                raise ToolCallParseError(
+                    "this holds a final answer, not a tool call; write the answer as your "
+                    "answer, or call a tool"
+                )
+            why = result.error or "no tool call was found"
+            raise ToolCallParseError(f"{why}. {self._guidance}")
+        if result.error is not None:
+            items.append(result.error)  # the model learns what else it wrote was not read
+        limit = self.max_calls
+        if len(items) > limit:
+            items = [*items[:limit], _too_many(len(items) - limit, limit)]
+        return items
+
+    def _encode(self, output: object) -> str:
+        return to_yaml(output) if self.output == "yaml" else to_json(output)
+
+    def _schema_text(self, schema: Mapping[str, object]) -> str:
+        if self.output == "yaml":
+            return to_yaml(dict(schema))
+        return msgspec.json.encode(schema).decode("utf-8")
+
+    def _syntax_guidance(self) -> str:
+        return self._guidance
