@@ -145,6 +145,9 @@ def test_react_edges() -> None:
     two = parse("Thought: t\nAction: a\nAction Input: 1\nAction: b\nAction Input: 2")
     assert [c.name for c in two.calls] == ["a", "b"] and two.reasoning == "t"
     assert parse("Answer: 42").answer is None  # no ReAct step around it: plain text
+    prose = parse("The plan:\nAction: approve the PR\nThanks!")  # a label, but no step
+    assert prose.content == "The plan:\nAction: approve the PR\nThanks!"
+    assert prose.calls == () and prose.error is not None and "Action Input" in prose.error
     bold = parse('**Thought:** hm\n**Action:** search\n**Action Input:** "cats"')
     assert [(c.name, dict(c.args)) for c in bold.calls] == [("search", {INPUT_KEY: "cats"})]
 

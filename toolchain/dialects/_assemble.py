@@ -2,7 +2,8 @@
 
 In order: blocks of which only one may appear; calls to tools not offered; runs of
 adjacent bare JSON holding data (all of it is data then); ReAct (only when no call was
-written in explicit markup); whole-output forms (Functionary's first recipient,
+written in explicit markup, and only when it yields a call or an answer: otherwise the
+text stays content); whole-output forms (Functionary's first recipient,
 GLM-4.7's ``name k=v``); a closing ``</think>`` with no opening tag; and last the
 content, with code fences, wrapper tags and line numbers around calls removed.
 """
@@ -60,8 +61,10 @@ def assemble(
     if not marked_calls:
         unmarked = "".join(_unmarked_text(items))
         found = react.read_react(unmarked, catalog)
-        if found is not None:
+        if found is not None and (found.calls or found.answer is not None):
             return _react_result(items, found, problems, policy)
+        if found is not None:  # labels but no step: the text stays content, the why is told
+            problems += found.problems
         if not any(isinstance(item, Placed) and _is_markup(item.block) for item in items):
             call = _whole_output_call(unmarked, catalog, policy)
             if call is not None:
