@@ -45,6 +45,10 @@ def test_families_narrow_what_is_read() -> None:
     assert names(text, families=frozenset({"hermes"})) == ["ghost"]
     assert names(text, families=frozenset({"pythonic"})) == ["f"]
     assert "react" in FAMILIES and "reasoning" not in FAMILIES
+    react = "Action: f\nAction Input: 1"
+    assert names(react) == ["f"]
+    assert names(react, families=frozenset({"hermes"})) == []
+    assert names("python\nprint(1)", families=frozenset({"hermes"})) == []
     only_hermes = parse(
         "<think>hm</think>" + MARKED, policy=DialectPolicy(families=frozenset({"hermes"}))
     )

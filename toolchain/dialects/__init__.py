@@ -1,7 +1,49 @@
 """Tool calls written as text in the native formats of local models.
 
-``parse`` reads one output, ``DialectStream`` reads one as it streams, and
-``DialectToolChain`` runs what they read like any other chain.
+A model served without a tool parser writes its call format as plain text. ``parse``
+reads one output, ``DialectStream`` reads one as it streams, and ``DialectToolChain``
+runs what they read like any other chain.
+
+>>> from toolchain.dialects import parse
+>>> result = parse("<think>Paris first.</think>[TOOL_CALLS]get_weather{\\"city\\": \\"Paris\\"}")
+>>> result.calls[0].name, result.reasoning, result.format
+('get_weather', 'Paris first.', 'mistral')
+
+Families (``FAMILIES``; one module each): ``hermes`` (``<tool_call>`` with JSON, and
+llama.cpp's drifted wrappers), ``qwen3_coder`` (``<function=…><parameter=…>``), ``glm``
+(``<arg_key>``/``<arg_value>``, LongCat, ``name k=v``), ``mistral`` (``[TOOL_CALLS]``
+lists, v11 ``name{…}``, ``[ARGS]``, ``[CALL_ID]``), ``json`` (bare objects and lists,
+in fences or ad-hoc tags), ``pythonic`` (``[f(a=1)]``, Llama 4 ``<|python_start|>``),
+``llama3`` (``<|python_tag|>``), ``deepseek``, ``kimi_k2``, ``harmony``, ``granite``,
+``internlm2``, ``command_r7b``, ``firefunction``, ``functionary`` (``>>>name``),
+``gemma`` (``call:name{…}``, ``[TOOL_REQUEST]``), ``invoke_xml`` (Claude-style and
+MiniMax ``<invoke>``), ``generic_xml`` (``<tool><name>``), ``langchain_xml``
+(``<tool>``/``<tool_input>``/``<final_answer>``) and ``react`` (``Thought:`` /
+``Action:`` / ``Action Input:`` / ``Final Answer:``). Thinking blocks and chat-template
+tokens are always handled.
+
+Where the peers that read these formats disagree, the choices are:
+
+- thinking (``<think>``, harmony ``analysis``) goes to ``reasoning``, not content, and a
+  call drafted inside it is not made (``DialectPolicy.reasoning="inline"`` keeps it in
+  content, as a server without a reasoning parser does);
+- a call in explicit markup naming a tool not offered is kept, so a chain can tell the
+  model the tool does not exist; unmarked text naming one stays text
+  (``DialectPolicy.unknown_tools``);
+- unmarked JSON is a call only with a one-token name and an arguments key, and a run of
+  adjacent JSON values holding any non-call is data, calls and all;
+- a block left open at the end is read when its body is complete on its own (JSON is;
+  a key/value list is not); a closed block that holds no readable call is removed from
+  the content and reported in ``error``;
+- prose between calls stays content (segments stripped, joined by newlines);
+- where the output is ambiguous (a ReAct action followed by a final answer, two Mistral
+  ``[TOOL_CALLS]`` lists, several LangChain ``<tool>`` blocks) no call is read and
+  ``error`` says why; a single malformed call (a Kimi id without ``:index``, a Python
+  value that cannot be JSON, a DeepSeek call with no end token) is dropped alone;
+- text arguments (XML parameters, ``k=v``) are typed by the tool's schema; without one
+  Qwen3-Coder and GLM values stay text, XML elements read numbers and booleans;
+- a single opaque input (a ReAct ``Action Input`` line, string ``arguments``) goes to
+  the tool's only (required) parameter, else to ``INPUT_KEY``.
 """
 
 from toolchain.dialects._catalog import INPUT_KEY, ToolSpec

@@ -60,7 +60,7 @@ def assemble(
     )
     if not marked_calls:
         unmarked = "".join(_unmarked_text(items))
-        found = react.read_react(unmarked, catalog)
+        found = react.read_react(unmarked, catalog) if _chosen(policy, react.FAMILY) else None
         if found is not None and (found.calls or found.answer is not None):
             return _react_result(items, found, problems, policy)
         if found is not None:  # labels but no step: the text stays content, the why is told
@@ -98,6 +98,10 @@ def _functionary_header(items: list[Piece]) -> list[Piece]:
     ):
         return [first[len("all\n") :], *items[1:]]
     return items
+
+
+def _chosen(policy: DialectPolicy, family: str) -> bool:
+    return policy.families is None or family in policy.families
 
 
 def _keeps(call: ToolCall, block: Block, catalog: Catalog, policy: DialectPolicy) -> bool:
@@ -199,7 +203,7 @@ def _whole_output_call(
     text: str, catalog: Catalog, policy: DialectPolicy
 ) -> tuple[ToolCall, str] | None:
     for reader, family in ((functionary.start_call, functionary.FAMILY), (glm.kv_call, glm.FAMILY)):
-        call = reader(text, catalog)
+        call = reader(text, catalog) if _chosen(policy, family) else None
         if call is not None and (catalog.known(call.name) or policy.unknown_tools == "keep"):
             return call, family
     return None
