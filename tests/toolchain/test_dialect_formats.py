@@ -170,3 +170,12 @@ def test_problems_are_reported() -> None:
         '[TOOL_CALLS][{"name": "a", "arguments": {}}][TOOL_CALLS][{"name": "b", "arguments": {}}]'
     )
     assert twice.calls == () and twice.error is not None and "one is expected" in twice.error
+
+
+def test_json_nested_too_deep_is_skipped_whole() -> None:
+    # Decoding it would recurse as deep as the interpreter allows, which depends on the
+    # caller: skipped whole, the same text reads the same from anywhere.
+    deep = "[" * 300 + "]" * 300
+    result = parse(deep + MARKED)
+    assert names(deep + MARKED) == ["ghost"] and result.content == deep
+    assert names("[" * 200 + "]" * 200) == []

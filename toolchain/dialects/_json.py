@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from toolchain._result import ToolCall
 from toolchain.dialects._catalog import Catalog
+from toolchain.dialects._literals import closing_quote
 from toolchain.dialects._scan import NeedMore, Scan
 from toolchain.dialects._values import as_list, as_mapping
 
@@ -33,7 +34,8 @@ _DECODER = json.JSONDecoder(strict=False, parse_constant=_no_constants)
 # (`tru`, `-`, `\u12`).
 _TAIL = 8
 _WINDOW = 512
-_DEPTH_STEP = 256
+_MAX_DEPTH = 256
+_STRUCTURE = re.compile(r'[\[\]{}"]')  # one character class: linear
 _NAME_KEYS = ("name", "tool", "tool_name", "function_name")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 _ID_KEYS = ("id", "tool_call_id", "call_id")
@@ -63,11 +65,20 @@ def json_at(scan: Scan, at: int) -> tuple[object, int]:
     The decoder reads a window of the text that grows fourfold while it is too short:
     its errors count lines from the start of what they were given, which over the
     whole text would cost every failed attempt the length of the text before it.
+    A value nested deeper than ``_MAX_DEPTH`` is not decoded but skipped whole: the
+    decoder would recurse as deep as the interpreter lets it (a limit that depends on
+    the caller, so the same text could read differently), and every retry inside it
+    would cost its depth again.
     """
     text = scan.text
     size = _WINDOW
     while True:
         stop = min(len(text), at + size)
+        deep_end = _past_deep_value(text, at, stop, _MAX_DEPTH)
+        if deep_end is not None:
+            if deep_end == len(text) and not scan.final:
+                raise NeedMore
+            raise JSONFail(max(deep_end, at + 1))
         window = text[at:stop]
         try:
             value, end = _DECODER.raw_decode(window)
@@ -79,29 +90,42 @@ def json_at(scan: Scan, at: int) -> tuple[object, int]:
             if cut and not scan.final:
                 raise NeedMore from None
             raise JSONFail(at + max(error.pos, 1)) from None
-        except RecursionError:
-            # Retrying inside the run of brackets would cost its depth at every position.
-            raise JSONFail(_past_nesting(text, at)) from None
+        except RecursionError:  # an interpreter limit set below _MAX_DEPTH: skip it all
+            end = _past_deep_value(text, at, len(text), 0) or len(text)
+            if end == len(text) and not scan.final:
+                raise NeedMore from None
+            raise JSONFail(max(end, at + 1)) from None
         except ValueError:  # a number past int's digit limit, NaN
             raise JSONFail(at + 1) from None
         return value, at + end
 
 
-def _past_nesting(text: str, at: int) -> int:
-    """A position some way into a structure nested too deeply to decode."""
-    depth = 0
+def _past_deep_value(text: str, at: int, stop: int, limit: int) -> int | None:
+    """Where the value at ``at`` ends (the end of the text if it never does) when it
+    nests deeper than ``limit`` within ``text[at:stop]``; ``None`` when it does not."""
+    if text.count("{", at, stop) + text.count("[", at, stop) <= limit:
+        return None  # the common case, at C speed
+    depth = deepest = 0
     cursor = at
-    while cursor < len(text) and depth < _DEPTH_STEP:
-        char = text[cursor]
-        if char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        elif char == '"':
-            close = text.find('"', cursor + 1)
-            cursor = len(text) if close < 0 else close
-        cursor += 1
-    return max(cursor, at + 1)
+    while True:
+        found = _STRUCTURE.search(text, cursor)
+        if found is None:
+            return len(text) if deepest > limit else None
+        index = found.start()
+        if deepest <= limit and index >= stop:
+            return None
+        char = text[index]
+        if char == '"':
+            close = closing_quote(text, index)
+            if close < 0:
+                return len(text) if deepest > limit else None
+            cursor = close + 1
+            continue
+        depth += 1 if char in "[{" else -1
+        deepest = max(deepest, depth)
+        cursor = index + 1
+        if depth <= 0:
+            return cursor if deepest > limit else None
 
 
 def decode_exact(text: str) -> object:

@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["LiteralError", "LiteralReader", "Syntax", "unescape"]
+__all__ = ["LiteralError", "LiteralReader", "Syntax", "closing_quote", "unescape"]
 
 _GEMMA_QUOTE = '<|"|>'
 _MAX_DEPTH = 64
@@ -198,17 +198,10 @@ class LiteralReader:
             if close < 0:
                 raise LiteralError("a string is not closed", at, at_end=True)
             return unescape(text[at + 3 : close]), close + 3
-        cursor = at + 1
-        while True:
-            close = text.find(quote, cursor)
-            if close < 0:
-                raise LiteralError("a string is not closed", at, at_end=True)
-            backslashes = 0
-            while text[close - 1 - backslashes] == "\\":
-                backslashes += 1
-            if backslashes % 2 == 0:
-                return unescape(text[at + 1 : close]), close + 1
-            cursor = close + 1
+        close = closing_quote(text, at)
+        if close < 0:
+            raise LiteralError("a string is not closed", at, at_end=True)
+        return unescape(text[at + 1 : close]), close + 1
 
     def number(self, at: int) -> tuple[int | float, int]:
         text = self.text
@@ -231,6 +224,22 @@ class LiteralReader:
         if not math.isfinite(value):
             self.problems.append(f"{raw} is not a finite number")
         return value, end
+
+
+def closing_quote(text: str, opening: int) -> int:
+    """The index of the unescaped quote closing the string opened at ``opening``, or -1."""
+    quote = text[opening]
+    cursor = opening + 1
+    while True:
+        close = text.find(quote, cursor)
+        if close < 0:
+            return -1
+        backslashes = 0
+        while text[close - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return close
+        cursor = close + 1
 
 
 def unescape(body: str) -> str:
