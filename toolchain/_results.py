@@ -129,7 +129,7 @@ def any_string(value: object, test: Callable[[str], bool]) -> bool:
     else:
         return False
     for item in items:  # a loop, not any(<generator>): this runs on every call
-        if type(item) in _SCALARS:
+        if type(item) in SCALAR_TYPES:
             continue
         if type(item) is str:
             if test(item):
@@ -139,4 +139,5 @@ def any_string(value: object, test: Callable[[str], bool]) -> bool:
     return False
 
 
-_SCALARS = frozenset({int, float, bool, type(None)})
+SCALAR_TYPES = frozenset({int, float, bool, type(None)})
+"""Types of the JSON scalars beside strings: no reference can hide in them."""

@@ -66,6 +66,8 @@ from typing import Final, TypeAlias, cast
 
 import msgspec
 
+from toolchain._results import SCALAR_TYPES
+
 __all__ = [
     "MAX_PENDING",
     "ReferenceProblem",
@@ -652,9 +654,6 @@ def _rebuilt(frame: _Frame) -> object:
     return tuple(frame.values)
 
 
-_SCALARS = frozenset({int, float, bool, type(None)})
-
-
 def _resolve_flat(args: Mapping[str, object], variables: Variables) -> dict[str, object] | None:
     """``resolve_arguments`` for the common call whose arguments hold no containers
     (None when one does): one plain loop instead of the general walk."""
@@ -668,7 +667,7 @@ def _resolve_flat(args: Mapping[str, object], variables: Variables) -> dict[str,
                     value = _resolve_string(text, variables)
                 except ReferenceProblem as problem:
                     raise ReferenceProblem(problem.problem, _location([key])) from None
-        elif kind not in _SCALARS:
+        elif kind not in SCALAR_TYPES:
             return None
         out[key] = value
     return out

@@ -41,6 +41,7 @@ import msgspec
 from toolchain._context import ExecutionContext
 from toolchain._extension import Extension, TextFilter
 from toolchain._hooks import ToolCallRefused, ToolHook
+from toolchain._oneline import one_line
 from toolchain._output import to_builtins
 from toolchain._result import ToolCall, ToolResult
 from toolchain._results import Variable, any_string, results_of
@@ -202,5 +203,4 @@ def _type_of(value: object) -> str:
 
 def _preview(value: object) -> str:
     text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
-    text = " ".join(text.split())
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+    return one_line(text, _PREVIEW)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from agents.models import Message
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, StateKey, TextContent, Tool, ToolError, ToolResult
+from toolchain._oneline import one_line
 
 if TYPE_CHECKING:
     from agents.prompt._prompt import Prompt
@@ -94,7 +95,7 @@ def _status(entries: Sequence[_Entry]) -> str:
     left = [e for e in entries if e.state == "pending"]
     if done:
         lines.append("Completed:")
-        lines += [f"- [{e.id}] {e.description}: {_one_line(e.result)}" for e in done]
+        lines += [f"- [{e.id}] {e.description}: {one_line(e.result, 200)}" for e in done]
     if current:
         lines.append("In progress:")
         lines += [f"- [{e.id}] {e.description}" for e in current]
@@ -102,11 +103,6 @@ def _status(entries: Sequence[_Entry]) -> str:
         lines.append("Pending:")
         lines += [f"- [{e.id}] {e.description}" for e in left]
     return "\n".join(lines) if lines else "No tasks yet."
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _focused(

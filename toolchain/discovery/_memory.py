@@ -40,6 +40,7 @@ import msgspec
 from toolchain._context import ExecutionContext, StateKey
 from toolchain._extension import Extension
 from toolchain._hooks import ToolHook
+from toolchain._oneline import one_line
 from toolchain._output import to_builtins
 from toolchain._result import ToolCall, ToolResult
 from toolchain.discovery._index import ToolIndex
@@ -186,10 +187,9 @@ class _Recorder(ToolHook):
             owner.remember(ctx, call.name, output)
 
 
-def _shown(text: str, limit: int = 80) -> str:
-    """One line, bounded: a tool result's names must not forge lines of the list."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _shown(text: str) -> str:
+    """A tool result's names on one bounded line: they must not forge lines of the list."""
+    return one_line(text, 80)
 
 
 def _discovered(ctx: ExecutionContext) -> tuple[str, ...]:
