@@ -17,10 +17,9 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
-import msgspec
 import pydantic
 
-from toolchain import ToolCallParseError, load_yaml, to_json, to_yaml, unfence
+from toolchain import ToolCallParseError, load_json, load_yaml, to_json, to_yaml, unfence
 
 __all__ = ["AnswerRejected", "Termination", "TextTermination", "TypedTermination"]
 
@@ -152,15 +151,10 @@ class TypedTermination(Termination[ModelT]):
         syntax = self.syntax.upper()
         try:
             if self.syntax == "json":
-                return msgspec.json.decode(text)
+                return load_json(text)
             return load_yaml(text, self.model.model_json_schema())
-        except (msgspec.DecodeError, ToolCallParseError) as error:
+        except ToolCallParseError as error:
             raise AnswerRejected(f"the answer is not valid {syntax}: {error}") from error
-        except RecursionError as error:
-            raise AnswerRejected(
-                f"the answer is not valid {syntax}: it is nested too deeply to read; "
-                "write a flatter answer"
-            ) from error
         except UnicodeEncodeError as error:
             code = ord(error.object[error.start])
             raise AnswerRejected(

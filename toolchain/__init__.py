@@ -15,7 +15,7 @@
 'HELLO, ADA!'
 """
 
-from toolchain._calls import unfence
+from toolchain._calls import load_json, unfence
 from toolchain._chain import JSONToolChain, ToolChain, YAMLToolChain
 from toolchain._content import (
     AudioContent,
@@ -114,6 +114,7 @@ __all__ = [
     "eager_task",
     "install_extensions",
     "installed_extensions",
+    "load_json",
     "load_yaml",
     "restore_state",
     "run_sync",

@@ -21,6 +21,7 @@ from typing import TypeAlias
 import msgspec
 
 from toolchain._errors import ToolCallParseError
+from toolchain._nesting import MAX_DEPTH, json_nesting_exceeds
 from toolchain._result import ToolCall
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "call_from_mapping",
     "check_text",
     "decode_json_calls",
+    "load_json",
     "unfence",
 ]
 
@@ -119,6 +121,11 @@ def call_from_mapping(index: int, item: JSONValue) -> ToolCall | str:
         return f'call {index + 1} has no "tool" name (keys: {keys})'
     raw_args: JSONValue = next((item[k] for k in ARGS_KEYS if k in item), None)
     if isinstance(raw_args, str):
+        if json_nesting_exceeds(raw_args, MAX_DEPTH):
+            return (
+                f'call {index + 1} ({name}): "arguments" is nested more than {MAX_DEPTH} '
+                "levels deep; write flatter values"
+            )
         try:
             raw_args = msgspec.json.decode(raw_args)
         except (msgspec.DecodeError, RecursionError, ValueError) as error:
@@ -143,6 +150,10 @@ def decode_json_calls(content: str) -> list[JSONValue]:
     text = unfence(content).strip()
     if not text:
         return []
+    if json_nesting_exceeds(text, MAX_DEPTH):
+        raise ToolCallParseError(
+            f"tool calls are nested more than {MAX_DEPTH} levels deep; write flatter values"
+        )
     try:
         value: JSONValue = msgspec.json.decode(text)
     except (msgspec.DecodeError, RecursionError, ValueError) as first_error:
@@ -154,6 +165,33 @@ def decode_json_calls(content: str) -> list[JSONValue]:
             ) from first_error
         return values
     return list(value) if isinstance(value, list) else [value]
+
+
+def load_json(text: str) -> JSONValue:
+    """One JSON value, bounded like tool calls (at most ``MAX_DEPTH`` levels deep).
+
+    Raises ``ToolCallParseError``, with our own words, on text that is not one JSON
+    value, that nests too deeply, or that holds a number Python cannot hold.
+
+    >>> load_json('{"qty": 2}')
+    {'qty': 2}
+    >>> try:
+    ...     load_json("[" * 65)
+    ... except ToolCallParseError as error:
+    ...     print(error)
+    it is nested more than 64 levels deep; write flatter values
+    """
+    if json_nesting_exceeds(text, MAX_DEPTH):
+        raise ToolCallParseError(
+            f"it is nested more than {MAX_DEPTH} levels deep; write flatter values"
+        )
+    try:
+        value: JSONValue = msgspec.json.decode(text)
+    except UnicodeError:  # a lone surrogate: the caller says where (see check_text)
+        raise
+    except (msgspec.DecodeError, RecursionError, ValueError) as error:
+        raise ToolCallParseError(_json_problem(error)) from error
+    return value
 
 
 def _decode_sequence(text: str) -> list[JSONValue] | None:

@@ -30,12 +30,13 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from toolchain._calls import ARGS_KEYS, NAME_KEYS, check_text, unfence
 from toolchain._errors import ToolCallParseError
+from toolchain._nesting import MAX_DEPTH, yaml_flow_nesting_exceeds
 from toolchain._result import ToolCall
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "load_yaml", "load_yaml_calls"]
 
 MAX_NODES = 10_000
-MAX_DEPTH = 64
+_TOO_DEEP = f"YAML is nested more than {MAX_DEPTH} levels deep; write flatter values"
 
 Schema = Mapping[str, Any]
 _TAG = "tag:yaml.org,2002:"
@@ -73,11 +74,16 @@ def _compose(text: str, hint: str = "") -> Node | None:
     """Compose ``text`` into nodes, refusing deep nesting *before* composing.
 
     Both composers recurse per nesting level: libyaml's overflows the C stack (a
-    segfault) near 30,000 levels, PyYAML's raises RecursionError near 1,000. The event
-    stream is flat, so its depth is checked first.
+    segfault) near 30,000 levels, PyYAML's raises RecursionError near 1,000, and since
+    PyYAML 6.0.4 libyaml's scanner refuses 1,000 flow levels with its own error while it
+    looks ahead. So flow nesting is measured on the text by our own scan, before the
+    parser sees it, and block nesting on the parser's event stream, which is flat and
+    comes with no look-ahead; either way the refusal is ours.
     """
     try:
         if _may_nest_deeper_than(text, MAX_DEPTH):
+            if yaml_flow_nesting_exceeds(text, MAX_DEPTH):
+                raise ToolCallParseError(_TOO_DEEP)
             _check_depth(text)
         return yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as error:
@@ -98,9 +104,7 @@ def _check_depth(text: str) -> None:
         if isinstance(event, _OPEN_EVENTS):
             depth += 1
             if depth > MAX_DEPTH:
-                raise ToolCallParseError(
-                    f"YAML is nested more than {MAX_DEPTH} levels deep; write flatter values"
-                )
+                raise ToolCallParseError(_TOO_DEEP)
         elif isinstance(event, _CLOSE_EVENTS):
             depth -= 1
 

@@ -69,15 +69,27 @@ def test_deeply_nested_answer_is_rejected_not_a_recursion_error(
         TypedTermination(Order, syntax=syntax).parse_section(opener * 100_000)
     message = str(rejected.value)
     assert message.startswith(f"the answer is not valid {syntax.upper()}: ")
-    assert "nested" in message
+    assert "nested more than 64 levels deep" in message
 
 
 def test_deep_json_answer_says_it_is_nested_too_deeply() -> None:
     with pytest.raises(AnswerRejected) as rejected:
         TypedTermination(Order).parse_section("[" * 100_000)
     assert str(rejected.value) == (
-        "the answer is not valid JSON: it is nested too deeply to read; write a flatter answer"
+        "the answer is not valid JSON: it is nested more than 64 levels deep; write flatter values"
     )
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_sixty_four_levels_are_read_and_sixty_five_refused(
+    syntax: Literal["json", "yaml"],
+) -> None:
+    """The limit is ours: 64 levels reach validation, 65 are refused in our words."""
+    termination = TypedTermination(Order, syntax=syntax)
+    with pytest.raises(AnswerRejected, match="does not match the schema"):
+        termination.parse_section("[" * 64 + "]" * 64)
+    with pytest.raises(AnswerRejected, match="nested more than 64 levels deep"):
+        termination.parse_section("[" * 65 + "]" * 65)
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
