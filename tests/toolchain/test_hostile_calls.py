@@ -261,13 +261,20 @@ def test_big_json_integers_within_the_digit_limit_are_read() -> None:
 
 @pytest.mark.parametrize("opener", ["[", '{"a": ', '[{"tool": "add", "args": '])
 def test_deep_json_is_a_parse_error_that_says_so(opener: str) -> None:
-    with pytest.raises(ToolCallParseError, match="nested too deeply"):
+    with pytest.raises(ToolCallParseError, match="nested more than 64 levels deep"):
         decode_json_calls(opener * (900_000 // len(opener)))
+
+
+def test_deep_arguments_string_is_a_per_call_problem() -> None:
+    problem = call_from_mapping(0, {"name": "add", "arguments": "[" * 100_000})
+    assert problem == (
+        'call 1 (add): "arguments" is nested more than 64 levels deep; write flatter values'
+    )
 
 
 @pytest.mark.parametrize(
     "arguments",
-    ["[" * 100_000, "9" * 5000, '{"a": ' + "9" * 5000 + "}", "\ud800", '{"a": "\\ud800"}', "{"],
+    ["9" * 5000, '{"a": ' + "9" * 5000 + "}", "\ud800", '{"a": "\\ud800"}', "{"],
 )
 def test_bad_arguments_string_is_a_per_call_problem(arguments: str) -> None:
     problem = call_from_mapping(0, {"name": "add", "arguments": arguments})
