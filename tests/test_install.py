@@ -244,3 +244,63 @@ def test_a_users_pyright_sees_the_installed_package(user_project: Path) -> None:
         if d["severity"] == "error"
     ]
     assert found == [(DELIBERATE_ERROR_LINE, "reportAssignmentType")], completed.stdout
+
+
+@pytest.fixture(scope="module")
+def installed_wheel(
+    wheel: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    """A fresh venv outside the repo with the built wheel installed (console script and all).
+
+    Its dependencies come from this venv's site-packages through a path entry (no network),
+    which adds no `.pth` file of theirs, so the editable install of the checkout is not seen.
+    Returns the venv's python and an empty working directory.
+    """
+    base = tmp_path_factory.mktemp("user")
+    venv = base / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=base)
+    python = venv / "bin" / "python"
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], base)
+    ours = run(
+        [sys.executable, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], base
+    )
+    (Path(site.strip()) / "borrowed_deps.pth").write_text(ours.strip() + "\n", encoding="utf-8")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
+    run([*pip, "--no-deps", "--no-index", "--disable-pip-version-check", str(wheel[0])], base)
+    empty = base / "empty"
+    empty.mkdir()
+    return python, empty
+
+
+def test_the_installed_wheel_is_what_runs(installed_wheel: tuple[Path, Path]) -> None:
+    python, empty = installed_wheel
+    script = "import agents, toolchain, formats; print(agents.__file__, toolchain.__file__)"
+    files = run([str(python), "-c", script], cwd=empty, env=clean_env()).split()
+    venv = python.parent.parent
+    assert all(Path(f).is_relative_to(venv) for f in files), files
+
+
+@pytest.mark.parametrize(
+    ("suite", "cases"), [("relay", 6), ("airline", 2)], ids=["relay", "airline"]
+)
+def test_shipped_suites_replay_from_the_installed_wheel(
+    installed_wheel: tuple[Path, Path], suite: str, cases: int
+) -> None:
+    """No checkout, no model named, no key: the recordings ship in the wheel."""
+    python, empty = installed_wheel
+    env = {k: v for k, v in clean_env().items() if not k.endswith("_API_KEY")}
+    command = [
+        str(python),
+        "-m",
+        "agents",
+        "eval",
+        "--suite",
+        suite,
+        "--replay",
+        "--color",
+        "never",
+    ]
+    output = run(command, cwd=empty, env=env)
+    assert f"{cases} passed, 0 failed" in output
+    listed = run([str(python), "-m", "agents", "eval", "--list-suites"], cwd=empty, env=env)
+    assert f"{suite}: {cases} cases; " in listed

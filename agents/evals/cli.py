@@ -3,7 +3,8 @@
 python -m agents eval "Transcribe video_id='123' and pass it to Deep Check."
 python -m agents eval --glob 'agents/evals/cases/relay/*.md' --model openai:gpt-4o-mini
 python -m agents eval --glob 'prompts/*.md' --profile deepseek --profile local --no-few-shot
-python -m agents eval --glob 'agents/evals/cases/relay/*.md' --model loopback:scripted --replay
+python -m agents eval --suite relay --replay
+python -m agents eval --list-suites
 
 The exit status is 0 when every case passed, 1 when one failed, 2 for a usage or setup
 error (a malformed case file, an unconfigured profile).
@@ -35,6 +36,7 @@ from agents.evals.profiles import (
 )
 from agents.evals.report import EvalReport
 from agents.evals.runner import CaseResult, EvalSettings, RunMode, run_cases
+from agents.evals.suites import SuiteError, shipped_suites, suite
 from agents.evals.toolsets import ToolsetError, ToolsetOptions, describe_tools, resolve_toolset
 from agents.models import ModelError, messages_to_json
 from agents.result import render_transcript
@@ -54,6 +56,15 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("prompt", nargs="?", help="a prompt to run (no checks but an answer)")
     parser.add_argument("--file", action="append", default=[], help="a case file (repeatable)")
     parser.add_argument("--glob", action="append", default=[], help="case files by pattern")
+    parser.add_argument(
+        "--suite",
+        action="append",
+        default=[],
+        help="a suite shipped in the package, by name (repeatable; see --list-suites)",
+    )
+    parser.add_argument(
+        "--list-suites", action="store_true", help="name the shipped suites and stop"
+    )
     parser.add_argument("--toolset", default="relay", help="the prompt's toolset (default relay)")
     parser.add_argument(
         "--profile", action="append", default=[], help="a model profile from the environment"
@@ -149,14 +160,17 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
     if console is None:
         console = make_console(cast(ColorChoice, args.color))
     try:
+        if args.list_suites:
+            _list_suites(console)
+            return 0
         env = eval_environment(None if args.no_env_file else args.env_file)
         cases = _cases(args)
         targets = _targets(args, env)
-    except (CaseFileError, EnvFileError, ModelError, ToolsetError) as error:
+    except (CaseFileError, EnvFileError, ModelError, ToolsetError, SuiteError) as error:
         console.print(Text(f"error: {error}", style="red"))
         return 2
     if not cases:
-        console.print(Text("error: give a prompt, --file or --glob", style="red"))
+        console.print(Text("error: give a prompt, --file, --glob or --suite", style="red"))
         return 2
     mode: RunMode = "record" if args.record else "replay" if args.replay else "live"
     settings = EvalSettings(
@@ -198,7 +212,15 @@ def _cases(args: argparse.Namespace) -> list[PromptCase]:
         resolve_toolset(args.toolset)  # a bad name is a usage error, before any run
         cases.append(PromptCase(id="prompt", prompt=args.prompt, toolset=args.toolset))
     cases += load_cases(args.file, args.glob)
+    for name in args.suite:
+        cases += load_cases([str(path) for path in suite(name).case_files()])
     return cases
+
+
+def _list_suites(console: Console) -> None:
+    for found in shipped_suites().values():
+        count = len(found.case_files())
+        console.print(Text(f"{found.name}: {count} cases; {found.description}"), soft_wrap=True)
 
 
 def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> list[ModelTarget]:
@@ -212,6 +234,9 @@ def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> list[ModelTarg
         ]
     if models:
         return [ModelTarget.from_string(model, env) for model in models if model is not None]
+    if args.suite and args.replay:  # replayed as recorded: no model, profile or key needed
+        recorded = dict.fromkeys(suite(name).recorded_model for name in args.suite)
+        return [ModelTarget.from_string(model, env) for model in recorded]
     return [ModelTarget.from_profile(resolve_profile(default_profile(env), env=env))]
 
 

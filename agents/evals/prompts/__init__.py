@@ -7,10 +7,9 @@
 
 Each folder's ``cassettes/`` holds recordings made through a scripted model behind an
 OpenAI-compatible endpoint on loopback (model name ``loopback:scripted``), so they
-replay offline::
+replay offline, from a checkout or an installed wheel (`agents.evals.suites`)::
 
-    python -m agents eval --glob 'agents/evals/prompts/relay/*.md' \\
-        --model loopback:scripted --replay --protocol native
+    python -m agents eval --suite relay --replay --protocol native
 
 `agents.evals.prompts.checks` holds the typed answer and the predicate the airline
 cases name.
