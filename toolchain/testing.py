@@ -1,6 +1,6 @@
 """Snapshot-test your tools: a pytest plugin, shipped with the library.
 
-Install the extra (``pip install 'gent-py[testing]'``, which pulls in pytest and syrupy)
+Install the extra (``[testing]``, which pulls in pytest and syrupy)
 and pytest loads this module through its ``gent_testing`` entry point, next to syrupy's;
 with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``, run ``pytest -p syrupy -p gent_testing``. Do
 not also name it in ``pytest_plugins``: pytest refuses a plugin registered twice under
@@ -144,7 +144,8 @@ else:
     def __getattr__(name: str) -> NoReturn:
         if name in ("MarkdownSnapshotExtension", "XMLSnapshotExtension"):
             raise ImportError(
-                f"toolchain.testing.{name} needs syrupy: pip install 'gent-py[testing]'"
+                f"toolchain.testing.{name} needs syrupy: install gent-py's [testing] extra, "
+                "or pip install syrupy"
             )
         raise AttributeError(f"module 'toolchain.testing' has no attribute {name!r}")
 
@@ -162,7 +163,10 @@ def snapshot_extension_for(text_format: TextFormat) -> type[SingleFileSnapshotEx
     True
     """
     if not _HAS_SYRUPY:
-        raise ImportError("snapshot extensions need syrupy: pip install 'gent-py[testing]'")
+        raise ImportError(
+            "snapshot extensions need syrupy: install gent-py's [testing] extra, or pip install "
+            "syrupy"
+        )
     if isinstance(text_format, MarkdownFormat):
         return MarkdownSnapshotExtension
     if isinstance(text_format, XMLFormat):

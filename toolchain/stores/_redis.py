@@ -1,6 +1,6 @@
 """``RedisStore``: entries in Redis (or Valkey), shared by many worker processes.
 
-Needs the ``redis`` client (``pip install 'gent-py[redis]'``); ``toolchain.stores``
+Needs the ``redis`` client (the ``[redis]`` extra, or ``pip install redis``); ``toolchain.stores``
 imports this module only when ``RedisStore`` is first used.
 """
 

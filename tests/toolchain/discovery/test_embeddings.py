@@ -210,7 +210,7 @@ def test_local_embeddings_name_the_extra_when_torch_is_missing(
     with pytest.raises(EmbeddingsUnavailable) as caught:
         LocalEmbeddings()
     assert "torch" in str(caught.value)
-    assert "pip install 'gent-py[embeddings]'" in str(caught.value)
+    assert "install gent-py's [embeddings] extra" in str(caught.value)
     assert isinstance(caught.value, ImportError)
 
 

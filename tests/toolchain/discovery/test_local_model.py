@@ -26,7 +26,7 @@ from toolchain.discovery._hybrid import HybridSearch
 pytestmark = pytest.mark.skipif(
     not embeddings_available(),
     reason="local-embedding tests skipped: sentence-transformers/torch not installed "
-    "(pip install 'gent-py[embeddings]')",
+    "(gent-py's [embeddings] extra)",
 )
 
 
