@@ -35,7 +35,7 @@ from toolchain._errors import (
 )
 from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
-from toolchain._hooks import ToolCallRefused
+from toolchain._hooks import ToolCallRefused, guard_call, refusal_error
 from toolchain._input import ArgumentsError
 from toolchain._output import to_json, to_yaml
 from toolchain._result import (
@@ -611,6 +611,10 @@ class _ToolChainBase(ABC):
                 unknown = ToolCallError("unknown_tool", self._unknown_message(call.name))
                 return self._after(ctx, index, call, None, unknown, started)
             tool = found
+        if hooks.guarded:  # on the call as it will run, rewritten by the before hooks
+            refusal = await guard_call(ctx, call)
+            if refusal is not None:
+                return self._after(ctx, index, call, None, refusal, started)
         if ctx.events.has_subscribers(BeforeToolCall):
             ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
         result, problem = await self._invoke(ctx, tool, call.args, index, signals)
@@ -801,13 +805,7 @@ async def _before_hooks(
             if replaced is not None and inspect.isawaitable(replaced):
                 replaced = await replaced
         except ToolCallRefused as refused:
-            if refused.kind == "invalid_arguments":
-                message = f"invalid arguments for {call.name}: {exception_text(refused)}"
-            elif refused.kind == "unknown_tool":
-                message = exception_text(refused)
-            else:
-                message = f"{call.name} was refused: {exception_text(refused)}"
-            return call, ToolCallError(refused.kind, message, refused)
+            return call, refusal_error(call, refused)
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
             raise
         except BaseException as error:

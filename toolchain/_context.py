@@ -276,7 +276,8 @@ class ExecutionContext:
         """False when the defaults are in use: an agent then applies its own limits."""
         self.state = StateBag()
         self.stats: Stats = Stats(parent=parent.stats if parent is not None else None)
-        self.hooks = Hooks()
+        # A child run's calls pass its parents' guards too (approvals, say).
+        self.hooks: Hooks = Hooks(parent=parent.hooks if parent is not None else None)
         self.events = EventBus(on_error=self._observer_failed)
         self._cancelled = threading.Event()
         self._cancel_reason = ""
@@ -308,7 +309,9 @@ class ExecutionContext:
 
         The child has its own state, hooks, events, limits and call ids; its stats
         count on their own and forward each increment here (see `Stats`), so this
-        run's limits and totals include the sub-run's tool calls and tokens.
+        run's limits and totals include the sub-run's tool calls and tokens. This
+        run's guards (``ToolHook.guard_tool_call``: approvals) check the child's calls
+        too.
 
         >>> run = ExecutionContext()
         >>> sub = run.child("researcher")

@@ -37,7 +37,13 @@ How sub-calls run:
   composite call.
 - the run's tool hooks see the composite call as a whole (a before-hook sees the whole
   ``calls`` list; variables and relay act on the composite's result), not each
-  sub-call.
+  sub-call. Guards (``ToolHook.guard_tool_call``) are the exception: they check each
+  sub-call under its sub-tool's own name, so a tool that needs approval, or that tool
+  discovery has not activated yet, is held or refused inside a composite exactly as
+  when the model calls it directly.
+- once a sub-call pauses the run (a call held for approval), the later sub-calls are
+  not run: each reports that the run paused, and the model makes them again after
+  the decision, in their order.
 - once the run is cancelled, later sub-calls are not started, and the one running
   when the chain stops the composite's call is stopped; each reports that it was
   cancelled, beside the results of those that ran before.
@@ -95,6 +101,7 @@ from toolchain._content import ContentPart
 from toolchain._context import Cancelled, ExecutionContext, Stats
 from toolchain._errors import ToolDefinitionError, ToolError, describe_exception, exception_text
 from toolchain._events import AfterToolCall, BeforeToolCall
+from toolchain._hooks import guard_call
 from toolchain._input import ArgumentsError, InputCodec
 from toolchain._output import to_json
 from toolchain._result import ToolCall, ToolCallError, ToolResult
@@ -210,8 +217,12 @@ calls; they run one after another, in order, and each gets its own result or err
         entries: list[dict[str, object]] = []
         media: list[ContentPart] = []
         notes: dict[str, None] = {}  # instructions, each once, in order
+        paused_before = ctx.pause_reason
         for index, item in enumerate(input.calls):
-            name, result, error = await self._run_one(ctx, f"{group}/{index}", index, item)
+            held = ctx.pause_reason and not paused_before  # a sub-call of ours paused the run
+            name, result, error = await self._run_one(
+                ctx, f"{group}/{index}", index, item, held=bool(held)
+            )
             entry: dict[str, object] = {"name": name}
             if result is None:
                 entry["error"] = error.message if error is not None else "no result"
@@ -229,10 +240,11 @@ calls; they run one after another, in order, and each gets its own result or err
     # -- one sub-call ----------------------------------------------------------------
 
     async def _run_one(
-        self, ctx: ExecutionContext, id: str, index: int, item: object
+        self, ctx: ExecutionContext, id: str, index: int, item: object, *, held: bool
     ) -> tuple[str | None, ToolResult[object] | None, ToolCallError | None]:
         """(the name to report, the result or None, the error or None); never raises
-        but for the composite's own cancellation."""
+        but for the composite's own cancellation. ``held``: an earlier sub-call paused
+        the run, so this one is not run."""
         started = time.perf_counter()
         parsed = self._parse(index, item)
         result: ToolResult[object] | None = None
@@ -240,6 +252,13 @@ calls; they run one after another, in order, and each gets its own result or err
             name = _shown_name(item)
             call = ToolCall(name or "", {}, id)
             failure: ToolCallError | None = ToolCallError("parse", parsed)
+        elif held:
+            name, call = _short(parsed.name), ToolCall(parsed.name, parsed.args, id)
+            message = (
+                f"not run: the run paused before it ({ctx.pause_reason}); make this call "
+                "again once the run resumes"
+            )
+            failure = ToolCallError("refused", message)
         else:
             name, call = _short(parsed.name), ToolCall(parsed.name, parsed.args, id)
             result, failure = await self._attempt(ctx, index, call)
@@ -275,6 +294,10 @@ calls; they run one after another, in order, and each gets its own result or err
         if over is not None:
             message = f"{call.name} was not run: the run's {over} limit is reached"
             return None, ToolCallError("limit", message)
+        if ctx.hooks.guarded:  # approvals and activation, as for a direct call
+            refusal = await guard_call(ctx, ToolCall(sub.name, call.args, call.id))
+            if refusal is not None:
+                return None, refusal
         if ctx.events.has_subscribers(BeforeToolCall):
             ctx.events.emit(BeforeToolCall(ctx, index, qualified, call.args, call.id))
         result, failure = await _invoke(ctx, sub, call.args)

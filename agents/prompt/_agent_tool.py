@@ -5,6 +5,14 @@ Each call builds a fresh prompt from the call's input and runs it to an answer i
 with the parent, and adds its tool calls and tokens to the parent's stats (so the
 parent's limits count them). A ``response_model`` makes the answer typed: the
 sub-agent must produce that model, validated, and the tool returns it.
+
+The child context keeps the parent's guards (``ToolHook.guard_tool_call``), so a tool
+that needs approval is held in a sub-agent as in the parent, whether the sub-agent
+was given the parent's ``ToolSearch`` or registered the tool itself. A sub-agent that
+pauses (a call held for approval) pauses the parent too: the call fails with the
+reason, the parent run ends with ``stopped_by == "paused"``, and the held call waits
+in the parent's ``extension_state``. After the decision, the parent's model calls the
+sub-agent again, whose model makes the call again, and it runs.
 """
 
 from __future__ import annotations
@@ -73,6 +81,15 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
         run = run_prompt(build, model=model, ctx=child, name=self.name, **options)
         result = await run.result()
         add_sub_usage(ctx, await run.usage())
+        if result.stopped_by == "paused":
+            # It waits for a person: so does this run (a held approval already paused
+            # it; a sub-agent's own pause reaches it here).
+            reason = result.paused or "paused"
+            ctx.pause(f"the sub-agent {self.name} paused: {reason}")
+            raise ToolError(
+                f"the sub-agent {self.name} paused: {reason}. This run pauses too; once "
+                f"it resumes, call {self.name} again to finish"
+            )
         if not result.ok:
             why = result.error or result.limit or result.paused or result.stopped_by
             raise ToolError(f"the sub-agent {self.name} did not finish: {why}")

@@ -12,6 +12,14 @@ in native mode a found tool's spec is appended after those already sent. A call 
 tool that has not been found is answered "not active — search for it", with a query
 that finds it. Tools marked ``requires_confirmation`` wait for the approval callback.
 
+Both checks are a guard (``ToolHook.guard_tool_call``), so they hold however deep a
+call is made: a composite's sub-call, a sub-agent's call (its context is a child of
+this run's), a composite inside a sub-agent. A held call pauses every run from the
+one that made it up to the outermost, and waits in the outermost run's
+``extension_state``, whose ``ToolSearch.pending`` lists it. Held calls and decisions
+are sealed with a secret key (``approval_key``), so an ``extension_state`` edited
+outside ``ToolSearch.decide`` approves nothing.
+
 >>> from formats import XMLFormat
 >>> from toolchain import ExecutionContext, JSONToolChain, tool
 >>> from toolchain.discovery import ToolIndex, ToolInfo, ToolSearch
@@ -35,17 +43,20 @@ create_page is not active: search for it first, e.g. tool_search(query="add a pa
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import inspect
 import logging
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 from pydantic import BaseModel, Field
 
 from toolchain._context import ExecutionContext, StateKey
-from toolchain._extension import Extension
+from toolchain._extension import Extension, keep_with_conversation
 from toolchain._hooks import ToolCallRefused, ToolHook
 from toolchain._result import ToolCall, ToolResult
 from toolchain._tool import Tool
@@ -68,6 +79,9 @@ If you can answer without tools, answer directly."""
 
 FOUND_NOTE = "These tools can be called now. Search again if you need others."
 
+_PROCESS_KEY = secrets.token_bytes(32)
+"""Seals held calls when no ``approval_key`` is given: valid in this process only."""
+
 
 class SearchInput(BaseModel):
     """Arguments of ``tool_search``."""
@@ -85,18 +99,37 @@ class _Discovery:
     active: dict[str, None] = field(default_factory=lambda: {})
     """Tools the searches found, in the order they were first found."""
     used: dict[str, None] = field(default_factory=lambda: {})
-    pending: dict[str, ApprovalRequest] = field(default_factory=lambda: {})
-    """call id → a call held until a person decides."""
-    decisions: list[tuple[ApprovalRequest, Approval]] = field(default_factory=lambda: [])
-    """Decisions made between runs, applied to the next call with the same arguments."""
     protocol: Protocol = "text"
 
 
+@dataclass(slots=True)
+class _Approvals:
+    """Held calls and decisions, kept in the outermost run's state (``_approvals``):
+    a sub-agent's held call belongs to the conversation a person continues."""
+
+    pending: dict[str, _SavedRequest] = field(default_factory=lambda: {})
+    """call id → a call held until a person decides (sealed)."""
+    decisions: list[_SavedDecision] = field(default_factory=lambda: [])
+    """Decisions made between runs (sealed), applied to the next call with the same
+    arguments."""
+
+
 _STATE = StateKey[_Discovery]("toolchain.discovery")
+_APPROVALS = StateKey[_Approvals]("toolchain.discovery.approvals")
 
 
 def _state(ctx: ExecutionContext) -> _Discovery:
     return ctx.state.setdefault(_STATE, _Discovery)
+
+
+def _outermost(ctx: ExecutionContext) -> ExecutionContext:
+    while ctx.parent is not None:
+        ctx = ctx.parent
+    return ctx
+
+
+def _approvals(ctx: ExecutionContext) -> _Approvals:
+    return _outermost(ctx).state.setdefault(_APPROVALS, _Approvals)
 
 
 def found_tools(ctx: ExecutionContext) -> tuple[str, ...]:
@@ -118,6 +151,11 @@ class ToolSearch(Extension):
       definitions exceed ``budget_tokens`` o200k tokens.
     - ``approve``: decides calls to tools that require confirmation (None: every such
       call pauses the run for a decision).
+    - ``approval_key``: the secret that seals held calls and decisions in
+      ``extension_state`` (default: a random key of this process). Give every process
+      that continues a conversation the same key; a held call or decision whose seal
+      does not match is ignored (and logged), so an edited ``extension_state``
+      approves nothing.
     """
 
     name = "tool_search"
@@ -132,6 +170,7 @@ class ToolSearch(Extension):
         defer: bool | Literal["auto"] = "auto",
         budget_tokens: int = 2_000,
         approve: Approver | None = None,
+        approval_key: bytes | str | None = None,
     ) -> None:
         self.index = index if isinstance(index, ToolIndex) else ToolIndex(index)
         self.always_active = tuple(always_active)
@@ -149,6 +188,9 @@ class ToolSearch(Extension):
             raise ToolIndexError(problems)
         self.limit = limit
         self.approve = approve
+        if isinstance(approval_key, str):
+            approval_key = approval_key.encode()
+        self._key = approval_key or _PROCESS_KEY
         self.backend: SearchBackend = backend if backend is not None else _default_backend()
         self.backend.index(self.index.documents())
         self.deferred = frozenset(self.index.tools) - frozenset(self.always_active)
@@ -166,7 +208,10 @@ class ToolSearch(Extension):
 
     def install(self, ctx: ExecutionContext) -> None:
         _state(ctx)
-        ctx.hooks.add(_Gate(self))
+        ctx.hooks.add(_Gate(self, ctx, self._key))
+        # Installed in a sub-agent's run: held calls are the conversation's, and the
+        # outermost run must save them even when it has no ToolSearch of its own.
+        keep_with_conversation(ctx, self)
 
     def instructions(self) -> str:
         return GUIDE if self.defers else ""
@@ -174,10 +219,11 @@ class ToolSearch(Extension):
     def prompt_section(self, ctx: ExecutionContext) -> str:
         """Decisions a person made on held calls since the run that held them."""
         lines = [
-            f"- {request.tool} {_args_text(request.args)}: "
-            + ("approved; call it again to run it" if decision.approved else "denied")
-            + (f" ({decision.reason})" if decision.reason else "")
-            for request, decision in _state(ctx).decisions
+            f"- {d.tool} {_args_text(d.args)}"
+            + (f" (through {' > '.join(d.via)})" if d.via else "")
+            + (": approved; call it again to run it" if d.approved else ": denied")
+            + (f" ({d.reason})" if d.reason else "")
+            for d in _approvals(ctx).decisions
         ]
         return "Approval decisions:\n" + "\n".join(lines) if lines else ""
 
@@ -199,30 +245,32 @@ class ToolSearch(Extension):
         return dataclasses.replace(request, described=tuple(shown))
 
     def save_state(self, ctx: ExecutionContext) -> object | None:
-        state = _state(ctx)
+        state, approvals = _state(ctx), _approvals(ctx)
         return {
             "active": list(state.active),
             "used": list(state.used),
-            "pending": [_request_data(request) for request in state.pending.values()],
+            "pending": [msgspec.to_builtins(held) for held in approvals.pending.values()],
             # A denial has been told during this run; an approval waits for its call.
-            "decisions": [
-                {**_request_data(request), "approved": d.approved, "reason": d.reason}
-                for request, d in state.decisions
-                if d.approved
-            ],
+            "decisions": [msgspec.to_builtins(d) for d in approvals.decisions if d.approved],
         }
 
     def load_state(self, ctx: ExecutionContext, state: object) -> None:
+        """Take up a saved state; held calls and decisions whose seal does not match
+        (written by hand, or sealed with another ``approval_key``) are left out."""
         saved = msgspec.convert(state, _Saved)
-        current = _state(ctx)
+        current, approvals = _state(ctx), _approvals(ctx)
         current.active.update(dict.fromkeys(n for n in saved.active if n in self.index.tools))
         current.used.update(dict.fromkeys(saved.used))
-        for data in saved.pending:
-            request = _request_of(data)
-            current.pending[request.call_id] = request
-        current.decisions += [
-            (_request_of(d), Approval(d.approved, d.reason)) for d in saved.decisions
+        for held in self._verified(saved.pending, "held call"):
+            approvals.pending[held.call_id] = held
+        known = {d.seal for d in approvals.decisions}
+        approvals.decisions += [
+            d for d in self._verified(saved.decisions, "decision") if d.seal not in known
         ]
+
+    def needs_approval(self, name: str) -> bool:
+        """Whether calls of the index tool ``name`` wait for approval."""
+        return name in self.index.tools and self.index.info_of(name).requires_confirmation
 
     # -- the conversation's side -----------------------------------------------------
 
@@ -235,29 +283,70 @@ class ToolSearch(Extension):
         return tuple(_state(ctx).used)
 
     def pending(self, extension_state: Mapping[str, object]) -> tuple[ApprovalRequest, ...]:
-        """The calls a paused run holds for a decision (from ``result.extension_state``)."""
+        """The calls a paused run holds for a decision (from ``result.extension_state``),
+        however deep they were made: a sub-agent's held call is listed in the outermost
+        run's state. Entries whose seal does not match are left out (and logged)."""
         saved = msgspec.convert(extension_state.get(self.name, {}), _Saved)
-        return tuple(_request_of(data) for data in saved.pending)
+        return tuple(_request_of(held) for held in self._verified(saved.pending, "held call"))
 
     def decide(
         self, extension_state: Mapping[str, object], call_id: str, decision: Approval
     ) -> dict[str, object]:
         """``extension_state`` with a held call decided: pass it to the next run.
 
-        The model is told the decision; an approved call runs when the model makes it
-        again (same tool, same arguments), a denied one is answered with the reason.
+        The model is told the decision; an approved call runs once, when the model
+        makes it again (same tool, same arguments; through the same sub-agent or
+        composite), a denied one is answered with the reason. Raises ``KeyError`` when
+        no call ``call_id`` is held, and ``ValueError`` when the held call's seal does
+        not match (the state was edited, or sealed with another ``approval_key``).
         """
         saved = msgspec.convert(extension_state.get(self.name, {}), _Saved)
         held = [data for data in saved.pending if data.call_id == call_id]
         if not held:
             raise KeyError(f"no call {call_id!r} is waiting for approval")
+        if not self._sealed_by_us(held[0]):
+            raise ValueError(
+                f"the held call {call_id!r} does not carry this ToolSearch's seal: the "
+                "state was edited, or held by a process with another approval_key "
+                "(give every process the same ToolSearch(approval_key=...))"
+            )
         pending = [data for data in saved.pending if data.call_id != call_id]
-        decided = _SavedDecision(**msgspec.structs.asdict(held[0]), approved=decision.approved)
-        decided = msgspec.structs.replace(decided, reason=decision.reason)
+        request = held[0]
+        decided = _SavedDecision(
+            call_id=request.call_id,
+            tool=request.tool,
+            args=request.args,
+            risk=request.risk,
+            via=request.via,
+            nonce=request.nonce,
+            approved=decision.approved,
+            reason=decision.reason,
+        )
         updated = msgspec.structs.replace(
-            saved, pending=pending, decisions=[*saved.decisions, decided]
+            saved, pending=pending, decisions=[*saved.decisions, _seal(self._key, decided)]
         )
         return {**extension_state, self.name: msgspec.to_builtins(updated)}
+
+    # -- seals -------------------------------------------------------------------------
+
+    def _sealed_by_us(self, entry: _SavedRequest) -> bool:
+        return bool(entry.seal) and hmac.compare_digest(entry.seal, _mac(self._key, entry))
+
+    def _verified(self, entries: Sequence[_Sealed], what: str) -> list[_Sealed]:
+        """The entries whose seal matches; the others are logged and left out."""
+        kept: list[_Sealed] = []
+        for entry in entries:
+            if self._sealed_by_us(entry):
+                kept.append(entry)
+            else:
+                _log.warning(
+                    "ignoring a %s for %s (call %r) that this ToolSearch did not seal: "
+                    "the state was edited, or sealed with another approval_key",
+                    what,
+                    _shortened(entry.tool, 80),
+                    _shortened(entry.call_id, 80),
+                )
+        return kept
 
     # -- searching -------------------------------------------------------------------
 
@@ -325,11 +414,19 @@ class _SavedRequest(msgspec.Struct, kw_only=True):
     tool: str
     args: dict[str, Any]
     risk: Literal["safe", "moderate", "destructive"] = "safe"
+    via: list[str] = msgspec.field(default_factory=list[str])
+    nonce: str = ""
+    """Minted when the call is held: two holds of the same call never share a seal."""
+    seal: str = ""
+    """HMAC (``approval_key``) of every other field."""
 
 
 class _SavedDecision(_SavedRequest, kw_only=True):
     approved: bool
     reason: str = ""
+
+
+_Sealed = TypeVar("_Sealed", bound=_SavedRequest)
 
 
 class _Saved(msgspec.Struct, kw_only=True):
@@ -339,17 +436,18 @@ class _Saved(msgspec.Struct, kw_only=True):
     decisions: list[_SavedDecision] = msgspec.field(default_factory=list[_SavedDecision])
 
 
-def _request_data(request: ApprovalRequest) -> dict[str, object]:
-    return {
-        "call_id": request.call_id,
-        "tool": request.tool,
-        "args": dict(request.args),
-        "risk": request.risk,
-    }
+def _seal(key: bytes, entry: _Sealed) -> _Sealed:
+    """``entry`` with its seal: an HMAC of everything else in it."""
+    return msgspec.structs.replace(entry, seal=_mac(key, entry))
+
+
+def _mac(key: bytes, entry: _SavedRequest) -> str:
+    body = msgspec.json.encode(msgspec.structs.replace(entry, seal=""), order="deterministic")
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def _request_of(data: _SavedRequest) -> ApprovalRequest:
-    return ApprovalRequest(data.call_id, data.tool, data.args, data.risk)
+    return ApprovalRequest(data.call_id, data.tool, data.args, data.risk, tuple(data.via))
 
 
 def _args_text(args: Mapping[str, object]) -> str:
@@ -382,21 +480,33 @@ class _SearchTool(Tool[SearchInput, dict[str, object]]):
 
 class _Gate(ToolHook):
     """Holds back calls to tools not found yet, and calls that wait for approval; notes
-    the index tools that ran (``ToolSearch.used``)."""
+    the index tools that ran (``ToolSearch.used``).
 
-    def __init__(self, owner: ToolSearch) -> None:
+    A guard, so it sees every call: in its own run (``home``) it checks both; in a
+    child run (a sub-agent's, whose tools are its own) only approvals. Of several
+    gates that could approve one call (the same ToolSearch installed in a run and its
+    sub-agent), the outermost decides.
+    """
+
+    def __init__(self, owner: ToolSearch, home: ExecutionContext, key: bytes) -> None:
         self.owner = owner
+        self.home = home.run_id  # the id, not the context: no cycle through ctx.hooks
+        self.key = key
 
-    def before_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> Any:
+    def guard_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> Any:
         owner = self.owner
         if call.name not in owner.index.tools:
             return None
-        state = _state(ctx)
-        inactive = owner.defers and call.name in owner.deferred and call.name not in state.active
-        info = owner.index.info_of(call.name)
-        if not inactive and not info.requires_confirmation:
+        inactive = (
+            owner.defers
+            and ctx.run_id == self.home
+            and call.name in owner.deferred
+            and call.name not in _state(ctx).active
+        )
+        approving = owner.needs_approval(call.name) and self._decides(ctx, call.name)
+        if not inactive and not approving:
             return None
-        return self._check(ctx, call, state, inactive)
+        return self._check(ctx, call, inactive)
 
     def after_tool_call(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any]
@@ -404,9 +514,16 @@ class _Gate(ToolHook):
         if call.name in self.owner.index.tools:
             _state(ctx).used[call.name] = None
 
-    async def _check(
-        self, ctx: ExecutionContext, call: ToolCall, state: _Discovery, inactive: bool
-    ) -> None:
+    def _decides(self, ctx: ExecutionContext, name: str) -> bool:
+        """Whether this gate is the outermost one that approves calls of ``name``."""
+        outermost: _Gate | None = None
+        for guard in ctx.hooks.guard_chain():
+            gate = getattr(guard, "__self__", None)
+            if isinstance(gate, _Gate) and gate.owner.needs_approval(name):
+                outermost = gate  # the chain runs from this run outwards
+        return outermost is self
+
+    async def _check(self, ctx: ExecutionContext, call: ToolCall, inactive: bool) -> None:
         owner = self.owner
         if inactive:
             query = await owner.suggestion(call.name)
@@ -416,21 +533,35 @@ class _Gate(ToolHook):
                 kind="unknown_tool",
             )
         info = owner.index.info_of(call.name)
-        request = ApprovalRequest(_held_id(state, call.id), call.name, dict(call.args), info.risk)
-        decision = _take_decision(state, request)
+        approvals = _approvals(ctx)
+        via = _via(ctx)
+        request = ApprovalRequest(
+            _held_id(approvals, call.id), call.name, dict(call.args), info.risk, via
+        )
+        decision = _take_decision(approvals, request)
         if decision is None and owner.approve is not None:
             try:
                 answer = owner.approve(ctx, request)
                 decision = await answer if inspect.isawaitable(answer) else answer
             except Exception as error:
-                _log.warning("the approval callback failed on %s", call.name, exc_info=True)
+                _log.warning("the approval callback failed on %s", call.name, exc_info=error)
                 raise ToolCallRefused(
                     f"{call.name} needs approval, and asking for it failed "
                     f"({type(error).__name__}); do not retry it now"
                 ) from error
         if decision is None:
-            state.pending[request.call_id] = request
-            ctx.pause(f"{call.name} (call {request.call_id}) is waiting for approval")
+            held = _SavedRequest(
+                call_id=request.call_id,
+                tool=call.name,
+                args=dict(call.args),
+                risk=info.risk,
+                via=list(via),
+                nonce=secrets.token_hex(8),
+            )
+            approvals.pending[request.call_id] = _seal(self.key, held)
+            where = f" in {' > '.join(via)}" if via else ""
+            reason = f"{call.name} (call {request.call_id}{where}) is waiting for approval"
+            _pause_outwards(ctx, reason)
             raise ToolCallRefused(
                 f"{call.name} needs a person's approval; it is held and the run pauses "
                 "until they decide. You will be told the decision."
@@ -440,22 +571,40 @@ class _Gate(ToolHook):
             raise ToolCallRefused(f"{call.name} was not approved{why}. Do not call it again")
 
 
-def _held_id(state: _Discovery, call_id: str) -> str:
+def _via(ctx: ExecutionContext) -> tuple[str, ...]:
+    """The child runs (sub-agents) ``ctx`` is nested in, outermost first."""
+    names: list[str] = []
+    while ctx.parent is not None:
+        names.append(ctx.name.removeprefix(ctx.parent.name + "/"))
+        ctx = ctx.parent
+    return tuple(reversed(names))
+
+
+def _pause_outwards(ctx: ExecutionContext, reason: str) -> None:
+    """Pause the run of ``ctx`` and every run it is nested in: a sub-agent's held call
+    stops its parent too, for the person the outermost run answers to."""
+    current: ExecutionContext | None = ctx
+    while current is not None:
+        current.pause(reason)
+        current = current.parent
+
+
+def _held_id(approvals: _Approvals, call_id: str) -> str:
     """``call_id``, or a variant no held call has: each run numbers its calls from
     ``call_1`` again, and a call an earlier run held may still wait under that id."""
     held, count = call_id, 1
-    while held in state.pending:
+    while held in approvals.pending:
         count += 1
         held = f"{call_id}~{count}"
     return held
 
 
-def _take_decision(state: _Discovery, request: ApprovalRequest) -> Approval | None:
+def _take_decision(approvals: _Approvals, request: ApprovalRequest) -> Approval | None:
     """The decision made for a call like ``request`` between runs, used up once."""
-    for position, (held, decision) in enumerate(state.decisions):
-        if held.tool == request.tool and dict(held.args) == dict(request.args):
-            del state.decisions[position]
-            return decision
+    for position, held in enumerate(approvals.decisions):
+        if held.tool == request.tool and held.args == dict(request.args):
+            del approvals.decisions[position]
+            return Approval(held.approved, held.reason)
     return None
 
 
