@@ -85,6 +85,11 @@ Q = TypeVar("Q")
 _log = logging.getLogger("agents")
 CANCEL_GRACE = 1.0
 TIME_LIMIT = "the run's time limit was reached"
+TASKS_PENDING = "tasks_pending"
+"""The limit that ends a run whose model keeps answering while a ``check_answer``
+holds its answers back (more times in a row than ``max_consecutive_parse_errors``)."""
+
+AnswerCheck = Callable[[ExecutionContext], "str | None"]
 
 
 class RunOptions(TypedDict, total=False):
@@ -111,7 +116,9 @@ class RunOptions(TypedDict, total=False):
     """The run's name in contexts and traces (default ``agent``)."""
     step_hooks: Sequence[StepHook]
     """Called in order before each model call; may change that step's request (see
-    ``agents.steps``). Compactions (``agents.compaction``) are step hooks."""
+    ``agents.steps``). Compactions (``agents.compaction``) are step hooks. A hook
+    with a ``check_answer(ctx) -> str | None`` method may also hold back an answer
+    while work is left (``run_prompt``'s task lists): its text is the feedback."""
     extensions: Sequence[Extension]
     """Installed on each run's context: their tools join the chain, their prompt
     sections reach the model each step, their text filters rewrite its answer (see
@@ -141,6 +148,7 @@ class StepRecord:
         "assistant",
         "feedback",
         "has_answer",
+        "held",
         "replies",
         "results",
         "sections",
@@ -157,6 +165,8 @@ class StepRecord:
         self.feedback = ""
         self.answer: Any = None
         self.has_answer = False
+        self.held = False
+        """An answer was held back: work is left (see ``StepEngine._held``)."""
 
 
 @dataclass(slots=True)
@@ -211,6 +221,11 @@ class StepEngine(ABC, Generic[AnswerT]):
         self.step_hooks: tuple[StepHook, ...] = (
             *extension_hooks,
             *options.get("step_hooks", ()),
+        )
+        self._answer_checks: tuple[AnswerCheck, ...] = tuple(
+            cast(AnswerCheck, check)
+            for hook in (*self.extensions, *options.get("step_hooks", ()))
+            if callable(check := getattr(hook, "check_answer", None))
         )
 
     # -- public API ------------------------------------------------------------------
@@ -423,6 +438,8 @@ class StepEngine(ABC, Generic[AnswerT]):
                 halted = RunStop(
                     "error", f"handling the model's output failed: {describe_exception(error)}"
                 )
+            if halted is None and step.held and self._held_too_often(ctx):
+                halted = RunStop("limit", TASKS_PENDING)
             messages.append(step.assistant)
             iteration = Iteration(
                 index=index,
@@ -695,7 +712,10 @@ class StepEngine(ABC, Generic[AnswerT]):
     ) -> None:
         """The termination's answer from ``content``, or feedback when it is rejected."""
         try:
-            step.answer = self.termination.parse_section(content)
+            answer = self.termination.parse_section(content)
+            if self._held(ctx, index, step):
+                return
+            step.answer = answer
             step.has_answer = True
             ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
         except AnswerRejected as rejected:
@@ -704,6 +724,36 @@ class StepEngine(ABC, Generic[AnswerT]):
             _log.warning("the termination raised on an answer", exc_info=error)
             feedback = f"answer rejected: it could not be checked ({type(error).__name__})"
             self._reject(ctx, index, step, "answer", feedback)
+
+    def _held(
+        self, ctx: ExecutionContext, index: int, step: StepRecord, *, reply: bool = True
+    ) -> bool:
+        """Whether an answer must wait because work is left (a task list's pending
+        tasks): then the feedback naming that work is counted and, with ``reply``,
+        queued, as for a rejected answer."""
+        if not self._answer_checks:
+            return False
+        for check in self._answer_checks:
+            try:
+                left = check(ctx)
+            except Exception:  # a broken check must not trap the run in feedback
+                _log.exception("an answer check raised; the answer is taken")
+                continue
+            if left:
+                step.held = True
+                if reply:
+                    self._reject(ctx, index, step, "unfinished", left)
+                else:
+                    self._count_rejection(ctx, index, step, "unfinished", left)
+                return True
+        return False
+
+    def _held_too_often(self, ctx: ExecutionContext) -> bool:
+        """Whether held answers (counted as rejected replies) have gone past the
+        limit of rejected replies in a row: the run then ends as ``tasks_pending``,
+        named for what kept it from ending, not as a parse-error limit."""
+        bound = ctx.limits.max_consecutive_parse_errors
+        return bound is not None and ctx.stats.get(Stats.CONSECUTIVE_PARSE_ERRORS) > bound
 
     def _reject(
         self, ctx: ExecutionContext, index: int, step: StepRecord, kind: str, feedback: str

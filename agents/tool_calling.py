@@ -316,9 +316,13 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         else:
             try:
                 assert self._typed is not None
-                step.answer = self._typed.parse_section(calls[0].arguments)
-                step.has_answer = True
-                ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
+                answer = self._typed.parse_section(calls[0].arguments)
+                if self._held(ctx, index, step, reply=False):  # counted; told in the tool message
+                    problem = f"the answer was not taken: {step.feedback}"
+                else:
+                    step.answer = answer
+                    step.has_answer = True
+                    ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
             except AnswerRejected as rejected:
                 problem = f"answer rejected: {rejected}"
         text = f"Error: {problem}" if problem else ANSWER_ACCEPTED
@@ -326,7 +330,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             replies[call.id] = Message(
                 "tool", (TextContent(text),), tool_call_id=call.id, name=call.name
             )
-        if problem:
+        if problem and not step.held:
             self._count_rejection(ctx, index, step, "answer", problem)
         return replies
 
@@ -334,7 +338,10 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         """A reply without calls: the answer, or feedback saying what to do instead."""
         if self._typed is not None:
             try:
-                step.answer = self._typed.parse_section(text)  # JSON written as text: take it
+                answer = self._typed.parse_section(text)  # JSON written as text: take it
+                if self._held(ctx, index, step):
+                    return
+                step.answer = answer
                 step.has_answer = True
                 ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
                 return

@@ -12,21 +12,62 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, Final, cast
+
+import msgspec
 
 from toolchain._context import ExecutionContext, StateKey
+from toolchain._output import to_builtins
+from toolchain.stores._protocol import StoredEntry
 
-__all__ = ["RunResults", "Variable", "any_string", "results_of"]
+if TYPE_CHECKING:
+    from toolchain.stores import Store
+
+__all__ = [
+    "UNLOADED",
+    "RunResults",
+    "Variable",
+    "any_string",
+    "decode_entry",
+    "encode_entry",
+    "results_of",
+    "scope_of",
+    "share_scope",
+]
+
+
+class _Unloaded:
+    """The value of a variable an earlier run saved, not yet read from the store."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNLOADED"
+
+
+UNLOADED: Final = _Unloaded()
 
 
 @dataclass(frozen=True, slots=True)
 class Variable:
-    """A saved tool output: its name, the tool, and the value as plain data."""
+    """A saved tool output: its name, the tool, and the value as plain data.
+
+    ``kind`` and ``preview`` describe it for the per-step list (kept with the
+    conversation, so the list needs no value); ``size`` is the bytes it counts
+    against the bounds; ``entry`` its id in the store (``""``: not stored); ``shared``
+    whether an ``internal://`` reference names that entry too (then it is never
+    deleted when the variable goes).
+    """
 
     name: str
     tool: str
     value: object
     call_id: str
+    kind: str = ""
+    preview: str = ""
+    size: int = 0
+    entry: str = ""
+    shared: bool = False
 
 
 @dataclass(slots=True)
@@ -46,15 +87,56 @@ class RunResults:
     held: dict[str, tuple[str, int]] = field(default_factory=lambda: {})
     """call id → (the chain's serialisation, composers that have seen it), held only
     until the last composer has run: a run never keeps every output it has shown."""
+    store: Store | None = None
+    """The context relay's store, when one is installed: variables keep their values
+    there too, and a boxed output is one entry for both."""
+    boxed_entries: dict[str, tuple[str, int]] = field(default_factory=lambda: {})
+    """call id → (the entry the relay boxed that output in, its bytes), until the
+    variables hook (which runs for every call the relay boxes) takes it as the
+    variable's entry. Filled only when variables keep their values in that store."""
+    naming: bool = False
+    """Whether the variables extension is installed (the relay then hands it entries)."""
+    variable_store: Store | None = None
+    """The store variables were given (None: the relay's when one is installed)."""
+    dropped: dict[str, str] = field(default_factory=lambda: {})
+    """name → why that variable is gone (the bounds, an expired entry), oldest first."""
+    size: int = 0
+    """The bytes of the variables kept (``Variable.size`` summed)."""
+    waiting: int = 0
+    """Variables an earlier run saved whose values are not read from the store yet."""
+
+    def shares_entries(self, store: Store) -> bool:
+        """Whether variables keep their values in ``store`` (a relay's): then a boxed
+        output and its variable are one entry."""
+        return self.naming and (self.variable_store or self.store) is store
 
     def values(self) -> dict[str, object]:
-        """name → value, for resolving references."""
-        return {name: variable.value for name, variable in self.variables.items()}
+        """name → value, for resolving references (those read from the store)."""
+        return {n: v.value for n, v in self.variables.items() if v.value is not UNLOADED}
 
-    def save(self, variable: Variable) -> None:
-        self.variables.pop(variable.name, None)
+    def save(self, variable: Variable) -> Variable | None:
+        """Keep ``variable`` (the newest); returns the one it replaced, if any."""
+        old = self.variables.pop(variable.name, None)
+        if old is not None:
+            self.size -= old.size
+            self.names.pop(old.call_id, None)
         self.variables[variable.name] = variable
+        self.size += variable.size
         self.names[variable.call_id] = variable.name
+        self.dropped.pop(variable.name, None)
+        return old
+
+    def drop(self, name: str, why: str, *, keep: int) -> Variable | None:
+        """Forget a variable, remembering why (for at most ``keep`` names)."""
+        old = self.variables.pop(name, None)
+        if old is not None:
+            self.size -= old.size
+            self.names.pop(old.call_id, None)
+        self.dropped.pop(name, None)
+        self.dropped[name] = why
+        while len(self.dropped) > keep:
+            del self.dropped[next(iter(self.dropped))]
+        return old
 
     def enlist(self) -> None:
         """Count one more observation hook composing from this record (at install)."""
@@ -104,6 +186,47 @@ def results_of(ctx: ExecutionContext) -> RunResults:
         found = RunResults()
         ctx.state.set(_RESULTS, found)
     return found
+
+
+def encode_entry(value: object, tool: str) -> StoredEntry:
+    """A tool output as a store entry: text as it is, anything else as JSON (the one
+    encoding of variables and the relay, so one entry can serve both).
+
+    >>> encode_entry({"temp": 21}, "weather")
+    StoredEntry(data=b'{"temp":21}', kind='json', tool='weather')
+    """
+    if isinstance(value, str):  # most large outputs: kept as text, no JSON round trip
+        return StoredEntry(value.encode("utf-8", "surrogatepass"), "text", tool)
+    return StoredEntry(msgspec.json.encode(to_builtins(value)), "json", tool)
+
+
+def decode_entry(entry: StoredEntry) -> object:
+    """The value ``encode_entry`` stored.
+
+    >>> decode_entry(encode_entry("hello", "echo"))
+    'hello'
+    """
+    if entry.kind == "text":
+        return entry.data.decode("utf-8", "surrogatepass")
+    return msgspec.json.decode(entry.data)
+
+
+_SCOPE = StateKey[str]("toolchain.relay.scope")
+
+
+def scope_of(ctx: ExecutionContext) -> str:
+    """The store scope of a run: its own id unless a conversation scope was set.
+
+    >>> ctx = ExecutionContext()
+    >>> scope_of(ctx) == ctx.run_id
+    True
+    """
+    return ctx.state.get(_SCOPE) or ctx.run_id
+
+
+def share_scope(ctx: ExecutionContext, scope: str) -> None:
+    """File this run's stored values under ``scope`` (one conversation across runs)."""
+    ctx.state.set(_SCOPE, scope)
 
 
 def any_string(value: object, test: Callable[[str], bool]) -> bool:

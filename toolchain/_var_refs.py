@@ -39,8 +39,15 @@ Where each rule applies
   would otherwise receive ``$weather_nyc.temprature`` verbatim.
 * In the model's answer nothing can fail: what does not resolve is left as written.
 * Values substituted are never resolved again, so a variable holding ``"$a"`` (even
-  ``$a`` itself) is harmless: no cycles, no expansion blow-up. Dict keys are never
-  resolved.
+  ``$a`` itself) is harmless: no cycles. Dict keys are never resolved.
+* What interpolation fills in is bounded (``max_expansion`` characters, 16,000,000 by
+  default, for one call's arguments or one answer): ``"$big " * 5000`` cannot ask for
+  gigabytes. In arguments, passing the bound is the call's error (:class:`ReferenceProblem`,
+  saying to pass the variable whole instead); in an answer, references past it are left as
+  written and a note at the end says so. A whole-string reference costs nothing: it is
+  the value itself, not a copy.
+* A variable that is gone (dropped by the bounds of a conversation, or expired from the
+  store) is an error wherever the arguments name it, saying why (``gone``).
 
 Linear time
 -----------
@@ -66,14 +73,16 @@ from typing import Final, TypeAlias, cast
 
 import msgspec
 
-from toolchain._results import SCALAR_TYPES
+from toolchain._results import SCALAR_TYPES, any_string
 
 __all__ = [
+    "MAX_EXPANSION",
     "MAX_PENDING",
     "ReferenceProblem",
     "StreamResolver",
     "Variables",
     "describe_fields",
+    "has_references",
     "resolve_arguments",
     "resolve_text",
 ]
@@ -83,6 +92,10 @@ Variables: TypeAlias = Mapping[str, object]
 
 MAX_PENDING: Final = 256
 """Default bound on a reference in text: what a stream may hold back."""
+
+MAX_EXPANSION: Final = 16_000_000
+"""Default bound on what interpolation fills in: characters, for one call's arguments or
+one answer."""
 
 _NAME_START: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _DIGITS: Final = frozenset("0123456789")
@@ -301,6 +314,54 @@ def _as_text(value: object) -> str:
         return str(value)
 
 
+class _Budget:
+    """What interpolation may still fill in, for one call's arguments or one answer.
+
+    Once a reference does not fit, ``over`` is set and nothing more is filled in: each
+    later reference then costs no encoding, so the work stays linear.
+    """
+
+    __slots__ = ("left", "limit", "over")
+
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ValueError(f"max_expansion must be at least 0, not {limit}")
+        self.limit = limit
+        self.left = limit
+        self.over = False
+
+    def take(self, text: str) -> bool:
+        """Whether ``text`` fits (and is now counted)."""
+        if self.over or len(text) > self.left:
+            self.over = True
+            return False
+        self.left -= len(text)
+        return True
+
+    def reset(self) -> None:
+        self.left, self.over = self.limit, False
+
+
+def _too_long(written: str, filled: str, limit: int) -> str:
+    reference = _clip(written)
+    return (
+        f"filling in the references of these arguments would pass {limit:,} characters "
+        f"({reference} is {len(filled):,} characters here): pass a variable as a whole "
+        f'argument value ("{reference}") or a part of it, rather than repeating it inside text'
+    )
+
+
+def _left_as_written(limit: int) -> str:
+    return (
+        f"\n\n[Some $references were left as written: filling them in would have added "
+        f"more than {limit:,} characters.]"
+    )
+
+
+def _gone(name: str, why: str) -> str:
+    return f"variable ${_clip(name)} is no longer available: {why}"
+
+
 # --- the scanner --------------------------------------------------------------------
 
 # States of the scanner. A "candidate" is a possible reference, from its "$" on.
@@ -487,41 +548,86 @@ class _Scanner:
 # --- resolving text -----------------------------------------------------------------
 
 
-def _text_replacer(variables: Variables) -> Callable[[str], str]:
-    """References in the model's answer: what resolves is replaced, the rest is kept."""
+def _text_replacer(variables: Variables, budget: _Budget) -> Callable[[str], str]:
+    """References in the model's answer: what resolves (and fits) is replaced, the rest
+    is kept."""
 
     def replace(written: str) -> str:
+        if budget.over:
+            return written
         parsed = _parse(written)
         if parsed is None or parsed[0] not in variables:
             return written
         value, failed = _walk(variables[parsed[0]], parsed[1])
-        return written if failed is not None else _as_text(value)
+        if failed is not None:
+            return written
+        filled = _as_text(value)
+        return filled if budget.take(filled) else written
 
     return replace
 
 
-def resolve_text(text: str, variables: Variables, *, max_pending: int = MAX_PENDING) -> str:
+def resolve_text(
+    text: str,
+    variables: Variables,
+    *,
+    max_pending: int = MAX_PENDING,
+    max_expansion: int = MAX_EXPANSION,
+) -> str:
     """``text`` (the model's answer) with its references replaced; never fails.
 
     Known references are interpolated (strings as they are, other values as compact JSON);
     unknown names, paths that do not resolve and references longer than ``max_pending``
     characters are left as written; ``$$`` is ``$``. ``max_pending`` is the bound of
-    :class:`StreamResolver`, so that streaming gives exactly this result.
+    :class:`StreamResolver`, so that streaming gives exactly this result. Once filling in
+    would pass ``max_expansion`` characters, the rest of the references are left as
+    written, and a note at the end says so.
 
     >>> saved = {"w": {"temp": 72, "days": ["mon", "tue"]}, "city": "NYC"}
     >>> resolve_text("$city: $w.temp°F, then $w.days[-1]. Not $w.wind, $HOME or $5.", saved)
     'NYC: 72°F, then tue. Not $w.wind, $HOME or $5.'
     >>> resolve_text("$$city costs $$$w.temp", saved)
     '$city costs $72'
+    >>> resolve_text("$city $city $city", saved, max_expansion=7).splitlines()[0]
+    'NYC NYC $city'
     """
     _check_max_pending(max_pending)
     if "$" not in text:
         return text
     out: list[str] = []
-    scanner = _Scanner(_text_replacer(variables), max_pending)
+    budget = _Budget(max_expansion)
+    scanner = _Scanner(_text_replacer(variables, budget), max_pending)
     scanner.scan(text, out)
     scanner.finish(out)
+    if budget.over:
+        out.append(_left_as_written(max_expansion))
     return "".join(out)
+
+
+def has_references(value: object) -> bool:
+    """Whether any string in ``value`` (nested dicts, lists, tuples; keys aside) holds a
+    ``$reference`` as the resolver reads one (``$$x``, ``$5`` and ``US$x`` do not).
+
+    >>> has_references({"a": ["$weather_nyc.temp"]}), has_references("costs $5 or $$x")
+    (True, False)
+    """
+    return any_string(value, _holds_reference)
+
+
+def _holds_reference(text: str) -> bool:
+    if "$" not in text:
+        return False
+    found = False
+
+    def note(written: str) -> str:
+        nonlocal found
+        found = found or _parse(written) is not None
+        return written
+
+    scanner = _Scanner(note, None)
+    scanner.scan(text, [])
+    scanner.finish([])
+    return found
 
 
 def _check_max_pending(max_pending: int) -> int:
@@ -547,12 +653,19 @@ class StreamResolver:
     (' Tomorrow: ', 12, '{"temp":72}')
     """
 
-    __slots__ = ("_scanner", "max_pending", "variables")
+    __slots__ = ("_budget", "_scanner", "max_pending", "variables")
 
-    def __init__(self, variables: Variables, *, max_pending: int = MAX_PENDING) -> None:
+    def __init__(
+        self,
+        variables: Variables,
+        *,
+        max_pending: int = MAX_PENDING,
+        max_expansion: int = MAX_EXPANSION,
+    ) -> None:
         self.variables = variables
         self.max_pending = _check_max_pending(max_pending)
-        self._scanner = _Scanner(_text_replacer(variables), max_pending)
+        self._budget = _Budget(max_expansion)
+        self._scanner = _Scanner(_text_replacer(variables, self._budget), max_pending)
 
     @property
     def held(self) -> int:
@@ -566,24 +679,43 @@ class StreamResolver:
         return "".join(out)
 
     def flush(self) -> str:
-        """The held-back rest, resolved, at the end of the stream."""
+        """The held-back rest, resolved, at the end of the stream (and the note of
+        ``resolve_text`` when references were left unfilled past ``max_expansion``)."""
         out: list[str] = []
         self._scanner.finish(out)
+        if self._budget.over:
+            out.append(_left_as_written(self._budget.limit))
+        self._budget.reset()
         return "".join(out)
 
 
 # --- resolving arguments ------------------------------------------------------------
 
 
-def _resolve_string(text: str, variables: Variables) -> object:
+class _Resolution:
+    """What one call's arguments are resolved with."""
+
+    __slots__ = ("budget", "gone", "variables")
+
+    def __init__(self, variables: Variables, gone: Mapping[str, str], max_expansion: int) -> None:
+        self.variables = variables
+        self.gone = gone
+        self.budget = _Budget(max_expansion)
+
+
+def _resolve_string(text: str, how: _Resolution) -> object:
     """One argument string: a whole reference becomes its value, others are interpolated."""
     if "$" not in text:
         return text
+    variables, gone, budget = how.variables, how.gone, how.budget
     parsed = _parse(text)
     if parsed is not None:
         name, segments = parsed
         if name not in variables:
-            raise ReferenceProblem(_unknown_name(name, variables))
+            why = gone.get(name)
+            raise ReferenceProblem(
+                _unknown_name(name, variables) if why is None else _gone(name, why)
+            )
         value, failed = _walk(variables[name], segments)
         if failed is not None:
             raise ReferenceProblem(_bad_path(name, segments, failed, value))
@@ -591,13 +723,21 @@ def _resolve_string(text: str, variables: Variables) -> object:
 
     def replace(written: str) -> str:
         parsed = _parse(written)
-        if parsed is None or parsed[0] not in variables:
+        if parsed is None:
             return written
         name, segments = parsed
+        if name not in variables:
+            why = gone.get(name)
+            if why is None:
+                return written
+            raise ReferenceProblem(_gone(name, why))
         value, failed = _walk(variables[name], segments)
         if failed is not None:
             raise ReferenceProblem(_bad_path(name, segments, failed, value))
-        return _as_text(value)
+        filled = _as_text(value)
+        if not budget.take(filled):
+            raise ReferenceProblem(_too_long(written, filled, budget.limit))
+        return filled
 
     out: list[str] = []
     scanner = _Scanner(replace, None)
@@ -654,7 +794,7 @@ def _rebuilt(frame: _Frame) -> object:
     return tuple(frame.values)
 
 
-def _resolve_flat(args: Mapping[str, object], variables: Variables) -> dict[str, object] | None:
+def _resolve_flat(args: Mapping[str, object], how: _Resolution) -> dict[str, object] | None:
     """``resolve_arguments`` for the common call whose arguments hold no containers
     (None when one does): one plain loop instead of the general walk."""
     out: dict[str, object] = {}
@@ -664,7 +804,7 @@ def _resolve_flat(args: Mapping[str, object], variables: Variables) -> dict[str,
             text = cast(str, value)
             if "$" in text:
                 try:
-                    value = _resolve_string(text, variables)
+                    value = _resolve_string(text, how)
                 except ReferenceProblem as problem:
                     raise ReferenceProblem(problem.problem, _location([key])) from None
         elif kind not in SCALAR_TYPES:
@@ -673,7 +813,13 @@ def _resolve_flat(args: Mapping[str, object], variables: Variables) -> dict[str,
     return out
 
 
-def resolve_arguments(args: Mapping[str, object], variables: Variables) -> dict[str, object]:
+def resolve_arguments(
+    args: Mapping[str, object],
+    variables: Variables,
+    *,
+    max_expansion: int = MAX_EXPANSION,
+    gone: Mapping[str, str] | None = None,
+) -> dict[str, object]:
     """A tool call's arguments with their references resolved, before validation.
 
     Strings are resolved wherever they are in nested dicts, lists and tuples (keys are
@@ -682,9 +828,11 @@ def resolve_arguments(args: Mapping[str, object], variables: Variables) -> dict[
     are, other values as compact JSON); ``$$`` is ``$``. Containers with nothing to
     resolve are returned as they are (not copied); the result is always a new dict.
 
-    Raises :class:`ReferenceProblem` for a whole-string reference to an unknown name, and
-    for any reference to a known name whose path does not resolve. An unknown name inside
-    longer text (``echo $HOME``) is left as written.
+    Raises :class:`ReferenceProblem` for a whole-string reference to an unknown name, for
+    any reference to a known name whose path does not resolve, to a name in ``gone``
+    (name → why it is no longer available), and when interpolation would fill in more
+    than ``max_expansion`` characters in all. An unknown name inside longer text
+    (``echo $HOME``) is left as written.
 
     >>> saved = {"nyc": {"temperature": 72, "day": [{"high": 75}]}}
     >>> resolve_arguments({"city": "$nyc", "note": "high $nyc.day[0].high, $$5"}, saved)
@@ -695,7 +843,8 @@ def resolve_arguments(args: Mapping[str, object], variables: Variables) -> dict[
     ...     print(problem)
     argument t: $nyc has no field 'temprature'; did you mean 'temperature'? Its fields: ...
     """
-    flat = _resolve_flat(args, variables)
+    how = _Resolution(variables, gone or {}, max_expansion)
+    flat = _resolve_flat(args, how)
     if flat is not None:
         return flat
     root = _Frame(args, list(cast("Mapping[object, object]", args).items()), "dict")
@@ -716,7 +865,7 @@ def resolve_arguments(args: Mapping[str, object], variables: Variables) -> dict[
         value = frame.items[frame.position][1]
         if isinstance(value, str):
             try:
-                resolved = _resolve_string(value, variables)
+                resolved = _resolve_string(value, how)
             except ReferenceProblem as problem:
                 keys = [entry.items[entry.position][0] for entry in stack]
                 raise ReferenceProblem(problem.problem, _location(keys)) from None

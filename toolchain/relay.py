@@ -9,7 +9,9 @@ however nested, is unboxed before the tool runs: tools only ever see real values
 When the model must look inside, reader tools slice, count, read lines of or grep the
 stored value (``internal_resource_read`` is the last resort). A boxed output is also
 a variable when ``ToolVariables`` is installed: ``$name`` and the reference name one
-value. References are scoped to the run: another run's reference is unknown.
+value (one entry in the store). References are scoped to the run: another run's
+reference is unknown, unless the run continues its conversation (``share_scope``, or
+the ``extension_state`` of ``ToolVariables``, which carries the conversation's scope).
 
 >>> from formats import XMLFormat
 >>> from toolchain import ExecutionContext, JSONToolChain, tool
@@ -36,16 +38,16 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 import msgspec
 
-from toolchain._context import ExecutionContext, StateKey
+from toolchain._context import ExecutionContext
 from toolchain._extension import Extension
 from toolchain._hooks import ToolCallRefused, ToolHook
-from toolchain._output import to_builtins
 from toolchain._relay_tools import (
     ReferenceReader,
     UnknownReference,
@@ -54,10 +56,18 @@ from toolchain._relay_tools import (
     relay_guide,
 )
 from toolchain._result import ToolCall, ToolResult
-from toolchain._results import any_string, results_of
+from toolchain._results import (
+    RunResults,
+    any_string,
+    decode_entry,
+    encode_entry,
+    results_of,
+    scope_of,
+    share_scope,
+)
 from toolchain._tokens import count_tokens
 from toolchain._tool import Tool
-from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoredEntry, StoreError
+from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoreError
 
 __all__ = [
     "ContextRelay",
@@ -125,7 +135,10 @@ class ContextRelay(Extension):
         return self._tools
 
     def install(self, ctx: ExecutionContext) -> None:
-        results_of(ctx).enlist()
+        results = results_of(ctx)
+        results.enlist()
+        if results.store is None:  # variables keep their values here too
+            results.store = self.store
         ctx.hooks.add(_RelayHook(self))
 
     def instructions(self) -> str:
@@ -143,11 +156,15 @@ class ContextRelay(Extension):
 
     async def box(self, ctx: ExecutionContext, tool: str, value: object) -> str:
         """Store ``value``; the reference as the model sees it."""
-        if isinstance(value, str):  # most large outputs: kept as text, no JSON round trip
-            entry = StoredEntry(value.encode("utf-8", "surrogatepass"), "text", tool)
-        else:
-            entry = StoredEntry(msgspec.json.encode(to_builtins(value)), "json", tool)
-        id = await self.store.put(scope_of(ctx), entry, ttl=self.ttl)
+        id = await self.store.put(scope_of(ctx), encode_entry(value, tool), ttl=self.ttl)
+        return self.reference(id)
+
+    def reference(self, id: str) -> str:
+        """The reference to a stored entry, as the model sees it in this relay's mode.
+
+        >>> ContextRelay().reference("abc")
+        'internal://abc'
+        """
         uri = f"internal://{id}"
         if self.mode == "json":
             return msgspec.json.encode({"type": "resource_link", "uri": uri}).decode()
@@ -171,22 +188,7 @@ class ContextRelay(Extension):
                 f"unknown reference internal://{id}: it was never made in this run, "
                 "or it has expired"
             )
-        if entry.kind == "text":
-            return entry.data.decode("utf-8", "surrogatepass")
-        return msgspec.json.decode(entry.data)
-
-
-_SCOPE = StateKey[str]("toolchain.relay.scope")
-
-
-def scope_of(ctx: ExecutionContext) -> str:
-    """The store scope of a run: its own id unless a conversation scope was set."""
-    return ctx.state.get(_SCOPE) or ctx.run_id
-
-
-def share_scope(ctx: ExecutionContext, scope: str) -> None:
-    """File this run's references under ``scope`` (one conversation across runs)."""
-    ctx.state.set(_SCOPE, scope)
+        return decode_entry(entry)
 
 
 class _StoreReader(ReferenceReader):
@@ -259,12 +261,31 @@ class _RelayHook(ToolHook):
     async def _boxed(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], original: str
     ) -> str:
-        shown = await self.relay.box(ctx, call.name, result.text)
+        results = results_of(ctx)
+        entry = self._variables_entry(results, call)
+        if entry:  # the variables hook stored this very output: one entry for both
+            shown = self.relay.reference(entry)
+        else:
+            store = self.relay.store
+            data = encode_entry(result.text, call.name)
+            entry = await store.put(scope_of(ctx), data, ttl=self.relay.ttl)
+            shown = self.relay.reference(entry)
+            if results.shares_entries(store):  # the variable will name this entry too
+                results.boxed_entries[call.id] = (entry, len(data.data))
         if self.relay.preview:
             shown += _preview(original, self.relay.preview)
-        results = results_of(ctx)
         results.boxed[call.id] = shown
         return results.observation(call.id, original)
+
+    def _variables_entry(self, results: RunResults, call: ToolCall) -> str:
+        """The entry the variables hook made for this call's output in the relay's
+        store (now marked shared, so it outlives the variable), or ``""``."""
+        name = results.names.get(call.id)
+        variable = None if name is None else results.variables.get(name)
+        if variable is None or not variable.entry or not results.shares_entries(self.relay.store):
+            return ""
+        results.variables[variable.name] = dataclasses.replace(variable, shared=True)
+        return variable.entry
 
 
 def _preview(text: str, chars: int) -> str:

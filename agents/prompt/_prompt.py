@@ -333,7 +333,9 @@ class Prompt:
 
     def def_task_list(self, tasks: Sequence[Task]) -> None:
         """Work through ``tasks`` in order, each checked by its validation before the
-        next starts (see ``agents.prompt.Task``); adds the ``finish_task`` tool."""
+        next starts (see ``agents.prompt.Task``); adds the ``finish_task`` tool. The run
+        ends when the last task is finished: a reply without a tool call before that
+        is sent back with the tasks left (``limit == "tasks_pending"`` if it persists)."""
         if not tasks:
             raise ValueError("def_task_list needs at least one task")
         self.tasks = list(tasks)
@@ -341,7 +343,8 @@ class Prompt:
     def def_dynamic_task_list(self) -> None:
         """Let the model plan its own tasks with ``create_task``, ``update_task``,
         ``start_task``, ``complete_task``, ``get_task_list`` and ``delete_task``; the run
-        ends when every task is completed."""
+        ends when every task is completed, and a reply without a tool call while one is
+        left is sent back naming them."""
         self.dynamic_tasks = True
 
     # -- what the run sends ----------------------------------------------------------------

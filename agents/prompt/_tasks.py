@@ -14,6 +14,12 @@ Fixed list: the model ends each task with ``finish_task(result)``; the task's
 Dynamic list: ``create_task``, ``update_task`` and ``delete_task`` (pending tasks
 only), ``start_task``, ``complete_task`` and ``get_task_list``; states pending, in
 progress, completed.
+
+The model must complete every task (lmthing's rule): while one is left, a reply
+without a tool call is not the answer. It gets feedback naming the tasks left
+(``check_answer``), counted as a rejected reply; past
+``Limits.max_consecutive_parse_errors`` of those in a row the run ends with
+``stopped_by == "limit"`` and ``limit == "tasks_pending"``.
 """
 
 from __future__ import annotations
@@ -127,6 +133,21 @@ def _summary(entries: Sequence[_Entry]) -> str:
     return "\n".join(f"{e.description}: {e.result}" for e in entries)
 
 
+_LISTED = 10
+"""Unfinished tasks a held-back answer's feedback names; the rest are counted."""
+
+
+def _unfinished(entries: Sequence[_Entry]) -> str:
+    """The tasks not completed, for feedback: ``[2] Double it (in progress), …``."""
+    left = [e for e in entries if e.state != "completed"]
+    named = [
+        f"[{e.id}] {one_line(e.description, 120)} ({e.state.replace('_', ' ')})"
+        for e in left[:_LISTED]
+    ]
+    more = len(left) - len(named)
+    return ", ".join(named) + (f", and {more} more" if more > 0 else "")
+
+
 # -- the fixed list --------------------------------------------------------------------------
 
 
@@ -155,6 +176,19 @@ class TaskList:
             return _Progress(entries)
 
         return ctx.state.setdefault(self._key, fresh)
+
+    def check_answer(self, ctx: ExecutionContext) -> str | None:
+        """While a task is not done, an answer is held back with this feedback: the
+        run ends when the last task is finished, not at a reply without a tool call."""
+        progress = self.progress(ctx)
+        current = next((e for e in progress.entries if e.state == "in_progress"), None)
+        if current is None:
+            return None
+        return (
+            "Not finished: a reply without a tool call does not complete a task. Tasks "
+            f"left: {_unfinished(progress.entries)}. Call finish_task with the result of "
+            f"task {current.id} ({one_line(current.description, 120)})."
+        )
 
     async def finish(self, ctx: ExecutionContext, result: str) -> str:
         progress = self.progress(ctx)
@@ -286,6 +320,19 @@ class DynamicTaskList:
             _TaskTool("get_task_list", "Show every task and its state.", NoInput, self._list),
             _TaskTool("delete_task", "Delete a pending task.", TaskIdInput, self._delete),
         ]
+
+    def check_answer(self, ctx: ExecutionContext) -> str | None:
+        """While a planned task is not completed, an answer is held back with this
+        feedback (a plan with no tasks holds nothing back)."""
+        entries = self.progress(ctx).entries
+        if all(e.state == "completed" for e in entries):
+            return None
+        return (
+            "Not finished: a reply without a tool call does not complete a task, and the "
+            f"run ends when every task is completed. Tasks left: {_unfinished(entries)}. "
+            "Call complete_task(task_id, result) for each, or delete_task for a pending "
+            "task you no longer need."
+        )
 
     def _find(self, ctx: ExecutionContext, task_id: str) -> _Entry:
         for entry in self.progress(ctx).entries:

@@ -801,3 +801,119 @@ def test_a_tool_function_with_a_defaulted_second_parameter_gets_no_context() -> 
     run = run_prompt(build, model=model)
     assert run.run_sync().ok
     assert getattr(run_sync_list(run.tool_results())[0], "output", None) == "Hello, Oslo"
+
+
+# -- task lists end when every task is done (issue 17, item 6) --------------------------------
+
+
+@PROTOCOLS
+def test_a_plain_reply_with_tasks_left_gets_feedback_and_the_list_goes_on(
+    protocol: Protocol,
+) -> None:
+    checked: list[str] = []
+
+    def check(expected: int) -> Any:
+        def validation(result: str) -> str | None:
+            checked.append(result)
+            return None if _number(result) == expected else f"Expected {expected}, got {result}"
+
+        return validation
+
+    tasks = [Task("Calculate 5 + 3", validation=check(8)), Task("Double it", validation=check(16))]
+    model = ScriptedModel(
+        [
+            answer(protocol, "8"),  # a plain reply: not a finished task
+            call(protocol, "finish_task", result="8"),
+            answer(protocol, "16, and I am done."),  # again, with task 2 left
+            call(protocol, "finish_task", result="16"),
+        ]
+    )
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_task_list(tasks)
+        prompt.user("Complete all tasks using the finish_task tool.")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.ok and result.stopped_by == "answer", result.error
+    assert result.answer == "Calculate 5 + 3: 8\nDouble it: 16"
+    assert checked == ["8", "16"]  # each validation ran
+    assert len(model.requests) == 4
+    told = model.requests[1].messages[-1].text_content()
+    assert "Not finished" in told
+    assert "[1] Calculate 5 + 3 (in progress), [2] Double it (pending)" in told
+    assert "finish_task" in told
+    assert "[2] Double it (in progress)" in model.requests[3].messages[-1].text_content()
+    assert [i.feedback != "" for i in result.iterations] == [True, False, True, False]
+
+
+@PROTOCOLS
+def test_a_dynamic_list_holds_plain_replies_until_every_task_is_completed(
+    protocol: Protocol,
+) -> None:
+    model = ScriptedModel(
+        [
+            call(protocol, "create_task", description="step 1"),
+            call(protocol, "create_task", description="step 2"),
+            call(protocol, "complete_task", task_id="1", result="did 1"),
+            answer(protocol, "All done!"),  # step 2 is still pending
+            call(protocol, "complete_task", task_id="2", result="did 2"),
+        ]
+    )
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_dynamic_task_list()
+        prompt.user("Plan two steps and do them.")
+
+    result = run_prompt(build, model=model, protocol=protocol).run_sync()
+    assert result.ok and result.answer == "step 1: did 1\nstep 2: did 2", result.error
+    told = model.requests[4].messages[-1].text_content()
+    assert "Not finished" in told and "[2] step 2 (pending)" in told
+    assert "[1] step 1" not in told  # a completed task is not named as left
+    assert "complete_task" in told
+
+
+@PROTOCOLS
+@pytest.mark.parametrize("kind", ["fixed", "dynamic"])
+def test_a_model_that_only_replies_in_text_ends_at_a_limit_named_for_the_tasks(
+    protocol: Protocol, kind: str
+) -> None:
+    def build(prompt: Prompt) -> None:
+        if kind == "fixed":
+            prompt.def_task_list([Task("Calculate 5 + 3"), Task("Double it")])
+        else:
+            prompt.def_dynamic_task_list()
+        prompt.user("Do the tasks.")
+
+    def model() -> ScriptedModel:
+        # A plan must exist before a dynamic list holds a reply back.
+        plan = [call(protocol, "create_task", description="step 1")] if kind == "dynamic" else []
+        return ScriptedModel([*plan, *(answer(protocol, f"It is {n}.") for n in range(10))])
+
+    result = run_prompt(build, model=model(), protocol=protocol).run_sync()
+    assert not result.ok and result.answer is None
+    assert result.stopped_by == "limit" and result.limit == "tasks_pending"
+    held = [i for i in result.iterations if "Not finished" in i.feedback]
+    assert len(held) == 4  # max_consecutive_parse_errors=3 allows three, the fourth ends it
+    strict = Limits(max_consecutive_parse_errors=1)
+    result = run_prompt(build, model=model(), protocol=protocol, limits=strict).run_sync()
+    assert result.limit == "tasks_pending"
+    assert sum("Not finished" in i.feedback for i in result.iterations) == 2
+
+
+def test_a_typed_final_answer_waits_for_the_tasks_too() -> None:
+    class Total(BaseModel):
+        total: int
+
+    model = ScriptedModel([ScriptedModel.call("final_answer", {"total": 8}) for _ in range(5)])
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_task_list([Task("Calculate 5 + 3")])
+        prompt.user("Do the task.")
+
+    result = run_prompt(build, model=model, response_model=Total).run_sync()
+    assert result.stopped_by == "limit" and result.limit == "tasks_pending"
+    reply = model.requests[1].messages[-1]
+    assert reply.role == "tool" and reply.text_content().startswith(
+        "Error: the answer was not taken: Not finished"
+    )
+    assert len(model.requests) == 4

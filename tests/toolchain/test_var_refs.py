@@ -819,3 +819,58 @@ def test_endless_and_repeated_candidates_take_linear_work(text: str) -> None:
 def test_work_grows_linearly(pattern: str) -> None:
     small, large = stream_work(text_of(pattern, 50_000)), stream_work(text_of(pattern, 200_000))
     assert large <= 4 * small + 64
+
+
+# --- what filling in may add (the hostile list's `$var` fan-out) ------------------------
+
+NOTE_LENGTH = len(resolve_text("$a", {"a": "A"}, max_expansion=0)) - len("$a")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(splits(), st.integers(0, 30))
+def test_filling_in_is_bounded_and_a_stream_still_equals_the_whole_text(
+    split: tuple[str, list[str]], max_expansion: int
+) -> None:
+    text, chunks = split
+    whole = resolve_text(text, PROPERTY_VARIABLES, max_expansion=max_expansion)
+    assert len(whole) <= len(text) + max_expansion + NOTE_LENGTH
+    assert streamed(chunks, PROPERTY_VARIABLES, max_expansion=max_expansion) == whole
+    unbounded = resolve_text(text, PROPERTY_VARIABLES)
+    assert whole == unbounded or whole.endswith(" characters.]")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(TEXTS, st.integers(0, 30))
+def test_arguments_fill_in_within_the_bound_or_fail_saying_so(text: str, bound: int) -> None:
+    args = {"x": " " + text, "y": [" " + text]}
+    try:
+        out = resolve_arguments(args, PROPERTY_VARIABLES, max_expansion=bound)
+    except ReferenceProblem:  # the only exception, with a message for the model
+        return
+    filled = len(cast(str, out["x"])) + len(cast("list[str]", out["y"])[0])
+    assert filled <= 2 * len(" " + text) + bound
+
+
+class CountingVariables(dict[str, object]):
+    """Counts the values looked up: each lookup may mean encoding a value."""
+
+    lookups = 0
+
+    def __getitem__(self, name: str) -> object:
+        self.lookups += 1
+        return super().__getitem__(name)
+
+
+@pytest.mark.parametrize("repeats", [5_000, 50_000])
+def test_a_fan_out_stops_filling_in_at_the_bound_in_linear_work(repeats: int) -> None:
+    table = {"rows": ["y" * 100] * 1_000}  # about 100 KB of JSON each time it is filled in
+    variables = CountingVariables(big=table)
+    answer = resolve_text("$big " * repeats, variables, max_expansion=1_000_000)
+    assert answer.count('{"rows"') == 9 and variables.lookups == 10  # then no more lookups
+    assert len(answer) < 1_000_000 + 6 * repeats + NOTE_LENGTH
+    variables = CountingVariables(big=table)
+    with pytest.raises(ReferenceProblem, match="would pass 1,000,000 characters") as raised:
+        resolve_arguments({"text": "$big " * repeats}, variables, max_expansion=1_000_000)
+    assert variables.lookups == 10
+    assert raised.value.argument == "text"
+    assert resolve_arguments({"text": "$big"}, variables, max_expansion=0)["text"] is table

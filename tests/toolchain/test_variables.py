@@ -133,8 +133,14 @@ def test_the_prompt_section_lists_variables_compactly() -> None:
     assert extension.prompt_section(ctx) == ""
     run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
     listing = extension.prompt_section(ctx)
-    # The value is in the conversation already ($forecast_1 = ...): name, tool and type.
-    assert listing == "Variables:\n- $forecast_1 (forecast, object: city, temps, note)"
+    # Name, tool, type and an 80-character preview, as the README says.
+    assert listing == (
+        "Variables:\n- $forecast_1 (forecast, object: city, temps, note): "
+        '{"city":"Oslo","temps":[21,23,19],"note":"$HOME is not a reference here"}'
+    )
+    run(made, ctx, '{"tool": "echo", "args": {"text": "' + "long text " * 20 + '"}}')
+    last = extension.prompt_section(ctx).splitlines()[-1]
+    assert last == "- $echo_1 (echo, str): " + ("long text " * 8)[:79] + "…"
     assert "$$ is a literal $" in extension.instructions()
     assert len(ToolVariables(instruction_style="minimal").instructions()) < 200
 
