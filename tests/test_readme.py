@@ -87,6 +87,7 @@ SCRIPTS: dict[str, list[Turn]] = {
         calls(("compare_weather", {"a": "$weather_nyc", "b": "$weather_london"})),
         "$compare_weather_1",
     ],
+    "Tool-output variables, 2": [],  # a ScriptedModel plays the model
     "Context relay (large outputs by reference)": [
         calls(("yt_transcribe", {"video_id": "123"})),
         _check_and_read,
@@ -107,7 +108,8 @@ SCRIPTS: dict[str, list[Turn]] = {
     ],
     "MCP servers": [calls(("add", {"a": 2, "b": 3})), "2 + 3 = 5"],
 }
-"""What the model says, turn by turn, for the Python blocks of each README section."""
+"""What the model says, turn by turn, for each Python block (a section's later blocks are
+"Section, 2" and so on)."""
 
 RUN_ELSEWHERE = {
     "make demo": "tests/test_cli.py runs the demo; CI runs make test itself",
@@ -154,7 +156,11 @@ PYTHON = [ex for ex in find_examples(str(README)) if ex.prefix == "python"]
 
 
 def _section(example: CodeExample) -> str:
-    return next(b.section for b in BLOCKS if b.line == example.start_line)
+    """The block's README section, with ", 2", ", 3" … for its later Python blocks."""
+    section = next(b.section for b in BLOCKS if b.line == example.start_line)
+    before = [b for b in BLOCKS if b.section == section and b.lang == "python"]
+    place = next(i for i, b in enumerate(before, start=1) if b.line == example.start_line)
+    return section if place == 1 else f"{section}, {place}"
 
 
 def _is_test_file(example: CodeExample) -> bool:
