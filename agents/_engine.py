@@ -610,18 +610,21 @@ class StepEngine(ABC, Generic[AnswerT]):
                         _replace_media(conversation, note)
                     _log.warning("media dropped from the conversation: %s", error)
         except ModelError as error:
-            _model_failed(ctx, index, model.name, error)
+            status = getattr(error, "status_code", None)
+            _model_failed(ctx, index, model.name, type(error).__name__, str(error), status)
             raise RunStop("error", f"model call failed: {error}") from error
         except RunStop as stopped:
             if stopped.kind == "limit":  # the run's deadline passed while the model wrote
-                _model_failed(ctx, index, model.name, None)
+                why = "it did not answer before the run's time limit"
+                _model_failed(ctx, index, model.name, "timeout", why)
             raise
         except Exception as error:  # a model that breaks its protocol: end, keep the run
-            _log.exception("the model %s raised", model.name)
             detail = redact(describe_exception(error))
+            kind = type(error).__name__
+            _model_failed(ctx, index, model.name, kind, f"it raised {detail}", error=error)
             raise RunStop("error", f"model call failed: {detail}") from error
         if response is None:
-            _log.warning("%s step %d: %s returned no response", ctx.name, index, model.name)
+            _model_failed(ctx, index, model.name, "no_response", "it returned no response")
             raise RunStop("error", f"model call failed: {model.name} returned no response")
         ctx.stats.increment(Stats.MODEL_CALLS)
         ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
@@ -753,20 +756,29 @@ def _clip(text: str, limit: int) -> str:
     return log_line(redact(text), limit)
 
 
-def _model_failed(ctx: ExecutionContext, index: int, model: str, error: ModelError | None) -> None:
-    """The WARNING record of a failed model call (``error`` None: the run's time limit)."""
-    if error is None:
-        message = "it did not answer before the run's time limit"
-        kind, status = "timeout", None
-    else:
-        message = redact(str(error))  # a ModelError is redacted already; a subclass may not be
-        kind, status = type(error).__name__, getattr(error, "status_code", None)
-    _log.warning(
+def _model_failed(
+    ctx: ExecutionContext,
+    index: int,
+    model: str,
+    kind: str,
+    message: str,
+    status: int | None = None,
+    *,
+    error: BaseException | None = None,
+) -> None:
+    """The record of a failed model call: a WARNING, or an ERROR with the traceback for
+    a model that broke its protocol (``error``). ``kind`` names the failure (the
+    ``ModelError`` class, ``timeout`` for the run's time limit)."""
+    _log.log(
+        logging.WARNING if error is None else logging.ERROR,
         "%s step %d: model call to %s failed: %s",
         ctx.name,
         index,
         model,
-        message,
+        # A ModelError is redacted already, a subclass's override may not be; a server's
+        # body may span lines.
+        _clip(message, 2 * _LOGGED_CHARS),
+        exc_info=error,
         extra={
             "run": ctx.name,
             "step": index,
@@ -779,9 +791,10 @@ def _model_failed(ctx: ExecutionContext, index: int, model: str, error: ModelErr
 
 def _log_step(ctx: ExecutionContext, iteration: Iteration, step: StepRecord) -> None:
     """The DEBUG record of one step: what the model did and what it cost."""
+    # Names as the model wrote them, so each one-line and bounded.
     calls = tuple(
-        call.name[:80] for result in iteration.tool_results for call in result.raw.calls
-    ) or tuple(call.name[:80] for call in iteration.tool_calls)
+        log_line(call.name, 80) for result in iteration.tool_results for call in result.raw.calls
+    ) or tuple(log_line(call.name, 80) for call in iteration.tool_calls)
     if calls:
         did = "called " + ", ".join(calls)
     elif step.has_answer:

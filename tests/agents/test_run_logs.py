@@ -166,6 +166,24 @@ async def test_the_run_time_limit_during_a_model_call_logs_a_warning(
     )
 
 
+async def test_a_model_that_raises_logs_an_error_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="agents")
+
+    def broken(messages: object) -> str:
+        raise RuntimeError(f"bug in my model, Authorization: Bearer {KEY}\nsecond line")
+
+    result = await ReActAgent(ScriptedModel(broken)).run("Hi")
+    assert result.stopped_by == "error" and result.error is not None
+    assert KEY not in result.error
+    (record,) = [r for r in caplog.records if hasattr(r, "model")]
+    assert record.levelno == logging.ERROR and record.exc_info is not None
+    assert fields(record, "step", "model", "error_kind") == (1, "scripted", "RuntimeError")
+    message = record.getMessage()
+    assert "bug in my model" in message and KEY not in message and "\n" not in message
+
+
 # --- steps and rejections ---------------------------------------------------------------
 
 
