@@ -21,6 +21,7 @@ from agents.events import (
     ModelToolCallDelta,
     ObservationReady,
     OutputRejected,
+    RunEnded,
     RunEvent,
     RunFinished,
     StepReady,
@@ -54,7 +55,7 @@ from agents.result import AgentResult, Iteration, StopKind, render_transcript
 from agents.steps import StepHook, StepHookError, StepRequest
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from agents.tool_calling import ToolCallingAgent, ToolCallingOptions
-from agents.trace import JSONLTraceWriter
+from agents.trace import ConsoleTraceWriter, JSONLTraceWriter
 from toolchain import Limits
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ __all__ = [
     "AnswerRejected",
     "AnthropicModel",
     "BeforeModelCall",
+    "ConsoleTraceWriter",
     "GenerateOptions",
     "HookInput",
     "HookResult",
@@ -91,6 +93,7 @@ __all__ = [
     "PromptContext",
     "PromptRun",
     "ReActAgent",
+    "RunEnded",
     "RunEvent",
     "RunFinished",
     "RunOptions",

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
 
+from agents._redact import redact
 from agents.events import (
     AfterModelCall,
     AnswerReady,
@@ -33,6 +34,7 @@ from agents.events import (
     ModelTextDelta,
     ObservationReady,
     OutputRejected,
+    RunEnded,
     RunEvent,
     RunFinished,
     StepReady,
@@ -77,6 +79,7 @@ from toolchain import (
     run_sync,
     saved_state,
 )
+from toolchain._oneline import log_line
 
 AnswerT = TypeVar("AnswerT")
 T = TypeVar("T")
@@ -452,6 +455,8 @@ class StepEngine(ABC, Generic[AnswerT]):
                 tool_calls=step.tool_calls,
             )
             iterations.append(iteration)
+            if _log.isEnabledFor(logging.DEBUG):
+                _log_step(ctx, iteration, step)
             if halted is not None:
                 messages.extend(step.replies)  # calls already made keep their answers
                 ctx.events.emit(IterationFinished(ctx, iteration))
@@ -486,20 +491,22 @@ class StepEngine(ABC, Generic[AnswerT]):
                 stop = RunStop("answer", "")
                 break
 
-        yield RunFinished(
-            AgentResult(
-                answer=answer,
-                stopped_by=stop.kind,
-                iterations=tuple(iterations),
-                messages=tuple(messages),
-                stats=ctx.stats.snapshot(),
-                usage=usage,
-                limit=stop.detail if stop.kind == "limit" else None,
-                error=stop.detail if stop.kind == "error" else None,
-                paused=stop.detail if stop.kind == "paused" else None,
-                extension_state=saved_state(ctx, self.extensions),
-            )
+        result = AgentResult(
+            answer=answer,
+            stopped_by=stop.kind,
+            iterations=tuple(iterations),
+            messages=tuple(messages),
+            stats=ctx.stats.snapshot(),
+            usage=usage,
+            limit=stop.detail if stop.kind == "limit" else None,
+            error=stop.detail if stop.kind == "error" else None,
+            paused=stop.detail if stop.kind == "paused" else None,
+            extension_state=saved_state(ctx, self.extensions),
         )
+        _log_end(ctx, result)
+        if ctx.events.has_subscribers(RunEnded):
+            ctx.events.emit(RunEnded(ctx, result))
+        yield RunFinished(result)
 
     def _with_sections(self, ctx: ExecutionContext, messages: list[Message]) -> list[Message]:
         """The conversation with this step's extension sections added to a copy of its
@@ -620,13 +627,21 @@ class StepEngine(ABC, Generic[AnswerT]):
                         _replace_media(conversation, note)
                     _log.warning("media dropped from the conversation: %s", error)
         except ModelError as error:
+            status = getattr(error, "status_code", None)
+            _model_failed(ctx, index, model.name, type(error).__name__, str(error), status)
             raise RunStop("error", f"model call failed: {error}") from error
-        except RunStop:
+        except RunStop as stopped:
+            if stopped.kind == "limit":  # the run's deadline passed while the model wrote
+                why = "it did not answer before the run's time limit"
+                _model_failed(ctx, index, model.name, "timeout", why)
             raise
         except Exception as error:  # a model that breaks its protocol: end, keep the run
-            _log.exception("the model %s raised", model.name)
-            raise RunStop("error", f"model call failed: {describe_exception(error)}") from error
+            detail = redact(describe_exception(error))
+            kind = type(error).__name__
+            _model_failed(ctx, index, model.name, kind, f"it raised {detail}", error=error)
+            raise RunStop("error", f"model call failed: {detail}") from error
         if response is None:
+            _model_failed(ctx, index, model.name, "no_response", "it returned no response")
             raise RunStop("error", f"model call failed: {model.name} returned no response")
         ctx.stats.increment(Stats.MODEL_CALLS)
         ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
@@ -769,8 +784,111 @@ class StepEngine(ABC, Generic[AnswerT]):
         (a native call's own tool message)."""
         ctx.stats.increment(Stats.PARSE_ERRORS)
         ctx.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
+        if _log.isEnabledFor(logging.INFO):
+            _log.info(
+                "%s step %d: the reply was rejected (%s): %s",
+                ctx.name,
+                index,
+                kind,
+                _clip(feedback, _LOGGED_CHARS),
+                extra={"run": ctx.name, "step": index, "rejection": kind},
+            )
         ctx.events.emit(OutputRejected(ctx, index, kind, feedback))
         step.feedback = feedback
+
+
+_LOGGED_CHARS = 500
+"""How much of a text (a feedback, an answer) a log record quotes."""
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` redacted, on one line, cut to ``limit`` characters: a log line stays one."""
+    return log_line(redact(text), limit)
+
+
+def _model_failed(
+    ctx: ExecutionContext,
+    index: int,
+    model: str,
+    kind: str,
+    message: str,
+    status: int | None = None,
+    *,
+    error: BaseException | None = None,
+) -> None:
+    """The record of a failed model call: a WARNING, or an ERROR with the traceback for
+    a model that broke its protocol (``error``). ``kind`` names the failure (the
+    ``ModelError`` class, ``timeout`` for the run's time limit)."""
+    _log.log(
+        logging.WARNING if error is None else logging.ERROR,
+        "%s step %d: model call to %s failed: %s",
+        ctx.name,
+        index,
+        model,
+        # A ModelError is redacted already, a subclass's override may not be; a server's
+        # body may span lines.
+        _clip(message, 2 * _LOGGED_CHARS),
+        exc_info=error,
+        extra={
+            "run": ctx.name,
+            "step": index,
+            "model": model,
+            "error_kind": kind,
+            "status_code": status,
+        },
+    )
+
+
+def _log_step(ctx: ExecutionContext, iteration: Iteration, step: StepRecord) -> None:
+    """The DEBUG record of one step: what the model did and what it cost."""
+    # Names as the model wrote them, so each one-line and bounded.
+    calls = tuple(
+        log_line(call.name, 80) for result in iteration.tool_results for call in result.raw.calls
+    ) or tuple(log_line(call.name, 80) for call in iteration.tool_calls)
+    if calls:
+        did = "called " + ", ".join(calls)
+    elif step.has_answer:
+        did = "answered: " + _clip(str(step.answer), 200)
+    elif step.feedback:
+        did = "was sent feedback"
+    else:
+        did = "made no call and gave no answer"
+    usage = iteration.usage
+    _log.debug(
+        "%s step %d: the model %s (%d input, %d output tokens, %.3f s)",
+        ctx.name,
+        iteration.index,
+        did,
+        usage.input_tokens,
+        usage.output_tokens,
+        iteration.duration,
+        extra={
+            "run": ctx.name,
+            "step": iteration.index,
+            "calls": calls,
+            "answered": step.has_answer,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        },
+    )
+
+
+def _log_end(ctx: ExecutionContext, result: AgentResult[Any]) -> None:
+    """How the run ended: DEBUG for an answer or a pause, INFO for a limit, an error or
+    cancellation (the failure that caused it has its own record)."""
+    level = logging.DEBUG if result.stopped_by in ("answer", "paused") else logging.INFO
+    if not _log.isEnabledFor(level):
+        return
+    detail = result.limit or result.error or result.paused or ""
+    _log.log(
+        level,
+        "%s ended: %s%s after %d steps",
+        ctx.name,
+        result.stopped_by,
+        f" ({_clip(detail, _LOGGED_CHARS)})" if detail else "",
+        len(result.iterations),
+        extra={"run": ctx.name, "stopped_by": result.stopped_by, "steps": len(result.iterations)},
+    )
 
 
 def _clear_outcome(ctx: ExecutionContext) -> None:

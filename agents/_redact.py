@@ -17,10 +17,17 @@ errors (server bodies, base URLs), trace lines and log messages. It replaces, wi
   OpenRouter ``sk-or-…``), ``gsk_…`` (Groq), ``hf_…`` (Hugging Face), ``AIza…``
   (Google), ``xai-…`` (xAI).
 
+It also blanks, wherever they appear, the values we know we sent: `remember_secret`
+records them, and every model adapter does so when it is built (its API key, the user
+and password of its base URL and the Basic token made of them, credential query
+parameters) and when a call sends a credential header (``GenerateOptions.headers``
+named like ``Authorization`` or ``X-Api-Key``). So a key of no known shape that a 401
+body or a reply repeats is blanked in errors, logs, traces and eval reports alike.
+
 It is idempotent (``redact(redact(t)) == redact(t)``) and linear in the text's length.
 It blanks what looks like a credential, so it can blank a little more than one (a
-``?monkey=`` parameter); it cannot know a secret of no recognisable shape that is not
-named as one.
+``?monkey=`` parameter); it cannot know a secret of no recognisable shape that was
+neither named as one nor sent by us.
 
 >>> redact("HTTP 401: Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwx")
 'HTTP 401: Incorrect API key provided: [REDACTED]'
@@ -34,9 +41,23 @@ named as one.
 
 from __future__ import annotations
 
+import base64
 import re
+import threading
+from collections.abc import Iterable, Mapping
+from typing import cast
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-__all__ = ["REDACTED", "redact"]
+__all__ = [
+    "MAX_SECRETS",
+    "REDACTED",
+    "SHORTEST_SECRET",
+    "redact",
+    "redact_data",
+    "remember_header_secrets",
+    "remember_secret",
+    "remember_url_secrets",
+]
 
 REDACTED = "[REDACTED]"
 
@@ -100,12 +121,136 @@ def _named_values(text: str) -> str:
     return "".join([*pieces, text[done:]]) if pieces else text
 
 
+# -- values we sent ------------------------------------------------------------------------
+
+SHORTEST_SECRET = 8
+"""A shorter value is not remembered: blanking it everywhere would blank ordinary words
+(local servers take placeholder keys such as ``EMPTY`` or ``ollama``)."""
+MAX_SECRETS = 256
+"""How many values are remembered; past it the least recently remembered is forgotten."""
+
+_secrets_lock = threading.Lock()
+_secrets: dict[str, None] = {}  # an ordered set: the oldest first
+_known: re.Pattern[str] | None = None  # replaced whole, never mutated: read without the lock
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+_SCHEMES = ("bearer ", "basic ", "token ", "digest ")
+
+
+def remember_secret(*values: str | None) -> None:
+    """Blank each value (a key, a token we send) wherever `redact` runs from now on.
+
+    Values shorter than `SHORTEST_SECRET` characters are ignored; the registry is
+    process-wide and holds at most `MAX_SECRETS` values.
+
+    >>> remember_secret("zq7Plk3VvXw9RtYu")
+    >>> redact("Incorrect API key provided: zq7Plk3VvXw9RtYu.")
+    'Incorrect API key provided: [REDACTED].'
+    """
+    fresh: list[str] = []
+    for value in values:
+        if value is None:
+            continue
+        value = value.strip()
+        # A value overlapping our marker could make `redact` blank its own output.
+        if len(value) >= SHORTEST_SECRET and value not in REDACTED and REDACTED not in value:
+            fresh.append(value)
+    if not fresh:
+        return
+    global _known
+    with _secrets_lock:
+        added = False
+        for value in fresh:
+            if value in _secrets:
+                del _secrets[value]  # remembered again: now the most recent
+            else:
+                added = True
+            _secrets[value] = None
+        while len(_secrets) > MAX_SECRETS:
+            del _secrets[next(iter(_secrets))]
+            added = True
+        if added:
+            # Longest first, so that a secret containing another is blanked whole.
+            ordered = sorted(_secrets, key=len, reverse=True)
+            _known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+
+def remember_url_secrets(url: str | None) -> None:
+    """Remember the credentials in a URL: its user and password (as written and decoded),
+    the Basic token an HTTP client makes of them, and credential query parameters.
+
+    >>> remember_url_secrets("http://alice:s3cretPassw0rd@127.0.0.1:1/v1")
+    >>> redact("Basic YWxpY2U6czNjcmV0UGFzc3cwcmQ= was refused")
+    'Basic [REDACTED] was refused'
+    """
+    if not url:
+        return
+    try:
+        parts = urlsplit(url.strip())
+        query = parse_qsl(parts.query, keep_blank_values=False)
+    except ValueError:
+        return
+    userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
+    found: list[str] = [value for name, value in query if _is_secret_name(name)]
+    if userinfo:
+        user, _, password = userinfo.partition(":")
+        plain_user, plain_password = unquote(user), unquote(password)
+        pair = f"{plain_user}:{plain_password}"
+        token = base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        found += [userinfo, pair, password, plain_password, token]
+    remember_secret(*found)
+
+
+def remember_header_secrets(headers: Mapping[str, object] | None) -> None:
+    """Remember the values of headers named like credentials (``Authorization``,
+    ``X-Api-Key``, ``Cookie`` …), without their scheme (``Bearer``).
+
+    >>> remember_header_secrets({"X-Api-Key": "k-91f0ae77c2", "X-Request-Id": "r-0042aa19"})
+    >>> redact("key k-91f0ae77c2, request r-0042aa19")
+    'key [REDACTED], request r-0042aa19'
+    """
+    if not headers:
+        return
+    found: list[str] = []
+    for name, value in headers.items():
+        if not isinstance(value, str):
+            continue  # an SDK's "omit" marker, say
+        if name.lower() in _CREDENTIAL_HEADERS or _is_secret_name(name):
+            # ``Bearer k``: the credential is ``k``, and only it must be long enough.
+            scheme = value.lower().startswith(_SCHEMES)
+            found.append(value.partition(" ")[2] if scheme else value)
+    remember_secret(*found)
+
+
+def redact_data(value: object) -> object:
+    """``value`` (plain JSON-like data) with every string redacted, keys included;
+    other values (numbers, bytes) stay as they are.
+
+    >>> redact_data({"args": ["Bearer abc.def", 3]})
+    {'args': ['Bearer [REDACTED]', 3]}
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        pairs = cast("Mapping[object, object]", value).items()
+        return {
+            redact(key) if isinstance(key, str) else key: redact_data(item) for key, item in pairs
+        }
+    if isinstance(value, list | tuple):
+        return [redact_data(item) for item in cast("Iterable[object]", value)]
+    return value
+
+
 def redact(text: str) -> str:
     """``text`` with credentials replaced by ``[REDACTED]``; see the module doc.
 
     >>> redact('{"error": {"message": "bad key", "api_key": "abc123"}}')
     '{"error": {"message": "bad key", "api_key": "[REDACTED]"}}'
     """
+    # Remembered values first: blanking one can open a word boundary that a pattern then
+    # needs (``<key>Bearer x``), and the patterns never write a remembered value back.
+    known = _known
+    if known is not None:
+        text = known.sub(REDACTED, text)
     text = _USERINFO.sub(rf"\1{REDACTED}@", text)
     text = _HEADER.sub(rf"\1\2{REDACTED}", text)
     text = _BEARER.sub(rf"\1{REDACTED}", text)

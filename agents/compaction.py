@@ -45,6 +45,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents._redact import redact
 from agents.models import GenerateOptions, Message, Model, ModelResponse, resolve_model
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, StateKey, Stats, TextContent, describe_exception
@@ -302,7 +303,7 @@ class SummarizingCompaction:
                 covered + 1,
                 upto,
                 self._model.name,
-                describe_exception(error),
+                redact(describe_exception(error)),
             )
             return None
         return _Summary(summary, upto, messages[:cut])

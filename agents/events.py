@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agents.models import Message, ModelResponse
 from agents.steps import StepRequest
@@ -28,6 +28,7 @@ __all__ = [
     "ModelToolCallDelta",
     "ObservationReady",
     "OutputRejected",
+    "RunEnded",
     "RunEvent",
     "RunFinished",
     "StepReady",
@@ -88,6 +89,15 @@ class OutputRejected:
     iteration: int
     kind: str  # "format", "tool_calls", "answer", "no_action", "empty"
     feedback: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    """A run ended, answered or not: the last event it emits. ``result`` is what
+    ``run`` returns (``stopped_by``, the answer, the limit or error that ended it)."""
+
+    ctx: ExecutionContext
+    result: AgentResult[Any]  # an observer may watch runs of any answer type
 
 
 # -- run events (ReActAgent.stream) ----------------------------------------------------

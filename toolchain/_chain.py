@@ -37,6 +37,7 @@ from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
 from toolchain._hooks import ToolCallRefused, guard_call, refusal_error
 from toolchain._input import ArgumentsError
+from toolchain._oneline import log_line
 from toolchain._output import to_json, to_yaml
 from toolchain._result import (
     CallObservation,
@@ -719,6 +720,7 @@ class _ToolChainBase(ABC):
         exception: BaseException | None = None,
     ) -> _Outcome:
         ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
+        _log_failure(call, kind, message)
         return _Outcome(call, None, ToolCallError(kind, message, exception), f"Error: {message}")
 
     def _unknown_message(self, name: str) -> str:
@@ -862,6 +864,7 @@ async def _observation_hooks(
             _log.warning("an observation hook failed on %s", call.name, exc_info=error)
             ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
             failure = ToolCallError("hook_error", _hook_message(error), error)
+            _log_failure(call, failure.kind, failure.message)
             return _Outcome(call, None, failure, f"Error: {failure.message}")
         if rewritten is None:
             continue
@@ -870,9 +873,32 @@ async def _observation_hooks(
             _log.error("%s (hook %r)", message, hook)
             ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
             failure = ToolCallError("hook_error", message)
+            _log_failure(call, failure.kind, failure.message)
             return _Outcome(call, None, failure, f"Error: {message}")
         text = rewritten
     return _Outcome(call, result, None, text)
+
+
+_LOGGED_CHARS = 500  # a log record quotes this much of a name or message
+
+
+def _log_failure(call: ToolCall, kind: ErrorKind, message: str) -> None:
+    """The INFO record every failed call leaves on the ``toolchain`` logger.
+
+    Its ``tool``, ``call_id`` and ``error_kind`` attributes (the ``ToolCallError.kind``)
+    let a handler filter on them; the message is the one the model reads, cut short.
+    """
+    if not _log.isEnabledFor(logging.INFO):
+        return
+    name = log_line(call.name, 80)  # the model may invent any name, of any length
+    _log.info(
+        "tool call %s (%s) failed: %s: %s",
+        name,
+        log_line(call.id, 80) or "no id",
+        kind,
+        log_line(message, _LOGGED_CHARS),
+        extra={"tool": name, "call_id": call.id, "error_kind": kind},
+    )
 
 
 _OVERFLOW = "were not run: an action may hold at most"

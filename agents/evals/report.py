@@ -4,7 +4,9 @@
 columns (Model, Prompt Id, Few-shot, Validation) and then the protocol, the boxing
 mode, the iterations, the tool calls and, for a failure, its first reason. The HTML
 page is self-contained (inline styles, no scripts) and shows every failing run's
-failures and transcript; everything a model or tool wrote is HTML-escaped.
+failures and transcript; everything a model or tool wrote is HTML-escaped. Every
+format passes each text through `agents._redact.redact`: no key, token or value a model
+adapter sent as a credential is written, even where a reply or an error repeats it.
 `EvalReport.exit_code` is 0 when every case passed and 1 otherwise, for CI.
 
 >>> from agents.evals.cases import parse_case
@@ -27,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from agents._redact import redact, redact_data
 from agents.evals.runner import CaseResult
 
 __all__ = ["EvalReport"]
@@ -51,6 +54,11 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _esc(text: str) -> str:
+    """Text safe inside HTML, redacted."""
+    return html.escape(redact(text))
+
+
 @dataclass(frozen=True, slots=True)
 class EvalReport:
     """The results of an evaluation and their renderings."""
@@ -71,7 +79,7 @@ class EvalReport:
         return 0 if self.results and not self.failed else 1
 
     def rows(self) -> list[tuple[str, ...]]:
-        """The table's rows, one per result, as plain strings."""
+        """The table's rows, one per result, as plain strings (redacted)."""
         rows: list[tuple[str, ...]] = []
         for result in self.results:
             relay = result.uses_relay
@@ -88,7 +96,7 @@ class EvalReport:
                     result.failures[0] if result.failures else "",
                 )
             )
-        return rows
+        return [tuple(redact(cell) for cell in row) for row in rows]
 
     def to_markdown(self) -> str:
         """The per model and case table, as in the relay PoC's README."""
@@ -137,13 +145,13 @@ class EvalReport:
         document = {
             "passed": self.passed,
             "failed": self.failed,
-            "results": items,
+            "results": redact_data(items),
         }
         return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
 
     def to_html(self, *, title: str = "Prompt-case evaluation") -> str:
         """One self-contained page: the table, then each failing run's transcript."""
-        esc = html.escape
+        esc = _esc
         head = "".join(f"<th>{esc(column)}</th>" for column in _COLUMNS)
         body_rows: list[str] = []
         for index, (result, row) in enumerate(zip(self.results, self.rows(), strict=True)):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from agents._redact import redact, redact_data, remember_secret
 from agents.evals.cases import PromptCase
 from agents.evals.cassettes import Cassette, CassetteError, CassetteModel, secret_values
 from agents.evals.profiles import ModelTarget
@@ -46,6 +48,7 @@ from toolchain import (
     ExecutionContext,
     JSONToolChain,
     Limits,
+    TextContent,
     ToolCall,
     ToolChain,
     ToolHook,
@@ -209,6 +212,7 @@ async def run_case(
         return _failed(case, target.name, settings, f"toolset: {error}")
     path = cassette_path(case, target.name, settings, uses_relay=toolset.uses_relay)
     secrets = secret_values(settings.env)
+    remember_secret(*secrets)  # blanked in this result's texts, the reports and the logs
     notes: list[str] = []
     cassette: Cassette | None = None
     try:
@@ -258,25 +262,43 @@ async def run_case(
     answer = None if result.answer is None else str(result.answer)
     failures = validate(case, calls, stopped_by=result.stopped_by, answer=answer, detail=detail)
     system = result.messages[0].text_content() if result.messages else ""
+    # Judged on what the model wrote; kept (and so reported) with every secret we sent
+    # blanked: a reply or an error may repeat the key.
     return CaseResult(
         case=case,
         model=target.name,
         settings=settings,
-        failures=tuple(failures),
+        failures=tuple(redact(failure) for failure in failures),
         stopped_by=result.stopped_by,
-        detail=detail,
-        answer=answer,
-        calls=tuple(calls),
+        detail=redact(detail),
+        answer=None if answer is None else redact(answer),
+        calls=tuple(_redacted_call(call) for call in calls),
         iterations=len(result.iterations),
         usage=result.usage,
         duration=time.perf_counter() - started,
-        messages=result.messages,
-        transcript=result.transcript(),
-        system_prompt=system,
+        messages=tuple(_redacted_message(message) for message in result.messages),
+        transcript=redact(result.transcript()),
+        system_prompt=redact(system),
         uses_relay=toolset.uses_relay,
         cassette=path if settings.mode != "live" else None,
         notes=tuple(notes),
     )
+
+
+def _redacted_call(call: CallRecord) -> CallRecord:
+    args = cast("dict[str, object]", redact_data(dict(call.args)))
+    return dataclasses.replace(call, args=args, result=redact(call.result))
+
+
+def _redacted_message(message: Message) -> Message:
+    content = tuple(
+        TextContent(redact(part.text)) if isinstance(part, TextContent) else part
+        for part in message.content
+    )
+    calls = tuple(
+        dataclasses.replace(call, arguments=redact(call.arguments)) for call in message.tool_calls
+    )
+    return dataclasses.replace(message, content=content, tool_calls=calls)
 
 
 async def _close(model: object) -> None:

@@ -11,6 +11,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from agents._redact import remember_header_secrets
 from agents.models._anthropic_wire import (
     anthropic_request,
     anthropic_stop_reason,
@@ -22,6 +23,7 @@ from agents.models._failures import (
     api_message,
     connection_failure,
     malformed_failure,
+    remember_client_secrets,
     status_failure,
     timeout_failure,
 )
@@ -130,6 +132,7 @@ class AnthropicModel:
                     f"ANTHROPIC_API_KEY ({err})"
                 ) from err
         self._client = client
+        remember_client_secrets(client)
         self._clients = RetryClients(
             client, client.max_retries, lambda retries: client.with_options(max_retries=retries)
         )
@@ -158,6 +161,7 @@ class AnthropicModel:
 
         opts = options if options is not None else GenerateOptions()
         system, turns = anthropic_request(messages, cache_prompt=self._cache_prompt)
+        remember_header_secrets(opts.headers)  # a credential sent must never be shown
         tools, tool_choice = _tool_params(opts)
         client, retries = self._clients.pick(opts.max_retries)
         try:
@@ -212,6 +216,7 @@ class AnthropicModel:
         import httpx2
         from anthropic import omit
 
+        remember_header_secrets(options.headers)
         tools, tool_choice = _tool_params(options)
         client, retries = self._clients.pick(options.max_retries)
         try:

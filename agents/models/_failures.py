@@ -1,7 +1,9 @@
 """Wording of call failures, shared by the provider adapters so they read alike.
 
 Messages quote server bodies and base URLs; `ModelError` passes every message through
-`agents._redact.redact`, so keys and tokens in them never reach the caller.
+`agents._redact.redact`, so keys and tokens in them never reach the caller. Each adapter
+hands its SDK client to `remember_client_secrets` when it is built, so that `redact` also
+blanks a key of no known shape that a server or a model repeats.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
+from agents._redact import remember_header_secrets, remember_secret, remember_url_secrets
 from agents.models._errors import ModelCallError, ModelTimeoutError
 from agents.models._responses import describe_error
 
@@ -16,9 +19,22 @@ __all__ = [
     "api_message",
     "connection_failure",
     "malformed_failure",
+    "remember_client_secrets",
     "status_failure",
     "timeout_failure",
 ]
+
+
+def remember_client_secrets(client: object) -> None:
+    """Remember what an SDK client sends as credentials (see `agents._redact`): its API
+    key or auth token, its base URL's user and password, its credential headers."""
+    for attribute in ("api_key", "auth_token"):
+        value = getattr(client, attribute, None)
+        remember_secret(value if isinstance(value, str) else None)
+    remember_url_secrets(str(getattr(client, "base_url", "")))
+    headers = getattr(client, "default_headers", None)
+    if isinstance(headers, Mapping):
+        remember_header_secrets(cast("Mapping[str, object]", headers))
 
 
 def _retryable(status: int) -> bool:

@@ -11,12 +11,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from agents._redact import remember_header_secrets
 from agents.models._call_options import DroppedOptions, RetryClients
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
     connection_failure,
     malformed_failure,
+    remember_client_secrets,
     status_failure,
     timeout_failure,
 )
@@ -153,6 +155,7 @@ class OpenAIChatModel:
                     f"{self._name}: no API key; pass api_key= or set OPENAI_API_KEY ({err})"
                 ) from err
         self._client = client
+        remember_client_secrets(client)
         self._clients = RetryClients(
             client, client.max_retries, lambda retries: client.with_options(max_retries=retries)
         )
@@ -272,6 +275,7 @@ class OpenAIChatModel:
     def _sampling(self, options: GenerateOptions) -> _Sampling:
         from openai import omit
 
+        remember_header_secrets(options.headers)  # a credential sent must never be shown
         max_tokens = options.max_tokens if options.max_tokens is not None else omit
         return _Sampling(
             stop=list(options.stop) if options.stop else omit,

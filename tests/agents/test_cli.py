@@ -79,7 +79,7 @@ def test_demo_writes_a_trace(tmp_path: Path) -> None:
     assert status == 0
     events = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
     assert events.count("BeforeToolCall") == 8
-    assert events[-1] == "IterationFinished"
+    assert events[-2:] == ["IterationFinished", "RunEnded"]
 
 
 def test_demo_with_an_unconfigured_model_says_which_variable_to_set() -> None:

@@ -352,8 +352,12 @@ async def test_trace_writer_records_a_run_as_json_lines() -> None:
         "BeforeModelCall",
         "AfterModelCall",
         "IterationFinished",
+        "RunEnded",
     ]
     assert all(r["run"] == ctx.run_id for r in records)
+    ended = records[-1]
+    assert (ended["stopped_by"], ended["answer"], ended["steps"]) == ("answer", "21C", 2)
+    assert "messages" not in ended and "iterations" not in ended
     after_tool = records[5]
     assert after_tool["name"] == "get_weather"
     assert after_tool["result"]["text"] == {"city": "Paris", "temp_c": 21, "days": 1}

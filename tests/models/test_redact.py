@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import ReActAgent
-from agents._redact import REDACTED, redact
+from agents._redact import REDACTED, redact, remember_header_secrets, remember_secret
 from agents.models import (
     AnthropicModel,
     Message,
@@ -138,6 +138,25 @@ def test_redact_never_leaves_a_generated_key(before: str, key: str, after: str) 
     redacted = redact(before + key + after)
     assert key not in redacted
     assert re.search(r"sk-[A-Za-z0-9]{20,}", redacted) is None
+
+
+REMEMBERED = "Remembered-0a9b8c7d6e"  # no known shape: blanked only because it was sent
+
+
+@settings(max_examples=400, deadline=None)
+@given(before=TEXTS, after=TEXTS)
+def test_a_remembered_value_never_survives_whatever_surrounds_it(before: str, after: str) -> None:
+    remember_secret(REMEMBERED)
+    redacted = redact(before + REMEMBERED + after)
+    assert REMEMBERED not in redacted
+    assert redact(redacted) == redacted
+
+
+def test_remembering_skips_short_values_and_plain_headers() -> None:
+    remember_secret("EMPTY", "ollama", None, "")  # local servers' placeholder keys
+    remember_header_secrets({"Authorization": "Bearer abc", "X-Request-Id": "req-0042aa19ff"})
+    text = "EMPTY ollama abc req-0042aa19ff Bearer"
+    assert redact(text) == text
 
 
 # --- model errors -----------------------------------------------------------------------
