@@ -6,9 +6,9 @@ next user message) or the answer section ends the run through the termination. A
 action beats an answer written in the same output. With a ``DialectToolChain``, an
 output with neither section is read by the chain's dialect reader: the native calls
 written bare (outside any action section) run as an action, a ReAct ``Final Answer:``
-is the answer, and call markup that could not be read is fed back. Output that cannot be used gets
-corrective feedback naming what was wrong, and the run goes on, within the limits of
-the run's ``ExecutionContext``. The loop itself is the step engine shared with
+is the answer, and call markup that could not be read is fed back. Output that cannot
+be used gets corrective feedback naming what was wrong, and the run goes on, within
+the limits of the run's ``ExecutionContext``. The loop itself is the step engine shared with
 ``ToolCallingAgent`` (``agents._engine``); this module is how text becomes steps.
 """
 
