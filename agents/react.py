@@ -3,9 +3,12 @@
 Each iteration: one model call, ``text_format.parse`` of its output, then either the
 action sections run through the tool chain (their observation, media included, is the
 next user message) or the answer section ends the run through the termination. An
-action beats an answer written in the same output. Output that cannot be used gets
-corrective feedback naming what was wrong, and the run goes on, within the limits of
-the run's ``ExecutionContext``. The loop itself is the step engine shared with
+action beats an answer written in the same output. With a ``DialectToolChain``, an
+output with neither section is read by the chain's dialect reader: the native calls
+written bare (outside any action section) run as an action, a ReAct ``Final Answer:``
+is the answer, and call markup that could not be read is fed back. Output that cannot
+be used gets corrective feedback naming what was wrong, and the run goes on, within
+the limits of the run's ``ExecutionContext``. The loop itself is the step engine shared with
 ``ToolCallingAgent`` (``agents._engine``); this module is how text becomes steps.
 """
 
@@ -33,6 +36,8 @@ from agents.terminations import Termination, TextTermination
 from formats import FormatParseError, Section, SectionDelta
 from toolchain import (
     ContentPart,
+    DialectParse,
+    DialectToolChain,
     ExecutionContext,
     Stats,
     TextContent,
@@ -181,8 +186,9 @@ class ReActAgent(StepEngine[AnswerT]):
         try:
             step.sections = fmt.parse(response.text)
         except FormatParseError as error:
-            self._reject(ctx, index, step, "format", str(error))
-            return
+            unsectioned: str | None = str(error)
+        else:
+            unsectioned = None
         actions = step.sections.get(self.tool_chain.name, [])
         answers = step.sections.get(self.termination.name, [])
         if actions:
@@ -191,6 +197,28 @@ class ReActAgent(StepEngine[AnswerT]):
             return
         if answers:
             self._take_answer(ctx, index, step, answers[-1])
+            return
+        bare = self._bare_dialect(response.text)
+        if bare is not None and bare.reasoning and "thinking" not in step.sections:
+            step.sections["thinking"] = [bare.reasoning]  # a <think> block, kept apart
+        if bare is not None and (bare.calls or bare.rejected):
+            # A local model's native calls with no action section around them: the
+            # chain reads the whole output (thinking blocks and prose are not calls).
+            async for event in self._act(ctx, index, [response.text], step, tools, deadline):
+                yield event
+            return
+        if bare is not None and bare.answer is not None:  # ReAct's "Final Answer:"
+            self._take_answer(ctx, index, step, bare.answer)
+            return
+        if bare is not None and bare.unread:
+            feedback = (
+                f"your tool calls could not be read: {bare.error}. Write them again, "
+                f"inside the {self.tool_chain.name!r} section"
+            )
+            self._reject(ctx, index, step, "tool_calls", feedback)
+            return
+        if unsectioned is not None:
+            self._reject(ctx, index, step, "format", unsectioned)
             return
         expected = f"{self.tool_chain.name!r} or {self.termination.name!r}"
         feedback = f"no {expected} section found; write one"
@@ -202,6 +230,12 @@ class ReActAgent(StepEngine[AnswerT]):
                 f"close {outer!r} first, and start {inner!r} on its own line"
             )
         self._reject(ctx, index, step, "no_action", feedback)
+
+    def _bare_dialect(self, text: str) -> DialectParse | None:
+        """What a ``DialectToolChain`` reads in an output that has neither an action
+        nor an answer section; ``None`` with any other chain."""
+        chain = self.tool_chain
+        return chain.parse(text) if isinstance(chain, DialectToolChain) else None
 
     async def _act(
         self,

@@ -23,9 +23,11 @@ class Iteration:
     """One model call and what came of it.
 
     ``sections`` is the parsed output (empty when it had none, and for native tool
-    calling); ``tool_calls`` the native calls the model made; ``tool_results`` one
-    ``ToolChainResult`` per action section (per turn of native calls); ``feedback`` the
-    corrective text sent back when the output could not be used as written.
+    calling but for the ``thinking`` a ``DialectToolChain`` read from the text);
+    ``tool_calls`` the native calls the model made (or the chain read from its text);
+    ``tool_results`` one ``ToolChainResult`` per action section (per turn of native
+    calls); ``feedback`` the corrective text sent back when the output could not be
+    used as written.
 
     >>> Iteration(1, "<answer>4</answer>", {"answer": ["4"]}).sections["answer"]
     ['4']

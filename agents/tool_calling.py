@@ -11,6 +11,14 @@ call, so the model can fix that one call. Calls of one turn run concurrently.
 A reply without calls is the answer (through the termination). With a
 ``TypedTermination`` the answer comes through a final-answer tool whose parameters
 are the answer's schema; a rejected answer is that call's error.
+
+With a ``DialectToolChain``, a reply that has no structured calls but text (a local
+server with no tool parser passes the model's native call format through as text) is
+read by the chain's dialect reader: the calls it finds are made as if the API had
+sent them, the text around them (without the call markup or the thinking) is the
+reply's content, and the thinking is kept in the iteration's ``thinking`` section.
+Call markup that could not be read is sent back to the model as feedback, never
+taken as the answer.
 """
 
 from __future__ import annotations
@@ -41,8 +49,11 @@ from agents.terminations import AnswerRejected, Termination, TextTermination, Ty
 from toolchain import (
     CallObservation,
     ContentPart,
+    DialectParse,
+    DialectToolChain,
     ExecutionContext,
     JSONToolChain,
+    OutputError,
     StateKey,
     Stats,
     TextContent,
@@ -51,7 +62,9 @@ from toolchain import (
     ToolCallError,
     ToolChainResult,
     ToolDefinitionError,
+    to_json,
 )
+from toolchain.dialects import parse as read_dialect
 
 __all__ = ["ToolCallingAgent", "ToolCallingOptions"]
 
@@ -219,15 +232,40 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         tools: tuple[str, ...],
         deadline: float | None,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
-        calls = _with_unique_ids(ctx, response.tool_calls)
+        requested, reply = response.tool_calls, response.text
+        read: DialectParse | None = None
+        written: tuple[ToolCall | None, ...] = (None,) * len(requested)
+        if not requested and reply and isinstance(self.tool_chain, DialectToolChain):
+            read = self._read_dialect(self.tool_chain, reply)
+            if read.reasoning:
+                step.sections = {"thinking": [read.reasoning]}
+            if read.unread and not (read.calls or read.rejected):
+                # Markup the model meant as a call: tell it, never answer with the rest.
+                feedback = (
+                    f"your tool call could not be read: {read.error}. Write the call again "
+                    "in your tool-call format, or answer without call markup"
+                )
+                self._reject(ctx, index, step, "tool_calls", feedback)
+                return
+            from_text = (*read.calls, *read.rejected)
+            written = from_text
+            requested = tuple(_as_request(call) for call in from_text)
+            reply = read.content or ""
+            _log.debug("read %d call(s) written as text (%s)", len(requested), read.format)
+        calls = _with_unique_ids(ctx, requested)
         step.tool_calls = calls
-        text = (TextContent(response.text),) if response.text else ()
+        shown = reply or ("" if calls else response.text)  # a reply of thinking only stays
+        text = (TextContent(shown),) if shown else ()
         step.assistant = Message("assistant", text, tool_calls=calls)
         if not calls:
-            self._read_text(ctx, index, response.text, step)
+            self._read_text(ctx, index, reply, step)
             return
         answer_name = self.answer_tool if self._typed is not None else None
-        work = [self._tool_call(call, tools) for call in calls if call.name != answer_name]
+        work = [
+            self._tool_call(call, tools, original)
+            for call, original in zip(calls, written, strict=True)
+            if call.name != answer_name
+        ]
         observations: list[CallObservation] = []
         if work:
             chain_work = self.tool_chain.execute_calls(ctx, work, self.text_format)
@@ -254,14 +292,30 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                 continue
             message, attachments = self._tool_message(call, observation, attachments)
             step.replies.append(message)
+        if read is not None and read.unread:  # the calls read ran; the rest was not read
+            feedback = f"part of your reply was not read as a tool call: {read.error}"
+            self._reject(ctx, index, step, "tool_calls", feedback)
         if work and not step.feedback:
             ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
         if deadline is not None and asyncio.get_running_loop().time() >= deadline:
             raise RunStop("limit", "timeout")  # every call is answered, and kept in the run
 
-    def _tool_call(self, call: ToolCallRequest, tools: tuple[str, ...]) -> ToolCall:
+    def _read_dialect(self, chain: DialectToolChain, text: str) -> DialectParse:
+        """The calls, content and reasoning in a reply's text, read by the chain's
+        dialect reader (with the final-answer tool offered too, when there is one)."""
+        if self._typed is None:
+            return chain.parse(text)
+        answer = {"name": self.answer_tool, "parameters": self._typed.model.model_json_schema()}
+        return read_dialect(text, [*chain.tools.values(), answer], policy=chain.policy)
+
+    def _tool_call(
+        self, call: ToolCallRequest, tools: tuple[str, ...], written: ToolCall | None = None
+    ) -> ToolCall:
+        """The chain's call for a native one; ``written``: the call as read from text."""
+        if written is not None and written.rejected is not None:
+            return ToolCall(call.name, written.args, call.id, rejected=written.rejected)
         try:
-            args = call.parsed_arguments()
+            args = dict(written.args) if written is not None else call.parsed_arguments()
         except ValueError as error:
             message = f"{error}; send the call again with its arguments as one JSON object"
             return ToolCall(
@@ -359,6 +413,17 @@ class ToolCallingAgent(StepEngine[AnswerT]):
 
 
 _CALL_IDS = StateKey[set[str]]("agents.native_call_ids")
+
+
+def _as_request(call: ToolCall) -> ToolCallRequest:
+    """A call read from text as the native call the API would have sent (its arguments
+    as JSON, so the conversation shows the call the way a tool parser would)."""
+    try:
+        arguments = to_json(dict(call.args))
+    except OutputError:  # dialect values are JSON's; this would be a reader bug
+        _log.warning("the arguments of a call read from text are not JSON", exc_info=True)
+        arguments = "{}"
+    return ToolCallRequest(call.id, call.name, arguments)
 
 
 def _with_unique_ids(

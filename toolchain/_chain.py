@@ -59,6 +59,11 @@ __all__ = ["JSONToolChain", "ToolChain", "YAMLToolChain"]
 AnyTool = Tool[Any, Any]
 _SECTION_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 _MAX_SECTION_NAME = 64
+# The sections agents read from a model's output. Reserved in every observation even
+# when the format it is written with has not registered them (a bare XMLFormat(), a
+# native agent's format, a loop of one's own): the text may still be read by a format
+# that has, and a call's section must never re-parse as an answer.
+_AGENT_SECTIONS = frozenset({"thinking", "action", "answer", "observation"})
 _log = logging.getLogger("toolchain")
 
 
@@ -770,13 +775,14 @@ class _ToolChainBase(ABC):
         return ToolChainResult(text, tuple(media), raw, tuple(observations))
 
     def _reserved_names(self, text_format: TextFormat) -> frozenset[str]:
-        """Section names an observation must not use: the format's own, lower-cased."""
+        """Section names an observation must not use, lower-cased: the format's own, the
+        chain's, and those agents read whatever the format registered."""
         sections = text_format.sections
         cached = self._reserved
         if cached is not None and cached[0] is text_format and cached[1] == len(sections):
             return cached[2]
         names = frozenset(
-            {section.name.lower() for section in sections} | {"observation", self._name.lower()}
+            {section.name.lower() for section in sections} | _AGENT_SECTIONS | {self._name.lower()}
         )
         self._reserved = (text_format, len(sections), names)
         return names
@@ -786,8 +792,8 @@ class _ToolChainBase(ABC):
 
         Registered tools have valid names; a name the model invented is reduced to
         ASCII tag characters. Either way, a name the text format uses for its own
-        sections (``answer``, ``action`` …) is prefixed, so an observation can never
-        hold a section that re-parses as an answer.
+        sections, or one agents read (``answer``, ``action``, ``thinking``), is prefixed,
+        so an observation can never hold a section that re-parses as an answer.
         """
         if name not in self._tools:
             name = _SECTION_UNSAFE.sub("_", name)[:_MAX_SECTION_NAME].strip("._-") or "unknown_tool"

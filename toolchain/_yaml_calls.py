@@ -8,8 +8,11 @@ schema accepts that type, and otherwise stays the string the model wrote. Intege
 leading zero are decimal, as in YAML 1.2. Dates always
 stay strings (JSON has none; pydantic parses ISO text into ``date`` fields itself).
 
-Limits: content size, nesting depth, and the number of nodes built, which bounds
-alias expansion ("billion laughs") as well as recursive aliases. Integers are read by
+Limits: content size, nesting depth, the number of nodes composed (counted on the
+parser's flat event stream before composing: a tree of a million nodes costs
+superlinear time to build, as the garbage collector rescans it while it grows), and
+the number of values built, which bounds alias expansion ("billion laughs") as well as
+recursive aliases. Integers are read by
 our own linear-time code and kept within Python's int-to-text digit limit (so a value
 can always be shown again); a scalar its tag cannot read (``0x_``, ``!!bool maybe``, a
 5,000-digit integer) stays the text where the schema accepts a string, and is reported
@@ -33,10 +36,14 @@ from toolchain._errors import ToolCallParseError
 from toolchain._nesting import MAX_DEPTH, yaml_flow_nesting_exceeds
 from toolchain._result import ToolCall
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "load_yaml", "load_yaml_calls"]
+__all__ = ["MAX_COMPOSED", "MAX_DEPTH", "MAX_NODES", "load_yaml", "load_yaml_calls"]
 
 MAX_NODES = 10_000
+MAX_COMPOSED = 4 * MAX_NODES
+"""Nodes a text may hold (keys, values and aliases): room for ``MAX_NODES`` values,
+their keys, and calls past a chain's ``max_calls`` that are counted but never built."""
 _TOO_DEEP = f"YAML is nested more than {MAX_DEPTH} levels deep; write flatter values"
+_TOO_MANY = f"YAML holds more than {MAX_COMPOSED} keys and values; write fewer, smaller values"
 
 Schema = Mapping[str, Any]
 _TAG = "tag:yaml.org,2002:"
@@ -50,6 +57,7 @@ _KIND_OF_TAG = {
 _CALLS_HINT = ". Write a YAML list of calls, each with 'tool: name' and 'args:'"
 _OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, *_OPEN_EVENTS)
 _LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # PyYAML's int digits rule (0x, 0b, 0o, decimal); ours are checked before int() sees them.
 _DIGITS = {
@@ -71,24 +79,27 @@ _DEFAULT_INT_DIGITS = 4300
 
 
 def _compose(text: str, hint: str = "") -> Node | None:
-    """Compose ``text`` into nodes, refusing deep nesting *before* composing.
+    """Compose ``text`` into nodes, refusing deep nesting and too many nodes *before*
+    composing.
 
     Both composers recurse per nesting level: libyaml's overflows the C stack (a
     segfault) near 30,000 levels, PyYAML's raises RecursionError near 1,000, and since
     PyYAML 6.0.4 libyaml's scanner refuses 1,000 flow levels with its own error while it
     looks ahead. So flow nesting is measured on the text by our own scan, before the
     parser sees it, and block nesting on the parser's event stream, which is flat and
-    comes with no look-ahead; either way the refusal is ours.
+    comes with no look-ahead; either way the refusal is ours. The same stream counts the
+    nodes: composing is linear only up to a bound (each node is an object the garbage
+    collector rescans as the tree grows), and reading events one by one always is.
     """
     try:
-        if _may_nest_deeper_than(text, MAX_DEPTH):
+        if len(text) > MAX_COMPOSED or _may_nest_deeper_than(text, MAX_DEPTH):
             if yaml_flow_nesting_exceeds(text, MAX_DEPTH):
                 raise ToolCallParseError(_TOO_DEEP)
-            _check_depth(text)
+            _check_shape(text)
         return yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as error:
         raise ToolCallParseError(f"not valid YAML: {_yaml_problem(error)}{hint}") from error
-    except (UnicodeError, RecursionError) as error:  # check_text and _check_depth come first
+    except (UnicodeError, RecursionError) as error:  # check_text and _check_shape come first
         raise ToolCallParseError(f"not readable YAML: {error}{hint}") from error
 
 
@@ -98,9 +109,15 @@ def _may_nest_deeper_than(text: str, depth: int) -> bool:
     return indicators > depth
 
 
-def _check_depth(text: str) -> None:
-    depth = 0
+def _check_shape(text: str) -> None:
+    """Refuse text nested deeper than ``MAX_DEPTH`` or holding more than
+    ``MAX_COMPOSED`` nodes, reading events one at a time (none is kept)."""
+    depth = nodes = 0
     for event in yaml.parse(text, Loader=_LOADER):
+        if isinstance(event, _NODE_EVENTS):
+            nodes += 1
+            if nodes > MAX_COMPOSED:
+                raise ToolCallParseError(_TOO_MANY)
         if isinstance(event, _OPEN_EVENTS):
             depth += 1
             if depth > MAX_DEPTH:

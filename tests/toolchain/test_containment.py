@@ -4,17 +4,23 @@ never escapes ``execute``, never loses a finished call, and never hangs the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import pathlib
 import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from formats import MarkdownFormat, Section, XMLFormat
+from formats import FormatParseError, MarkdownFormat, Section, XMLFormat
+from formats._section import NAME_PATTERN
 from tests.toolchain.tools import CityIn, Stubborn, Weather, add
 from toolchain import (
     AfterToolCall,
@@ -243,6 +249,82 @@ async def test_an_error_section_never_carries_a_registered_section_name(name: st
     assert f"<tool_{name}>" in result.text
     reparsed = fmt.parse("<thinking>x</thinking>\n" + result.text)
     assert list(reparsed) == ["thinking"]
+
+
+@pytest.mark.parametrize("fmt", [XMLFormat(), MarkdownFormat()], ids=["xml", "markdown"])
+@pytest.mark.parametrize("name", ["answer", "Action", "thinking", "observation"])
+def test_an_error_section_is_renamed_even_in_a_bare_format(
+    fmt: XMLFormat | MarkdownFormat, name: str
+) -> None:
+    # Written with a format that registered nothing (a native agent's, a loop's own),
+    # the observation is still read by one that has: it must not hold an answer.
+    chain = JSONToolChain().register_tool(add)
+    result = chain.execute_sync(ExecutionContext(), f'{{"tool": "{name}"}}', type(fmt)())
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "unknown_tool"
+    with pytest.raises(FormatParseError):
+        reader(type(fmt)).parse(result.text)
+    heading = f"<tool_{name}>" if isinstance(fmt, XMLFormat) else f"## tool_{name}"
+    assert heading in result.text
+
+
+def reader(kind: type[XMLFormat] | type[MarkdownFormat], *extra: str) -> XMLFormat | MarkdownFormat:
+    """A format that reads what an agent reads (and ``extra`` sections)."""
+    fmt = kind()
+    for name in ("thinking", "action", "answer", *extra):
+        fmt.register_section(Section(name))
+    return fmt
+
+
+def _named(name: str) -> Tool[Any, Any]:
+    def run() -> str:
+        return "ok"
+
+    return tool(name=name, description="A tool named by the test.")(run)
+
+
+NAMES = st.one_of(
+    st.sampled_from(
+        [
+            "answer", "ANSWER", "Answer", "action", "thinking", "observation", "final",
+            "Final", "verdict", "answer ", " answer", "<answer>", "answer>", "</answer>",
+            "# answer", "answer:", "answer\n", "tool_answer", "thin\u212aing", "ans\u200bwer",
+            "an-swer", "answer.", ".answer", "_answer", "", " ", "日本", "add",
+        ]
+    ),
+    st.from_regex(NAME_PATTERN, fullmatch=True),
+    st.text(max_size=24),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=NAMES,
+    known=st.booleans(),
+    kind=st.sampled_from([XMLFormat, MarkdownFormat]),
+    same_format=st.booleans(),
+)
+def test_no_tool_name_known_or_unknown_forges_a_section(
+    name: str,
+    known: bool,
+    kind: type[XMLFormat] | type[MarkdownFormat],
+    same_format: bool,
+) -> None:
+    # An agent's format with a custom answer section ("final", "verdict") as well.
+    agent = reader(kind, "final", "verdict")
+    chain = JSONToolChain().register_tool(add)
+    if known and name not in chain.tools:
+        with contextlib.suppress(ToolDefinitionError):
+            chain.register_tool(_named(name))
+    content = json.dumps({"tool": name, "args": {}})
+    # The chain knows the agent's sections when given its format; with a bare one it
+    # still knows those agents read by default.
+    written_with = agent if same_format else kind()
+    result = chain.execute_sync(ExecutionContext(), content, written_with)
+    assert len(result.raw.calls) == 1
+    parsed_by = agent if same_format else reader(kind)
+    with pytest.raises(FormatParseError):
+        parsed_by.parse(result.text)
 
 
 async def test_a_registered_tool_named_like_a_section_cannot_forge_it() -> None:

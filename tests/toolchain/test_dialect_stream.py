@@ -159,3 +159,10 @@ def test_hostile_text_costs_linear_time(shape: str) -> None:
             return
         ratios.append(f"{small:.3f}s -> {large:.3f}s")
     raise AssertionError(f"{shape}: super-linear every time: {', '.join(ratios)}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=SOUP, tools=TOOLS)
+def test_unread_always_comes_with_its_error(text: str, tools: Any) -> None:
+    result = parse(text, tools)
+    assert result.error is not None or not result.unread

@@ -200,3 +200,29 @@ def test_conformance_table(request: pytest.FixtureRequest) -> None:
         f"unexpected misses: {sorted(failed - set(EXPECTED_MISSES))}; "
         f"listed but passing: {sorted(set(EXPECTED_MISSES) - failed)}"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "unread"),
+    [
+        ('<tool_call>{"name": "f", "arguments": {</tool_call>', True),
+        ('<tool_call>{"name": "f", "arguments": {}}</tool_call><tool_call>{bad}</tool_call>', True),
+        ('[TOOL_CALLS][{"name": "f", "arguments": {}}][TOOL_CALLS][{"name": "f"}]', True),
+        ("Thought: x\nAction: f\nAction Input: {}\nFinal Answer: 1", True),
+        ("Thought: x\nAction: f", True),  # names an offered tool, with no input
+        ("Thought: fine\nAction: call your bank.", False),  # a label in prose
+        ('Like this:\n```json\n{"name": "g", "arguments": {}}\n```', False),  # g: not offered
+        ("Plain text.", False),
+    ],
+)
+def test_unread_marks_call_markup_that_will_not_run(text: str, unread: bool) -> None:
+    # What an agent feeds back (unread) and what it may keep as an answer (not).
+    result = parse(text, ["f"])
+    assert result.unread is unread
+    assert result.error is not None or not unread
+
+
+def test_a_call_the_policy_drops_is_unread() -> None:
+    text = '<tool_call>{"name": "g", "arguments": {}}</tool_call>'
+    result = parse(text, ["f"], policy=DialectPolicy(unknown_tools="drop"))
+    assert result.calls == () and result.unread

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -300,6 +301,61 @@ def test_a_megabyte_scalar_is_read_or_refused(value: str) -> None:
     # Its time (linear; quadratic took minutes) is in benchmarks/adversarial_chains.py.
     (problem,) = load_yaml_calls(f"- tool: t\n  args: {{a: {value}}}", schema_of(INT_SCHEMA))
     assert isinstance(problem, str) or problem == ToolCall("t", {"a": 1})
+
+
+def _best_cpu_seconds(parse: Callable[[], object]) -> float:
+    """The best of three CPU times: other processes on the machine do not count."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        parse()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def _repeat(unit: str, chars: int, head: str = "", tail: str = "") -> str:
+    return head + unit * ((chars - len(head) - len(tail)) // len(unit)) + tail
+
+
+YAML_SHAPES: dict[str, Callable[[int], str]] = {
+    "merge keys": lambda chars: _repeat("<<: \n", chars),  # 1 MB: was 16x for 10x
+    "empty keys": lambda chars: _repeat("a: \n", chars),
+    "flow list": lambda chars: _repeat("1, ", chars, "- tool: t\n  args: {a: [", "]}"),
+    "calls": lambda chars: _repeat("- tool: t\n  args: {a: 1}\n", chars),
+}
+
+
+@pytest.mark.parametrize("shape", YAML_SHAPES)
+def test_yaml_with_many_nodes_costs_linear_time(shape: str) -> None:
+    make = YAML_SHAPES[shape]
+    chain = yaml_chain()
+    small, large = make(50_000), make(1_000_000)  # the largest content a chain reads
+    # Twenty times the text: at most about twenty times the work (composing the whole
+    # tree was superlinear: 30x and more). A ratio, not a time limit, measured again
+    # when a busy machine blurs one measurement.
+    ratios: list[str] = []
+    for _ in range(3):
+        short = _best_cpu_seconds(lambda: _parse_or_refuse(chain, small))
+        long = _best_cpu_seconds(lambda: _parse_or_refuse(chain, large))
+        if long < 20 * short + 0.05:
+            return
+        ratios.append(f"{short:.3f}s -> {long:.3f}s")
+    raise AssertionError(f"{shape}: super-linear every time: {', '.join(ratios)}")
+
+
+def _parse_or_refuse(chain: YAMLToolChain, text: str) -> object:
+    try:
+        return chain.parse_calls(text)
+    except ToolCallParseError as error:
+        return error
+
+
+def test_yaml_with_too_many_nodes_is_refused_in_our_words() -> None:
+    with pytest.raises(ToolCallParseError, match=r"YAML holds more than 40000 keys and values"):
+        yaml_chain().parse_calls("<<: \n" * 200_000)
+    with pytest.raises(ToolCallParseError, match=r"YAML holds more than 40000 keys and values"):
+        load_yaml("[" + "1, " * 50_000 + "]")
+    assert len(load_yaml("[" + "1, " * 9_000 + "]")) == 9_000  # within the bound: read
 
 
 # -- 4. outputs -------------------------------------------------------------------------

@@ -52,7 +52,13 @@ def assemble(
     offered = [_offered(item, catalog, policy) for item in items]
     items = _data_runs([item for item, _ in offered])
     problems = [p for item in items if isinstance(item, Placed) for p in item.block.problems]
-    problems += [note for _, note in offered if note]
+    # Markup that will not run is "unread" (the model must hear of it); unmarked text
+    # naming a tool not offered is only noted: it stays content, as written.
+    unread = bool(problems) or truncated
+    for item, note in offered:
+        if note:
+            problems.append(note)
+            unread = unread or isinstance(item, Placed)
     if truncated:
         problems.append(f"only the first {policy.max_chars} characters were read")
     marked_calls = any(
@@ -62,9 +68,10 @@ def assemble(
         unmarked = "".join(_unmarked_text(items))
         found = react.read_react(unmarked, catalog) if _chosen(policy, react.FAMILY) else None
         if found is not None and (found.calls or found.answer is not None):
-            return _react_result(items, found, problems, policy)
+            return _react_result(items, found, problems, policy, unread)
         if found is not None:  # labels but no step: the text stays content, the why is told
             problems += found.problems
+            unread = unread or found.unread
         if not any(isinstance(item, Placed) and _is_markup(item.block) for item in items):
             call = _whole_output_call(unmarked, catalog, policy)
             if call is not None:
@@ -74,7 +81,7 @@ def assemble(
         items = [_inline(item) for item in items]
     else:
         items = _opened_by_template(items)
-    return _result(items, problems)
+    return _result(items, problems, unread)
 
 
 def _merged(pieces: Sequence[Piece]) -> list[Piece]:
@@ -210,12 +217,16 @@ def _whole_output_call(
 
 
 def _react_result(
-    items: list[Piece], found: react.ReActRead, problems: list[str], policy: DialectPolicy
+    items: list[Piece],
+    found: react.ReActRead,
+    problems: list[str],
+    policy: DialectPolicy,
+    unread: bool,
 ) -> DialectParse:
     kept = [item for item in items if _kept_markup(item)]
     if policy.reasoning == "inline":
         kept = [_inline(item) for item in kept]
-    base = _result(kept, [])
+    base = _result(kept, [], unread=False)
     reasoning = "\n".join(r for r in (base.reasoning, found.reasoning) if r) or None
     content = "\n".join(c for c in (base.content, found.answer) if c) or None
     valid = tuple(c for c in found.calls if c.rejected is None)
@@ -227,6 +238,7 @@ def _react_result(
         format=react.FAMILY if valid or found.answer is not None else base.format,
         error="; ".join([*problems, *found.problems]) or None,
         rejected=tuple(c for c in found.calls if c.rejected is not None),
+        unread=unread or found.unread,
     )
 
 
@@ -252,7 +264,7 @@ def _opened_by_template(items: list[Piece]) -> list[Piece]:
     return items
 
 
-def _result(items: list[Piece], problems: list[str]) -> DialectParse:
+def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectParse:
     items = _absorb_wrappers(items)
     segments: list[str] = []
     reasoning: list[str] = []
@@ -290,6 +302,7 @@ def _result(items: list[Piece], problems: list[str]) -> DialectParse:
         format=call_family or answer_family or "text",
         error="; ".join(problems) or None,
         rejected=tuple(rejected),
+        unread=unread,
     )
 
 

@@ -59,11 +59,17 @@ class DialectParse:
       output is ambiguous; ``None`` when nothing went wrong.
     - ``rejected``: calls recognised by name whose arguments could not be used, each with
       ``rejected`` set; a chain answers them with that error.
+    - ``unread``: whether ``error`` reports call markup the model wrote and that will not
+      run (a malformed block, an ambiguous step, a call the policy dropped, text past
+      ``max_chars``), so the model should be told; ``False`` when ``error`` only notes
+      unmarked call-shaped text naming a tool not offered, which stays content as written.
 
     >>> from toolchain.dialects import parse
     >>> result = parse('Checking.<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>')
     >>> result.calls[0].name, dict(result.calls[0].args), result.content, result.format
     ('f', {'x': 1}, 'Checking.', 'hermes')
+    >>> parse("Checking.<tool_call>{not json}</tool_call>").unread
+    True
     """
 
     calls: tuple[ToolCall, ...] = ()
@@ -73,3 +79,4 @@ class DialectParse:
     format: str = "text"
     error: str | None = None
     rejected: tuple[ToolCall, ...] = ()
+    unread: bool = False

@@ -48,6 +48,10 @@ class ReActRead:
     answer: str | None
     reasoning: str | None
     problems: tuple[str, ...]
+    unread: bool = False
+    """A step the model meant was not read: an action followed by a final answer, or an
+    ``Action:`` naming an offered tool with no input. Other problems are stray labels
+    in text that stays text (``Action: call your bank.`` in prose)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +77,12 @@ def read_react(text: str, catalog: Catalog) -> ReActRead | None:
         return ReActRead((), _answer(text, final_at, sections), reasoning, ())
     if actions and final_at > actions[0].line:
         problem = "the output holds both an action and a final answer; write one of them"
-        return ReActRead((), None, reasoning, (problem,))
+        return ReActRead((), None, reasoning, (problem,), unread=True)
     if not actions:
         answer = next(s.value.strip() for s in sections if s.label in ("answer", "final answer"))
         return ReActRead((), answer, reasoning, ())
-    calls, problems = _calls(sections, catalog)
-    return ReActRead(tuple(calls), None, reasoning, tuple(problems))
+    calls, problems, unread = _calls(sections, catalog)
+    return ReActRead(tuple(calls), None, reasoning, tuple(problems), unread=unread)
 
 
 def _sections(text: str) -> tuple[list[_Section], str]:
@@ -106,9 +110,11 @@ def _answer(text: str, final_at: int, sections: list[_Section]) -> str:
     return text[start:stop].strip()
 
 
-def _calls(sections: list[_Section], catalog: Catalog) -> tuple[list[ToolCall], list[str]]:
+def _calls(sections: list[_Section], catalog: Catalog) -> tuple[list[ToolCall], list[str], bool]:
+    """The calls, the problems, and whether a problem is a call to an offered tool."""
     calls: list[ToolCall] = []
     problems: list[str] = []
+    unread = False
     index = 0
     while index < len(sections):
         section = sections[index]
@@ -130,10 +136,12 @@ def _calls(sections: list[_Section], catalog: Catalog) -> tuple[list[ToolCall], 
                 blob = _json_action(section.value, catalog)
                 if blob is None:
                     problems.append("an 'Action:' has no 'Action Input:' after it")
+                    named = catalog.resolve(_action_name(section.value))
+                    unread = unread or (catalog.names is not None and named in catalog.names)
                 else:
                     calls.append(blob)
         index += 1
-    return calls, problems
+    return calls, problems, unread
 
 
 def _action_name(value: str) -> str:
