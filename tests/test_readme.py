@@ -109,6 +109,14 @@ SCRIPTS: dict[str, list[Turn]] = {
         "John, it is sunny and 72°F in NYC; summers there are warm and humid.",
     ],
     "MCP servers": [calls(("add", {"a": 2, "b": 3})), "2 + 3 = 5"],
+    "Local models without a tool parser": [  # a server with no tool parser: calls as text
+        '<think>Rain?</think><tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+        "</tool_call>",
+        "Yes: light rain in Oslo.",
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Bergen", "days": "2"}}'
+        "</tool_call>",
+        "<answer>Light rain in Bergen for both days.</answer>",
+    ],
 }
 """What the model says, turn by turn, for each Python block (a section's later blocks are
 "Section, 2" and so on)."""
@@ -188,15 +196,17 @@ def _restore_logging() -> Iterator[None]:
 
 @pytest.fixture
 def readme_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[LoopbackServer]:
-    """A keep-alive OpenAI-compatible server behind ``openai:*``, and an empty working dir."""
+    """A keep-alive OpenAI-compatible server behind ``openai:*`` and ``ollama:*``, and an
+    empty working directory."""
     with LoopbackServer() as server:
         for name in list(os.environ):
             if name.endswith(("_API_KEY", "_API_BASE", "_API_TYPE")) or name.startswith(
                 "LM_MODEL_"
             ):
                 monkeypatch.delenv(name)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-test")
-        monkeypatch.setenv("OPENAI_API_BASE", server.openai_base_url)
+        for provider in ("OPENAI", "OLLAMA"):  # the model strings the README uses
+            monkeypatch.setenv(f"{provider}_API_KEY", "sk-readme-test")
+            monkeypatch.setenv(f"{provider}_API_BASE", server.openai_base_url)
         monkeypatch.chdir(tmp_path)
         yield server
 
