@@ -12,12 +12,26 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from agents import ReActAgent, ScriptedModel, ToolCallingAgent, run_prompt
 from tests.models.loopback import LoopbackServer, Reply, json_reply, openai_completion
-from toolchain import JSONToolChain, tool
+from toolchain import (
+    ExecutionContext,
+    JSONToolChain,
+    Tool,
+    ToolDefinitionError,
+    ToolResult,
+    tool,
+)
 
 AGENTS = [ReActAgent, ToolCallingAgent]
+
+
+class Query(BaseModel):
+    city: str
+
+
 seen: list[str] = []
 
 
@@ -129,3 +143,16 @@ def test_run_prompt_refuses_an_unknown_option_by_name() -> None:
         run_prompt(build, model=ScriptedModel(["Hello"]), temprature=0.2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"'tools' \(did you mean prompt\.def_tool"):
         run_prompt(build, model=ScriptedModel(["Hello"]), tools=[get_weather])  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_tool_class_in_tools_says_to_pass_an_instance(agent: Any) -> None:
+    class Forecast(Tool[Query, str]):
+        name = "forecast"
+        description = "Forecast for a city."
+
+        def call(self, ctx: ExecutionContext, input: Query) -> ToolResult[str]:
+            return ToolResult(input.city)
+
+    with pytest.raises(ToolDefinitionError, match=r"register an instance: Forecast\(\)$"):
+        agent(ScriptedModel(["ok"]), tools=[Forecast])
