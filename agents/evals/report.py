@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from agents._terminal import visible
 from agents.evals.runner import CaseResult
 
 __all__ = ["EvalReport"]
@@ -47,8 +48,9 @@ _COLUMNS: Final = (
 
 
 def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text safe inside a Markdown table cell: one line, pipes escaped, control
+    characters written out (the table is often read with ``cat``)."""
+    return visible(" ".join(text.split())).replace("|", "\\|")
 
 
 @dataclass(frozen=True, slots=True)

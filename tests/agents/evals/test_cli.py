@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 
 from agents.evals.cli import make_console
 from tests.agents.evals.recording import MODEL_NAME, PROMPTS
@@ -127,7 +128,7 @@ def test_print_tools_and_the_temperature_note() -> None:
 def test_colors_follow_the_flag_then_the_environment() -> None:
     def styled(color: str, env: dict[str, str]) -> str:
         out = io.StringIO()
-        make_console(color, env=env, file=out).print("[red]x[/red]")  # type: ignore[arg-type]
+        make_console(color, env=env, file=out).print(Text("x", style="red"))  # type: ignore[arg-type]
         return out.getvalue()
 
     assert "\x1b[" in styled("always", {"NO_COLOR": "1"})
