@@ -6,7 +6,9 @@ python -m agents eval --glob 'prompts/*.md' --profile deepseek --profile local -
 python -m agents eval --glob 'agents/evals/cases/relay/*.md' --model loopback:scripted --replay
 
 The exit status is 0 when every case passed, 1 when one failed, 2 for a usage or setup
-error (a malformed case file, an unconfigured profile).
+error (a malformed case file, an unconfigured profile or model, a cassette that cannot be
+read). Everything models and files wrote is printed as written: no rich markup or emoji
+codes, control characters as escapes (``\x1b``), and a long message's middle left out.
 """
 
 from __future__ import annotations

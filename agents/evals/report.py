@@ -5,7 +5,8 @@ columns (Model, Prompt Id, Few-shot, Validation) and then the protocol, the boxi
 mode, the iterations, the tool calls and, for a failure, its first reason. The HTML
 page is self-contained (inline styles, no scripts) and shows every failing run's
 failures and transcript; everything a model or tool wrote is HTML-escaped.
-`EvalReport.exit_code` is 0 when every case passed and 1 otherwise, for CI.
+`EvalReport.exit_code` is 0 when every case passed, 1 when one failed and 2 when a run
+could not be set up (its model, toolset or cassette), for CI.
 
 >>> from agents.evals.cases import parse_case
 >>> from agents.evals.runner import CaseResult, EvalSettings
@@ -69,7 +70,10 @@ class EvalReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every case passed (and there was one), else 1."""
+        """0 when every case passed (and there was one); 2 when a run could not be set
+        up (``CaseResult.setup_failed``: fix the setup, not the prompt); else 1."""
+        if any(result.setup_failed for result in self.results):
+            return 2
         return 0 if self.results and not self.failed else 1
 
     def rows(self) -> list[tuple[str, ...]]:
