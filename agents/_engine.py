@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
 
+from agents._options import AnyToolLike, chain_of
 from agents._redact import redact
 from agents.events import (
     AfterModelCall,
@@ -96,10 +97,17 @@ AnswerCheck = Callable[[ExecutionContext], "str | None"]
 
 
 class RunOptions(TypedDict, total=False):
-    """Keyword options every agent takes, besides the model and the termination."""
+    """Keyword options every agent takes, besides the model and the termination.
+
+    Any other keyword is a ``TypeError`` naming it (with the closest known name).
+    """
 
     tool_chain: ToolChain
     """Runs the tools and serialises their outputs (JSON or YAML)."""
+    tools: Sequence[AnyToolLike]
+    """Tools for a ``JSONToolChain`` built for the agent: ``Tool`` objects (``@tool``
+    functions are ones) or typed functions, wrapped with ``@tool``. Give either
+    ``tools`` or ``tool_chain`` (register the tools on your chain), not both."""
     text_format: TextFormat
     """The section convention of prompts and observations (default ``XMLFormat()``)."""
     behavior: str
@@ -199,7 +207,16 @@ class StepEngine(ABC, Generic[AnswerT]):
     ) -> None:
         self.model = resolve_model(model)
         self.termination: Termination[Any] = termination
-        self.tool_chain: ToolChain = options.get("tool_chain") or tool_chain
+        given = options.get("tool_chain")
+        if "tools" in options:
+            callee = f"{type(self).__name__}()"
+            if given is not None:
+                raise TypeError(
+                    f"{callee} takes tools= or tool_chain=, not both: register the tools on "
+                    "your chain (chain.register_tool(...)), or drop tool_chain= for a JSON chain"
+                )
+            given = chain_of(options["tools"], callee=callee)
+        self.tool_chain: ToolChain = given or tool_chain
         self.text_format: TextFormat = options.get("text_format") or XMLFormat()
         self.behavior = options.get("behavior", "")
         self.critical_rules = options.get("critical_rules", "")

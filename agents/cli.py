@@ -1,4 +1,8 @@
-"""``python -m agents``: run the demo agent and show its trace.
+"""python -m agents (or gent-agents): run the demo agent and show its trace; run evaluations.
+
+Everything a model, a user, a tool or a file wrote is printed literally (see
+``agents._terminal``): never read as rich markup or emoji codes, control characters
+shown as escapes.
 
 python -m agents demo                       # offline, on ScriptedModel
 python -m agents demo --format markdown --calls json
@@ -23,6 +27,7 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
+from agents._terminal import literal
 from agents.demo import build_demo
 from agents.evals.cli import add_eval_command, run_eval
 from agents.events import (
@@ -42,14 +47,30 @@ from toolchain import ExecutionContext
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m agents", description=(__doc__ or "").split("\n")[0]
+        prog=prog,
+        description="Run the demo agent and show its trace, or run prompt-case evaluations.",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run the SkyWings customer-service agent")
-    demo.add_argument("--format", choices=["xml", "markdown"], default="xml")
-    demo.add_argument("--calls", choices=["yaml", "json"], default="yaml")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo",
+        help="run the SkyWings customer-service agent",
+        description="Run the SkyWings customer-service agent (offline on a scripted model "
+        "unless --model is given) and show each step.",
+    )
+    demo.add_argument(
+        "--format",
+        choices=["xml", "markdown"],
+        default="xml",
+        help="the sections the model writes and reads: xml (default) or markdown",
+    )
+    demo.add_argument(
+        "--calls",
+        choices=["yaml", "json"],
+        default="yaml",
+        help="the syntax of tool calls and outputs: yaml (default) or json",
+    )
     demo.add_argument(
         "--model", help="provider:model_id to run on a real endpoint (default: offline script)"
     )
@@ -73,7 +94,7 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
             native=args.native,
         )
     except ModelError as error:
-        console.print(f"[red]{error}[/red]")
+        console.print(literal(str(error), "red"))
         return 2
     agent = demo.agent
     ctx = ExecutionContext(limits=agent.limits, name=agent.name)
@@ -83,8 +104,8 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
         trace_file = args.trace.open("w", encoding="utf-8")
         detach = JSONLTraceWriter(trace_file).attach(ctx)
     mode = f"native tool calls, outputs as {args.calls}" if args.native else f"{args.calls} calls"
-    console.print(Rule(f"SkyWings demo · {agent.model.name} · {args.format} + {mode}"))
-    console.print(Panel(args.task or demo.task, title="customer", border_style="cyan"))
+    console.print(Rule(literal(f"SkyWings demo · {agent.model.name} · {args.format} + {mode}")))
+    console.print(Panel(literal(args.task or demo.task), title="customer", border_style="cyan"))
     said: list[str] = []  # ReAct: the thinking section; native: the reply's text
     calls: list[str] = []  # ReAct: each call as the chain runs it
     native_calls: dict[int, _NativeCall] = {}  # native: the reply's calls by position
@@ -100,7 +121,7 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
                 rendered = ", ".join(f"{k}={v!r}" for k, v in event.args.items())
                 calls.append(f"{event.name}({rendered})")
             elif isinstance(event, ObservationReady):
-                results = [Text(event.text, style="dim")]
+                results = [literal(event.text, "dim")]
                 if args.native:
                     calls = [native_calls[i].render() for i in sorted(native_calls)]
                     results = _native_results(event, agent.text_format)
@@ -111,23 +132,25 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
                     said = []  # a native reply without calls is the answer itself
                 if "".join(said).strip() or calls:
                     _print_iteration(console, event.iteration, said, calls, [])
-                console.print(Panel(str(event.answer), title="answer", border_style="green"))
+                answer = literal(str(event.answer))
+                console.print(Panel(answer, title="answer", border_style="green"))
             elif isinstance(event, LimitReached):
-                console.print(f"[red]limit reached: {event.limit}[/red]")
+                console.print(literal(f"limit reached: {event.limit}", "red"))
             elif isinstance(event, RunFinished):
                 result = event.result
                 stats = result.stats
-                console.print(
+                summary = (
                     f"stopped by {result.stopped_by} after {len(result.iterations)} iterations, "
                     f"{stats.get('tool_calls', 0)} tool calls, "
                     f"{result.usage.input_tokens} input / {result.usage.output_tokens} output "
                     "tokens"
                 )
+                console.print(literal(summary))
                 if result.error:
-                    console.print(f"[red]{result.error}[/red]")
+                    console.print(literal(result.error, "red"))
                 status = 0 if result.ok else 1
     except ModelError as error:
-        console.print(f"[red]{error}[/red]")
+        console.print(literal(str(error), "red"))
         status = 2
     finally:
         if detach is not None:
@@ -171,14 +194,14 @@ def _native_results(event: ObservationReady, text_format: TextFormat) -> list[Te
     shown: list[Text] = []
     for result in event.tool_results:
         for observation in result.observations:
-            shown.append(Text(f"tool {observation.name} [{observation.id}]", style="bold cyan"))
+            shown.append(literal(f"tool {observation.name} [{observation.id}]", "bold cyan"))
             text = observation.text
             if observation.instructions:
                 text += "\n\n" + text_format.format_section(
                     "instructions", observation.instructions
                 )
-            shown.append(Text(text, style="dim"))
-    return shown or [Text(event.text, style="dim")]
+            shown.append(literal(text, "dim"))
+    return shown or [literal(event.text, "dim")]
 
 
 def _print_iteration(
@@ -186,23 +209,29 @@ def _print_iteration(
 ) -> None:
     parts: list[Text] = []
     if "".join(said).strip():
-        parts.append(Text("".join(said).strip(), style="italic"))
+        parts.append(literal("".join(said).strip(), "italic"))
     for call in calls:
-        parts.append(Text("→ " + call, style="bold yellow"))
+        parts.append(literal("→ " + call, "bold yellow"))
     parts.extend(results)
     console.print(Panel(Group(*parts), title=f"iteration {index}", title_align="left"))
 
 
-def main(argv: Sequence[str] | None = None, *, console: Console | None = None) -> int:
-    """Entry point of ``python -m agents``; returns the exit status."""
-    args = _parser().parse_args(argv)
+def main(
+    argv: Sequence[str] | None = None, *, console: Console | None = None, prog: str | None = None
+) -> int:
+    """Entry point of ``python -m agents`` and ``gent-agents``; returns the exit status.
+
+    ``prog`` is the name ``--help`` and usage errors show (default: the name the
+    program was started by).
+    """
+    args = _parser(prog or Path(sys.argv[0]).name or "gent-agents").parse_args(argv)
     if args.command == "eval":
         return run_eval(args, console)
-    out = console or Console()
+    out = console or Console(markup=False, emoji=False)
     if args.command == "demo":
         return asyncio.run(_run_demo(args, out))
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(main(prog="python -m agents"))

@@ -22,6 +22,7 @@ from typing import Any, TypeVar, overload
 from typing_extensions import Unpack
 
 from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord, inactive_tool
+from agents._options import check_keywords
 from agents.events import ModelTextDelta, RunEvent
 from agents.models import (
     GenerateOptions,
@@ -75,6 +76,11 @@ class AgentOptions(RunOptions, total=False):
     """Register a ``thinking`` section (default True)."""
 
 
+_KEYWORDS = frozenset(
+    {"termination", *AgentOptions.__required_keys__, *AgentOptions.__optional_keys__}
+)
+
+
 class ReActAgent(StepEngine[AnswerT]):
     """A ReAct loop over any ``Model``, ``ToolChain``, ``TextFormat`` and ``Termination``.
 
@@ -120,6 +126,7 @@ class ReActAgent(StepEngine[AnswerT]):
         termination: Termination[Any] | None = None,
         **options: Unpack[AgentOptions],
     ) -> None:
+        check_keywords(f"{type(self).__name__}()", options, _KEYWORDS)
         super().__init__(
             model,
             termination or TextTermination(),

@@ -32,6 +32,7 @@ from typing import Any, TypeVar, overload
 from typing_extensions import Unpack
 
 from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord, inactive_tool
+from agents._options import check_keywords
 from agents._tool_specs import strict_parameters, tool_spec
 from agents.events import ModelTextDelta, ModelToolCallDelta, RunEvent
 from agents.models import (
@@ -94,6 +95,11 @@ class ToolCallingOptions(RunOptions, total=False):
     """The final-answer tool's name when the termination is typed (``final_answer``)."""
 
 
+_KEYWORDS = frozenset(
+    {"termination", *ToolCallingOptions.__required_keys__, *ToolCallingOptions.__optional_keys__}
+)
+
+
 class ToolCallingAgent(StepEngine[AnswerT]):
     """An agent whose model calls the chain's tools through its API's tool calling.
 
@@ -144,6 +150,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         termination: Termination[Any] | None = None,
         **options: Unpack[ToolCallingOptions],
     ) -> None:
+        check_keywords(f"{type(self).__name__}()", options, _KEYWORDS)
         super().__init__(
             model,
             termination or TextTermination(),

@@ -185,9 +185,10 @@ def _id(example: CodeExample) -> str:
 def _restore_logging() -> Iterator[None]:
     """A block may configure logging (as a reader would); the next test must not see it."""
     root = logging.getLogger()
-    handlers, levels = list(root.handlers), {
-        name: logging.getLogger(name).level for name in ("", "agents", "toolchain")
-    }
+    handlers, levels = (
+        list(root.handlers),
+        {name: logging.getLogger(name).level for name in ("", "agents", "toolchain")},
+    )
     yield
     root.handlers[:] = handlers
     for name, level in levels.items():

@@ -25,7 +25,8 @@ def mistyped() -> dict[int, str]:
     assert status == 1, output
     errors: dict[int, str] = {}
     for match in re.finditer(r"mistyped_tool\.py:(\d+): error: (.*)", output):
-        errors[int(match.group(1))] = match.group(2)
+        line = int(match.group(1))  # one line may draw several errors: keep them all
+        errors[line] = f"{errors[line]}\n{match.group(2)}" if line in errors else match.group(2)
     return errors
 
 
@@ -59,8 +60,14 @@ def test_a_raw_output_read_back_is_typed_as_asked(mistyped: dict[int, str]) -> N
     assert 'Incompatible return value type (got "int", expected "str")' in message
 
 
+def test_a_misspelt_agent_keyword_is_rejected(mistyped: dict[int, str]) -> None:
+    message = mistyped[marked_line("keyword")]
+    assert 'Unexpected keyword argument "tool_chian"' in message
+    assert 'did you mean "tool_chain"?' in message
+
+
 def test_nothing_else_is_reported(mistyped: dict[int, str]) -> None:
-    expected = ("input", "output", "field", "answer", "raw")
+    expected = ("input", "output", "field", "answer", "raw", "keyword")
     assert sorted(mistyped) == sorted(marked_line(m) for m in expected)
 
 

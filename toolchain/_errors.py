@@ -37,7 +37,21 @@ class ToolDefinitionError(TypeError):
 
 
 class ToolInputTypeError(TypeError):
-    """A tool's input type is not a pydantic model, dataclass, TypedDict or msgspec Struct."""
+    """A tool's input cannot be validated: its type is not a pydantic model, dataclass,
+    TypedDict or msgspec Struct, or a field or ``@tool`` parameter has a type with no
+    JSON Schema (an arbitrary class; ``typing.TypedDict`` on Python 3.11). Raised when
+    the tool is built or registered, naming the field.
+
+    >>> from toolchain import tool
+    >>> class Connection: ...
+    >>> @tool
+    ... def query(db: Connection, sql: str) -> str:
+    ...     '''Run SQL.'''
+    ...     return ""
+    Traceback (most recent call last):
+    ...
+    toolchain._errors.ToolInputTypeError: @tool query: parameter 'db' (Connection) cannot ...
+    """
 
 
 class ToolError(Exception):

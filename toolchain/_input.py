@@ -7,6 +7,7 @@ Validation errors are rewritten into short, field-by-field messages a model can 
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar, cast
 
@@ -16,7 +17,7 @@ from typing_extensions import is_typeddict
 
 from toolchain._errors import ToolInputTypeError
 
-__all__ = ["ArgumentsError", "InputCodec", "is_input_type"]
+__all__ = ["ArgumentsError", "InputCodec", "is_input_type", "unmodelled"]
 
 T = TypeVar("T")
 
@@ -69,8 +70,8 @@ class InputCodec(Generic[T]):
                 None if self._is_struct else pydantic.TypeAdapter(tp)
             )
         except pydantic.PydanticUserError as error:
-            # e.g. typing.TypedDict on Python < 3.12: pydantic needs typing_extensions'.
-            raise ToolInputTypeError(f"tool input type {tp!r}: {error.message}") from error
+            name = _type_name(tp)
+            raise unmodelled(error, _field_hints(tp), f"tool input {name}", whole=name) from None
         self._schema: dict[str, object] | None = None
 
     def validate(self, args: Mapping[str, object]) -> T:
@@ -96,6 +97,57 @@ class InputCodec(Generic[T]):
             # _strip_titles turns a dict into a dict
             self._schema = _inline_root(cast("dict[str, object]", _strip_titles(raw)))
         return self._schema
+
+
+_TYPES_THAT_WORK = (
+    "str, int, float, bool, None, lists, tuples and dicts of them, Literal, an Enum, "
+    "datetime, or a pydantic model, dataclass, TypedDict or msgspec Struct"
+)
+
+
+def unmodelled(
+    error: pydantic.PydanticUserError,
+    fields: Mapping[str, object],
+    owner: str,
+    *,
+    kind: str = "field",
+    whole: str = "its input type",
+) -> ToolInputTypeError:
+    """Our words for an input pydantic cannot validate: which field, and what to use.
+
+    ``fields`` are the input's field (or parameter, the ``kind``) annotations by name;
+    the first one pydantic refuses on its own is named, else ``whole``. Only runs when
+    building a tool has already failed.
+    """
+    where, code = whole, error.code
+    for name, annotation in fields.items():
+        try:
+            pydantic.TypeAdapter(cast(Any, annotation))  # any annotation, not typed as a form
+        except pydantic.PydanticUserError as found:
+            where, code = f"{kind} {name!r} ({_type_name(annotation)})", found.code
+            break
+        except Exception:
+            continue
+    if code == "typed-dict-version":
+        return ToolInputTypeError(
+            f"{owner}: {where} is a typing.TypedDict, which pydantic reads only from Python "
+            "3.12; on Python 3.11 use typing_extensions.TypedDict"
+        )
+    return ToolInputTypeError(
+        f"{owner}: {where} cannot be a tool's input: it has no JSON Schema the model could "
+        f"read and cannot be validated; use {_TYPES_THAT_WORK}"
+    )
+
+
+def _field_hints(tp: type[Any]) -> dict[str, object]:
+    try:
+        return dict(typing.get_type_hints(tp, include_extras=True))
+    except Exception:  # unresolvable annotations: the message names no field
+        return {}
+
+
+def _type_name(tp: object) -> str:
+    return tp.__name__ if isinstance(tp, type) else repr(tp).replace("typing.", "")
 
 
 def prompt_schema(schema: dict[str, object]) -> dict[str, object]:

@@ -14,7 +14,7 @@ import pydantic
 
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolDefinitionError, ToolInputTypeError
-from toolchain._input import InputCodec, is_input_type, prompt_schema
+from toolchain._input import InputCodec, is_input_type, prompt_schema, unmodelled
 from toolchain._result import ToolResult
 
 __all__ = ["Tool", "tool"]
@@ -40,6 +40,16 @@ def check_tool_name(name: object, owner: str = "") -> str:
 def check_tool(tool: object) -> None:
     """Everything ``register_tool`` needs of a tool, with the library's own errors."""
     owner = type(tool).__name__
+    # inspect.isclass, not isinstance: pyright then keeps "tool" an object below
+    if inspect.isclass(tool) and issubclass(tool, Tool):
+        raise ToolDefinitionError(
+            f"{tool.__name__} is a Tool class; register an instance: {tool.__name__}()"
+        )
+    if inspect.isfunction(tool) or inspect.ismethod(tool):
+        raise ToolDefinitionError(
+            f"{tool.__name__} is a function, not a Tool: decorate it with @tool "
+            "(or pass it in an agent's tools=[...], which does that)"
+        )
     if not isinstance(tool, Tool):
         raise ToolDefinitionError(
             f"{owner} is not a Tool: subclass Tool[Input, Output] or decorate a function with @tool"
@@ -290,9 +300,13 @@ def _function_input(fn: Callable[..., Any]) -> tuple[bool, bool, type[Any]]:
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, default)
-    model = pydantic.create_model(
-        _camel(fn.__name__) + "Input", __config__=pydantic.ConfigDict(extra="forbid"), **fields
-    )
+    try:
+        model = pydantic.create_model(
+            _camel(fn.__name__) + "Input", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+        )
+    except pydantic.PydanticUserError as error:  # its advice (model_config) is not for users
+        annotations = {name: annotation for name, (annotation, _) in fields.items()}
+        raise unmodelled(error, annotations, f"@tool {fn.__name__}", kind="parameter") from None
     return wants_ctx, False, cast(type[Any], model)
 
 

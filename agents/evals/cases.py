@@ -50,6 +50,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import glob
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,7 @@ from agents.evals.matchers import (
     import_object,
     value_matcher,
 )
+from agents.evals.toolsets import ToolsetError, resolve_toolset
 
 __all__ = [
     "CallExpectation",
@@ -82,6 +84,7 @@ __all__ = [
 
 MAX_FILE_BYTES: Final = 1 << 20
 MAX_FRONTMATTER_CHARS: Final = 64 << 10
+_MAX_NUMBER_CHARS: Final = 100
 
 Order = Literal["in_order", "any_order"]
 
@@ -113,6 +116,8 @@ _ENTRY_KEYS: Final = (
 _TEXT_KEYS: Final = ("contains", "not_contains", "regex")
 _ANSWER_KEYS: Final = (*_TEXT_KEYS, "model", "predicate")
 _STOPS: Final = ("answer", "limit", "cancelled", "paused", "error")
+_FOLDER_NAMES: Final = frozenset({"", ".", ".."})
+"""Ids a case cannot have: its recordings are kept in a folder named by its id."""
 
 
 class CaseFileError(ValueError):
@@ -183,6 +188,10 @@ class PromptCase:
     calls: Literal["json", "yaml"] | None = None
     has_frontmatter: bool = False
 
+    def __post_init__(self) -> None:
+        if self.id in _FOLDER_NAMES:
+            raise ValueError(f"{self.id!r} cannot be a case id: it names a folder")
+
     @property
     def effective_order(self) -> Order:
         """``order`` as given, else the PoC's rule (``any_order`` with ``allow_multiple``)."""
@@ -211,6 +220,25 @@ class _Loader(yaml.SafeLoader):
             raise _FrontmatterError("", f"YAML aliases are not allowed ({where})")
         return super().compose_node(parent, index)
 
+    def construct_yaml_timestamp(self, node: Any) -> Any:
+        """A date YAML cannot build (``2026-13-45``) stays text: its key's check names it."""
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError):
+            return str(node.value)
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        """No whole number longer than a sane one: Python refuses to read 4,301 digits."""
+        digits = len(str(node.value))
+        if digits > _MAX_NUMBER_CHARS:
+            mark = node.start_mark  # lines counted in the frontmatter, which starts on line 2
+            raise _FrontmatterError(
+                "",
+                f"line {mark.line + 2}, column {mark.column + 1}: a number {digits:,} "
+                f"characters long (at most {_MAX_NUMBER_CHARS})",
+            )
+        return super().construct_yaml_int(node)
+
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
             seen: set[str] = set()
@@ -226,6 +254,10 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
+
 def _load_yaml(text: str) -> object:
     try:
         return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
@@ -233,6 +265,8 @@ def _load_yaml(text: str) -> object:
         raise _FrontmatterError("", f"invalid YAML: {error}") from None
     except RecursionError:
         raise _FrontmatterError("", "invalid YAML: nested too deeply") from None
+    except (ValueError, OverflowError) as error:  # a value PyYAML's constructors cannot build
+        raise _FrontmatterError("", f"invalid YAML value: {error}") from None
 
 
 def _split(text: str) -> tuple[str | None, str]:
@@ -275,7 +309,9 @@ def _parse(text: str, path: Path | None, default_id: str) -> PromptCase:
     frontmatter, body = _split(text)
     if not body:
         raise _FrontmatterError("", "the prompt (the text after the frontmatter) is empty")
-    fallback = _case_id(default_id or (path.stem if path is not None else "prompt"))
+    fallback = _checked_id(
+        _case_id(default_id or (path.stem if path is not None else "prompt")), "id"
+    )
     if frontmatter is None:
         return PromptCase(id=fallback, prompt=body, path=path)
     if len(frontmatter) > MAX_FRONTMATTER_CHARS:
@@ -288,13 +324,19 @@ def _parse(text: str, path: Path | None, default_id: str) -> PromptCase:
     data = cast("dict[object, object]", loaded)
     _known_keys(data, _TOP_KEYS, "")
     raw_id = data.get("id")
+    case_id = _checked_id(_case_id(str(raw_id)), "id") if raw_id not in (None, "") else fallback
     entries = _list(data.get("tool_calls"), "tool_calls")
+    toolset = _str(data.get("toolset", "relay"), "toolset", required=True)
+    try:
+        resolve_toolset(toolset)  # a name or import path that is no toolset fails here
+    except ToolsetError as error:
+        raise _FrontmatterError("toolset", str(error)) from None
     return PromptCase(
-        id=_case_id(str(raw_id)) if raw_id not in (None, "") else fallback,
+        id=case_id,
         prompt=body,
         path=path,
         description=_str(data.get("description", ""), "description"),
-        toolset=_str(data.get("toolset", "relay"), "toolset", required=True),
+        toolset=toolset,
         tool_calls=tuple(_entry(item, f"tool_calls[{i}]") for i, item in enumerate(entries)),
         forbidden_tools=frozenset(_names(data.get("forbidden_tools"), "forbidden_tools")),
         order=cast(Order | None, _choice(data.get("order"), "order", ("in_order", "any_order"))),
@@ -322,6 +364,12 @@ def _case_id(raw: str) -> str:
     text = raw.strip().replace("\\", "/").rsplit("/", 1)[-1]
     text = text.removesuffix(".md").removesuffix(".txt")
     return f"case{text}" if text.isdigit() else text
+
+
+def _checked_id(case_id: str, key: str) -> str:
+    if case_id in _FOLDER_NAMES:
+        raise _FrontmatterError(key, f"{case_id!r} cannot be a case id: it names a folder")
+    return case_id
 
 
 def _kind(value: object) -> str:
@@ -487,10 +535,16 @@ def load_case(path: Path | str) -> PromptCase:
     """The case in the file at ``path``; `CaseFileError` when it cannot be used."""
     file = Path(path)
     try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
+        status = file.stat()
+        if not stat.S_ISREG(status.st_mode):  # a FIFO blocks, /dev/zero never ends
+            raise CaseFileError(str(file), "", "not a regular file")
+        if status.st_size > MAX_FILE_BYTES:
             raise CaseFileError(str(file), "", f"the file is larger than {MAX_FILE_BYTES} bytes")
-        text = file.read_text(encoding="utf-8")
+        with file.open("rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)  # bounded even if the file grows meanwhile
+        if len(data) > MAX_FILE_BYTES:
+            raise CaseFileError(str(file), "", f"the file is larger than {MAX_FILE_BYTES} bytes")
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text
     except OSError as error:
         raise CaseFileError(str(file), "", f"cannot be read: {error.strerror or error}") from None
     except UnicodeDecodeError as error:

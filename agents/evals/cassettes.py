@@ -66,6 +66,7 @@ from agents.models import (
     messages_from_json,
     messages_to_json,
 )
+from toolchain._nesting import json_nesting_exceeds
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -79,6 +80,9 @@ __all__ = [
 ]
 
 CASSETTE_VERSION: Final = 1
+MAX_NESTING: Final = 200
+"""Levels of JSON a cassette may nest (messages, tool schemas): far below the interpreter's
+recursion limit, which reading, comparing and scrubbing the file would otherwise meet."""
 SAME: Final = "same as previous"
 _NOT_HASHED: Final = frozenset({"headers", "max_retries", "tools"})
 _SECRET_NAME = re.compile(r"(?i)(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$")
@@ -212,18 +216,28 @@ def _response_to_json(response: ModelResponse) -> dict[str, object]:
     }
 
 
+_USAGE_FIELDS: Final = ("input_tokens", "output_tokens", "cached_input_tokens")
+
+
+def _tokens(usage: Mapping[str, object], name: str, where: str) -> int:
+    value = usage.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 63:
+        shown = repr(value)[:40]  # 1e999 reads as infinity; a number may be long
+        raise CassetteError(f"{where}: usage.{name} must be a count of tokens, got {shown}")
+    return value
+
+
 def _response_from_json(data: Mapping[str, object], where: str) -> ModelResponse:
+    recorded: object = data.get("usage") or {}
+    if not isinstance(recorded, dict):
+        raise CassetteError(f"{where}: usage must be an object")
+    usage = Usage(*(_tokens(cast("dict[str, object]", recorded), n, where) for n in _USAGE_FIELDS))
     try:
-        usage = cast("Mapping[str, int]", data.get("usage") or {})
         calls = cast("list[Mapping[str, str]]", data.get("tool_calls") or [])
         return ModelResponse(
             text=str(data["text"]),
             stop_reason=str(data["stop_reason"]),
-            usage=Usage(
-                int(usage.get("input_tokens", 0)),
-                int(usage.get("output_tokens", 0)),
-                int(usage.get("cached_input_tokens", 0)),
-            ),
+            usage=usage,
             model=str(data.get("model", "")),
             tool_calls=tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls),
         )
@@ -256,9 +270,11 @@ class Cassette:
         except OSError as error:
             raise CassetteError(f"{path}: cannot be read: {error}") from None
         cassette.exists = True
+        if json_nesting_exceeds(text, MAX_NESTING):  # before json.loads meets its own limit
+            raise CassetteError(f"{path}: nested more than {MAX_NESTING} levels deep")
         try:
             document = json.loads(text)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise CassetteError(f"{path}: not JSON: {error}") from None
         if not isinstance(document, dict):
             raise CassetteError(f"{path}: not a version {CASSETTE_VERSION} cassette")

@@ -7,7 +7,9 @@ python -m agents eval --suite relay --replay
 python -m agents eval --list-suites
 
 The exit status is 0 when every case passed, 1 when one failed, 2 for a usage or setup
-error (a malformed case file, an unconfigured profile).
+error (a malformed case file, an unconfigured profile or model, a cassette that cannot be
+read). Everything models and files wrote is printed as written: no rich markup or emoji
+codes, control characters as escapes (``\x1b``), and a long message's middle left out.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Final, Literal, cast
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-from rich.text import Text
 
+from agents._terminal import literal, visible
 from agents.evals.cases import CaseFileError, PromptCase, load_cases
 from agents.evals.profiles import (
     EnvFileError,
@@ -44,6 +46,9 @@ from agents.result import render_transcript
 __all__ = ["add_eval_command", "make_console", "run_eval"]
 
 ColorChoice = Literal["auto", "always", "never"]
+MAX_SHOWN_CHARS: Final = 20_000
+"""The most of one message a single run's view prints (its start and its end)."""
+MAX_CELL_CHARS: Final = 1_000
 
 
 def add_eval_command(commands: Any) -> argparse.ArgumentParser:
@@ -108,7 +113,12 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
         default=True,
         help="show the system prompt of a single run (default on)",
     )
-    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    parser.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="color the output: auto (a terminal, unless NO_COLOR is set), always or never",
+    )
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--record", action="store_true", help="call the model and record cassettes")
     modes.add_argument("--replay", action="store_true", help="answer only from recorded cassettes")
@@ -118,7 +128,12 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--report-md", type=Path, help="write the Markdown table here")
     parser.add_argument("--report-json", type=Path, help="write the JSON report here")
     parser.add_argument("--report-html", type=Path, help="write the HTML report here")
-    parser.add_argument("--env-file", type=Path, default=Path(".env"), help="default .env")
+    parser.add_argument(
+        "--env-file",
+        type=Path,
+        default=Path(".env"),
+        help="read model profiles and keys from this file (default .env)",
+    )
     parser.add_argument("--no-env-file", action="store_true", help="read no .env file")
     return parser
 
@@ -148,11 +163,26 @@ def make_console(
     (True, True)
     """
     environ = os.environ if env is None else env
+    # No markup and no emoji codes: what models and files wrote is printed as written.
     if color == "never" or (color == "auto" and environ.get("NO_COLOR", "")):
-        return Console(file=file, no_color=True, color_system=None, force_terminal=False)
+        return Console(
+            file=file,
+            markup=False,
+            emoji=False,
+            no_color=True,
+            color_system=None,
+            force_terminal=False,
+        )
     if color == "always" or environ.get("FORCE_COLOR", ""):
-        return Console(file=file, no_color=False, force_terminal=True, color_system="standard")
-    return Console(file=file)
+        return Console(
+            file=file,
+            markup=False,
+            emoji=False,
+            no_color=False,
+            force_terminal=True,
+            color_system="standard",
+        )
+    return Console(file=file, markup=False, emoji=False)
 
 
 def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
@@ -167,10 +197,10 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
         cases = _cases(args)
         targets = _targets(args, env)
     except (CaseFileError, EnvFileError, ModelError, ToolsetError, SuiteError) as error:
-        console.print(Text(f"error: {error}", style="red"))
+        console.print(literal(f"error: {error}", "red"))
         return 2
     if not cases:
-        console.print(Text("error: give a prompt, --file, --glob or --suite", style="red"))
+        console.print(literal("error: give a prompt, --file, --glob or --suite", "red"))
         return 2
     mode: RunMode = "record" if args.record else "replay" if args.replay else "live"
     settings = EvalSettings(
@@ -190,7 +220,7 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
     if len(results) == 1:
         _show_run(console, results[0], show_system=args.show_system_instruction)
     for note in dict.fromkeys(note for result in results for note in result.notes):
-        console.print(Text(f"note: {note}", style="yellow"))
+        console.print(literal(f"note: {note}", "yellow"))
     console.print(_table(report))
     console.print(f"{report.passed} passed, {report.failed} failed")
     for path, text in (
@@ -202,7 +232,7 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
     if args.dump_context:
-        console.out(_context_json(results), highlight=False)
+        console.file.write(_context_json(results) + "\n")  # as written: no rich layout
     return report.exit_code
 
 
@@ -220,7 +250,7 @@ def _cases(args: argparse.Namespace) -> list[PromptCase]:
 def _list_suites(console: Console) -> None:
     for found in shipped_suites().values():
         count = len(found.case_files())
-        console.print(Text(f"{found.name}: {count} cases; {found.description}"), soft_wrap=True)
+        console.print(literal(f"{found.name}: {count} cases; {found.description}"), soft_wrap=True)
 
 
 def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> list[ModelTarget]:
@@ -251,7 +281,7 @@ async def _run(
     if total == 1:
         return await run_cases(cases, targets, settings, concurrency=concurrency)
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         console=console,
@@ -261,9 +291,8 @@ async def _run(
 
         def done(result: CaseResult) -> None:
             mark = "✅" if result.passed else "❌"
-            progress.update(
-                task, advance=1, description=f"{mark} {result.case.id} · {result.model}"
-            )
+            shown = visible(f"{mark} {result.case.id} · {result.model}")
+            progress.update(task, advance=1, description=shown)
 
         return await run_cases(cases, targets, settings, concurrency=concurrency, on_result=done)
 
@@ -273,12 +302,13 @@ def _print_tools(console: Console, cases: Sequence[PromptCase], settings: EvalSe
         try:
             toolset = resolve_toolset(name)(ToolsetOptions(settings.boxing, settings.few_shot))
         except ToolsetError as error:
-            console.print(Text(f"toolset {name}: {error}", style="red"))
+            console.print(literal(f"toolset {name}: {error}", "red"))
             continue
         tools = [*toolset.tools, *(t for e in toolset.extensions for t in e.tools())]
         for tool_name, description, schema in describe_tools(tools):
-            body = Text(description + "\n\n" + json.dumps(schema, indent=2, ensure_ascii=False))
-            console.print(Panel(body, title=f"{name} · {tool_name}", title_align="left"))
+            body = literal(description + "\n\n" + json.dumps(schema, indent=2, ensure_ascii=False))
+            title = literal(f"{name} · {tool_name}")
+            console.print(Panel(body, title=title, title_align="left"))
 
 
 def _show_run(console: Console, result: CaseResult, *, show_system: bool) -> None:
@@ -287,25 +317,42 @@ def _show_run(console: Console, result: CaseResult, *, show_system: bool) -> Non
             continue
         header, _, body = render_transcript([message]).partition("\n")
         style = {"system": "dim", "user": "cyan", "assistant": "green"}.get(message.role, "yellow")
-        title = header.strip("= ")
-        console.print(Panel(Text(body), title=title, title_align="left", border_style=style))
+        title = literal(_clip(header.strip("= "), MAX_CELL_CHARS))
+        shown = literal(_clip(body, MAX_SHOWN_CHARS))
+        console.print(Panel(shown, title=title, title_align="left", border_style=style))
     if result.passed:
-        console.print(Text(f"✅ {result.case.id}: passed", style="green"))
+        console.print(literal(f"✅ {result.case.id}: passed", "green"))
         return
-    console.print(Text(f"❌ {result.case.id}: failed", style="red"))
+    console.print(literal(f"❌ {result.case.id}: failed", "red"))
     for failure in result.failures:
-        console.print(Text(f"  - {failure}", style="red"))
+        console.print(literal(f"  - {failure}", "red"))
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text``, or its start and end around a note of how much is left out.
+
+    rich lays a panel out in time that grows faster than its text (a 2 MB reply took
+    seconds), so a terminal gets a bounded view; the reports and --dump-context keep
+    everything.
+    """
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    left_out = len(text) - 2 * half
+    note = f"\n[... {left_out:,} characters not shown: see --dump-context or --report-html ...]\n"
+    return text[:half] + note + text[-half:]
 
 
 def _table(report: EvalReport) -> Table:
-    table = Table(title="prompt cases")
+    table = Table(title=literal("prompt cases"))
     columns = ("Model", "Prompt Id", "Few-shot", "Validation", "Protocol", "Boxing", "Reason")
     for column in columns:  # the reason folds; the rest stay on one line
         wraps = column == "Reason"
         table.add_column(column, overflow="fold", no_wrap=not wraps, ratio=1 if wraps else None)
     for row in report.rows():
         model, case, few, verdict, protocol, boxing, _, _, reason = row
-        table.add_row(model, case, few, verdict, protocol, boxing, Text(reason))
+        cells = (model, case, few, verdict, protocol, boxing, reason)
+        table.add_row(*(literal(_clip(cell, MAX_CELL_CHARS)) for cell in cells))
     return table
 
 
@@ -319,4 +366,5 @@ def _context_json(results: Sequence[CaseResult]) -> str:
         }
         for result in results
     ]
-    return json.dumps({"runs": runs}, indent=2, ensure_ascii=False)
+    # json escapes C0 controls itself; DEL and C1 (a one-byte CSI) are escaped here.
+    return visible(json.dumps({"runs": runs}, indent=2, ensure_ascii=False), json=True)

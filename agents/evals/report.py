@@ -7,7 +7,8 @@ page is self-contained (inline styles, no scripts) and shows every failing run's
 failures and transcript; everything a model or tool wrote is HTML-escaped. Every
 format passes each text through `agents._redact.redact`: no key, token or value a model
 adapter sent as a credential is written, even where a reply or an error repeats it.
-`EvalReport.exit_code` is 0 when every case passed and 1 otherwise, for CI.
+`EvalReport.exit_code` is 0 when every case passed, 1 when one failed and 2 when a run
+could not be set up (its model, toolset or cassette), for CI.
 
 >>> from agents.evals.cases import parse_case
 >>> from agents.evals.runner import CaseResult, EvalSettings
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from agents._redact import redact, redact_data
+from agents._terminal import visible
 from agents.evals.runner import CaseResult
 
 __all__ = ["EvalReport"]
@@ -50,8 +52,9 @@ _COLUMNS: Final = (
 
 
 def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text safe inside a Markdown table cell: one line, pipes escaped, control
+    characters written out (the table is often read with ``cat``)."""
+    return visible(" ".join(text.split())).replace("|", "\\|")
 
 
 def _esc(text: str) -> str:
@@ -75,7 +78,10 @@ class EvalReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every case passed (and there was one), else 1."""
+        """0 when every case passed (and there was one); 2 when a run could not be set
+        up (``CaseResult.setup_failed``: fix the setup, not the prompt); else 1."""
+        if any(result.setup_failed for result in self.results):
+            return 2
         return 0 if self.results and not self.failed else 1
 
     def rows(self) -> list[tuple[str, ...]]:

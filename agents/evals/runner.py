@@ -111,6 +111,9 @@ class CaseResult:
     uses_relay: bool = False
     cassette: Path | None = None
     notes: tuple[str, ...] = ()
+    setup_failed: bool = False
+    """The run could not start: its toolset failed, its model could not be built, or
+    its cassette could not be read (the CLI's exit status is then 2)."""
 
     @property
     def passed(self) -> bool:
@@ -193,7 +196,7 @@ def _chain(case: PromptCase, settings: EvalSettings, toolset: Toolset) -> ToolCh
 
 
 def _failed(case: PromptCase, model: str, settings: EvalSettings, why: str) -> CaseResult:
-    return CaseResult(case, model, settings, (why,), "error", detail=why)
+    return CaseResult(case, model, settings, (why,), "error", detail=why, setup_failed=True)
 
 
 async def run_case(

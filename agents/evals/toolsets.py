@@ -24,13 +24,14 @@ recordings replay.
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from agents.evals._store import SeededStore
 from agents.evals.matchers import MatcherSpecError, import_object
-from toolchain import Extension, JSONToolChain, Tool, tool
+from toolchain import Extension, JSONToolChain, Tool, describe_exception, tool
 from toolchain.relay import ContextRelay
 
 __all__ = [
@@ -198,11 +199,20 @@ def resolve_toolset(name: str) -> ToolsetFactory:
         found = import_object(name, "toolset")
     except MatcherSpecError as error:
         raise ToolsetError(error.message) from None
+    if inspect.isbuiltin(found):
+        # os:system and the like: never handed a ToolsetOptions to find out
+        raise ToolsetError(
+            f"toolset {name!r} is not a toolset factory: name a function that takes "
+            "ToolsetOptions and returns a Toolset"
+        )
     if not callable(found):
         raise ToolsetError(f"toolset {name!r} is not callable")
 
     def build(options: ToolsetOptions) -> Toolset:
-        made = found(options)
+        try:
+            made = found(options)
+        except Exception as error:  # the factory's own failure ends this run, not the others
+            raise ToolsetError(f"toolset {name!r} failed: {describe_exception(error)}") from error
         if not isinstance(made, Toolset):
             raise ToolsetError(f"toolset {name!r} returned {type(made).__name__}, not a Toolset")
         return made

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cas
 
 from typing_extensions import Unpack
 
+from agents._options import check_keywords
 from agents.events import (
     IterationFinished,
     ModelTextDelta,
@@ -231,10 +232,28 @@ class PromptRun(Generic[AnswerT]):
         return run_sync(self.result())
 
 
+_KEYWORDS = frozenset({"model", *PromptOptions.__required_keys__, *PromptOptions.__optional_keys__})
+_PEERS = {
+    "system_prompt": "system",
+    "instructions": "system",
+    "max_tokens": "max_output_tokens",
+    "max_iterations": "limits=Limits(max_iterations=...)",
+    "max_steps": "limits=Limits(max_iterations=...)",
+    "output_type": "response_model",
+    "result_type": "response_model",
+    "tools": "prompt.def_tool(...) inside build",
+    "tool_chain": "prompt.def_tool(...) inside build",
+}
+
+
 def run_prompt(
     build: Build, *, model: Model | str, **options: Unpack[PromptOptions]
 ) -> PromptRun[Any]:
-    """Run the prompt ``build`` declares (see the module text)."""
+    """Run the prompt ``build`` declares (see the module text).
+
+    An option it does not know is a ``TypeError`` naming it, raised here.
+    """
+    check_keywords("run_prompt()", options, _KEYWORDS, peers=_PEERS)
     ctx = options.get("ctx") or ExecutionContext(
         limits=options.get("limits"), name=options.get("name", "prompt")
     )

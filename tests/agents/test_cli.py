@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from agents.cli import main
+from tests.models.loopback import LoopbackServer, openai_error, scripted_handler
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -111,3 +114,94 @@ def test_module_entry_point_native() -> None:
     assert completed.returncode == 0, completed.stderr
     assert "AA102" in completed.stdout
     assert "stopped by answer after 5 iterations" in completed.stdout
+
+
+# -- text from outside is printed as written (issue 17, item 4) --------------------------
+
+HOSTILE = "Is [/b] a valid tag? [red]no[/red] openai:x: \x1b]0;pwned\x07\x1b[2J end"
+SHOWN = "Is [/b] a valid tag? [red]no[/red] openai:x: \\x1b]0;pwned\\x07\\x1b[2J end"
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m agents ARGS`` in a subprocess, its output piped (no colors), wide."""
+    environ = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.endswith(("_API_KEY", "_API_BASE", "_COLOR")) and key != "COLUMNS"
+    }
+    environ.update({"COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "agents", *args],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def on(server: LoopbackServer) -> dict[str, str]:
+    return {"OPENAI_API_KEY": "sk-loopback-test", "OPENAI_API_BASE": server.openai_base_url}
+
+
+def test_the_users_task_is_printed_literally() -> None:
+    run = cli("demo", "--task", HOSTILE)
+    assert run.returncode == 0, run.stderr
+    assert SHOWN in run.stdout
+    assert "\x1b" not in run.stdout and "\x07" not in run.stdout
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_a_model_reply_full_of_markup_and_escapes_is_printed_literally(native: bool) -> None:
+    reply = f"[/INST] {HOSTILE}"
+    with LoopbackServer() as server:
+        server.respond_with(scripted_handler([reply if native else f"<answer>{reply}</answer>"]))
+        run = cli("demo", "--model", "openai:x", *(["--native"] if native else []), env=on(server))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"[/INST] {SHOWN}" in run.stdout
+    assert "\x1b" not in run.stdout and "\x07" not in run.stdout
+
+
+def test_a_failed_model_call_names_the_model_as_written() -> None:
+    with LoopbackServer() as server:
+        server.enqueue(openai_error(401, "invalid key [/b]", error_type="invalid_request_error"))
+        run = cli("demo", "--model", "openai:x", env=on(server))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "openai:x:" in run.stdout and "❌" not in run.stdout
+    assert "Traceback" not in run.stderr
+
+
+def options_without_help(text: str) -> list[str]:
+    """The options of an argparse ``--help`` text that have no help text."""
+    lines = text.splitlines()
+    missing: list[str] = []
+    for index, line in enumerate(lines):
+        found = re.match(r"^  (-\S.*?)(?:\s{2,}(\S.*))?$", line)
+        if found is None or found.group(2):
+            continue
+        after = lines[index + 1] if index + 1 < len(lines) else ""
+        if not re.match(r"^\s{6,}\S", after):  # help on the next line is indented deeper
+            missing.append(found.group(1))
+    return missing
+
+
+@pytest.mark.parametrize("command", [(), ("demo",), ("eval",)])
+def test_help_is_plain_text_names_the_program_and_explains_every_option(
+    command: tuple[str, ...],
+) -> None:
+    run = cli(*command, "--help")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(" ".join(("usage: python -m agents", *command)))
+    assert "``" not in run.stdout
+    assert options_without_help(run.stdout) == []
+
+
+def test_the_installed_script_names_itself_in_its_help() -> None:
+    script = Path(sys.executable).with_name("gent-agents")
+    if not script.exists():
+        pytest.skip("the gent-agents script is not installed next to this interpreter")
+    run = subprocess.run(
+        [str(script), "demo", "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage: gent-agents demo")

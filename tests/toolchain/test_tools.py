@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import typing
 
 import pytest
@@ -198,3 +199,83 @@ def test_generic_results_can_be_built_with_explicit_type_arguments() -> None:
     assert result.text == {"a": 1}
     key = StateKey[int]("attempts")
     assert key.name == "attempts"
+
+
+# -- the slips a new user makes first (issue 17, item 12) --------------------------------
+
+
+class Connection:
+    """A class pydantic cannot describe: no JSON Schema, no validation."""
+
+
+class TypingDict(typing.TypedDict):  # typing's, which pydantic refuses before Python 3.12
+    city: str
+
+
+def test_registering_a_tool_class_says_to_register_an_instance() -> None:
+    with pytest.raises(ToolDefinitionError) as raised:
+        JSONToolChain().register_tool(Weather)  # type: ignore[arg-type]
+    assert str(raised.value) == "Weather is a Tool class; register an instance: Weather()"
+
+
+def test_registering_a_plain_function_says_to_decorate_it() -> None:
+    def plain(city: str) -> str:
+        """Weather."""
+        return city
+
+    with pytest.raises(ToolDefinitionError, match=r"^plain is a function, not a Tool: .*@tool"):
+        JSONToolChain().register_tool(plain)  # type: ignore[arg-type]
+
+
+def test_a_parameter_type_tool_cannot_model_is_our_error_naming_it() -> None:
+    with pytest.raises(ToolInputTypeError) as raised:
+
+        @tool
+        def query(db: Connection, sql: str) -> str:
+            """Run SQL."""
+            return sql
+
+    message = str(raised.value)
+    assert message.startswith("@tool query: parameter 'db' (Connection) cannot be a tool's input")
+    assert "pydantic model, dataclass, TypedDict or msgspec Struct" in message
+    assert "model_config" not in message and "arbitrary_types_allowed" not in message
+
+
+def test_a_field_type_tool_cannot_model_is_our_error_naming_it() -> None:
+    @dataclasses.dataclass
+    class Request:
+        sql: str
+        db: Connection
+
+    class Run(Tool[Request, str]):
+        name = "run"
+        description = "Run SQL."
+
+        def call(self, ctx: ExecutionContext, input: Request) -> ToolResult[str]:
+            return ToolResult(input.sql)
+
+    with pytest.raises(ToolInputTypeError, match=r"^tool input Request: field 'db' \(Connection\)"):
+        JSONToolChain().register_tool(Run())
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic reads typing.TypedDict")
+def test_a_typing_typeddict_on_python_3_11_says_to_use_typing_extensions() -> None:
+    with pytest.raises(ToolInputTypeError) as raised:
+
+        @tool
+        def forecast(days: int, where: TypingDict) -> str:
+            """Forecast."""
+            return where["city"]
+
+    assert str(raised.value) == (
+        "@tool forecast: parameter 'where' (TypingDict) is a typing.TypedDict, which pydantic "
+        "reads only from Python 3.12; on Python 3.11 use typing_extensions.TypedDict"
+    )
+
+    @tool
+    def whole(where: TypingDict) -> str:
+        """Forecast."""
+        return where["city"]
+
+    with pytest.raises(ToolInputTypeError, match=r"^tool input TypingDict: TypingDict is a typ"):
+        JSONToolChain().register_tool(whole)

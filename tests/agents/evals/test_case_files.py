@@ -10,6 +10,7 @@ import pytest
 from agents.evals.cases import (
     CaseFileError,
     CountBound,
+    PromptCase,
     expand_case_paths,
     load_case,
     load_cases,
@@ -186,6 +187,10 @@ Go."""
         ("---\ntoday: tomorrow\n---\nGo.", "today", "expected a date"),
         ("---\nstopped_by: whenever\n---\nGo.", "stopped_by", "expected one of"),
         ("---\ntoolset: ''\n---\nGo.", "toolset", "expected a non-empty string"),
+        ("---\ntoolset: nothing\n---\nGo.", "toolset", "unknown toolset 'nothing'"),
+        ("---\ntoolset: os:system\n---\nGo.", "toolset", "is not a toolset factory"),
+        ("---\ntoday: 2026-13-45\n---\nGo.", "today", "got '2026-13-45'"),
+        ("---\nid: ..\n---\nGo.", "id", "'..' cannot be a case id"),
         ("---\nid: a\nid: b\n---\nGo.", "id", "duplicate key"),
     ],
 )
@@ -237,3 +242,10 @@ def test_globs_are_sorted_deduplicated_and_must_match(tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["b.md", "a.md"]
     with pytest.raises(CaseFileError, match="matches no file"):
         expand_case_paths(globs=[str(tmp_path / "*.txt")])
+
+
+def test_a_case_id_that_names_a_folder_is_refused_however_the_case_is_made() -> None:
+    with pytest.raises(ValueError, match=r"'\.\.' cannot be a case id"):
+        PromptCase(id="..", prompt="Hi.")
+    with pytest.raises(CaseFileError, match=r"^prompts/\.\.\.md: id: '\.\.' cannot be"):
+        parse_case("Hi.", path="prompts/...md")  # the id comes from the file's name

@@ -7,7 +7,17 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.evals import EvalSettings, ModelTarget, parse_case, run_case, run_cases
+from agents.evals import (
+    EvalReport,
+    EvalSettings,
+    ModelTarget,
+    PromptCase,
+    Toolset,
+    ToolsetOptions,
+    parse_case,
+    run_case,
+    run_cases,
+)
 from agents.models import Message, ScriptedModel
 
 RELAY_CASE = parse_case(
@@ -57,12 +67,27 @@ def test_a_model_that_cannot_be_set_up_is_a_failed_result() -> None:
     assert "NOSUCHPROVIDER_API_BASE" in result.failures[0]
 
 
-def test_an_unknown_toolset_is_a_failed_result() -> None:
-    case = parse_case("---\ntoolset: nothing\n---\nGo.")
+def test_an_unknown_toolset_is_a_failed_setup() -> None:
+    case = PromptCase(id="x", prompt="Go.", toolset="nothing")  # a case file says so sooner
     result = asyncio.run(run_case(case, target(), EvalSettings()))
     assert result.failures == (
         "toolset: unknown toolset 'nothing': use relay, airline or package.module:factory",
     )
+    assert result.setup_failed and EvalReport([result]).exit_code == 2
+
+
+def failing_toolset(options: ToolsetOptions) -> Toolset:
+    raise RuntimeError("the fixture database is down")
+
+
+def test_a_toolset_that_raises_is_a_failed_setup_naming_it() -> None:
+    case = PromptCase(id="x", prompt="Go.", toolset=f"{__name__}:failing_toolset")
+    result = asyncio.run(run_case(case, target(), EvalSettings()))
+    assert result.failures == (
+        f"toolset: toolset '{__name__}:failing_toolset' failed: "
+        "RuntimeError: the fixture database is down",
+    )
+    assert result.setup_failed
 
 
 def test_temperatures_reach_the_model_except_reasoning_models() -> None:
