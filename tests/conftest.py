@@ -16,3 +16,7 @@ import sys
 # imported, so the module being imported already means it is registered.
 # syrupy first (a no-op when its own entry point loaded it), as the plugin imports it.
 pytest_plugins = [] if "toolchain.testing" in sys.modules else ["syrupy", "toolchain.testing"]
+
+# Typing fixtures: modules mypy checks (tests/test_typing.py), with deliberate mistakes a
+# type checker must report; running them is not the point, and some fail at run time.
+collect_ignore_glob = ["fixtures/*"]
