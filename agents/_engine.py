@@ -19,6 +19,7 @@ import datetime as dt
 import logging
 import time
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
@@ -79,6 +80,7 @@ from toolchain import (
     restore_state,
     run_sync,
     saved_state,
+    settle,
 )
 from toolchain._oneline import log_line
 
@@ -618,7 +620,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         model = call.model
         ctx.events.emit(BeforeModelCall(ctx, index, model.name, tuple(call.messages)))
         started = time.perf_counter()
-        queue: asyncio.Queue[RunEvent[AnswerT]] = asyncio.Queue()
+        queue: _Inbox[RunEvent[AnswerT]] = _Inbox()
         response: ModelResponse | None = None
         try:
             for retry in (False, True):
@@ -675,7 +677,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         model: Model,
         index: int,
         call: _Call,
-        queue: asyncio.Queue[RunEvent[AnswerT]],
+        queue: _Inbox[RunEvent[AnswerT]],
     ) -> ModelResponse:
         events = self._stream_events(index)
         filters = self._text_filters(ctx)
@@ -708,7 +710,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         deadline: float | None,
     ) -> AsyncIterator[RunEvent[AnswerT] | Done[ToolChainResult]]:
         """Run one chain execution, yielding its tool-call events as they happen."""
-        queue: asyncio.Queue[RunEvent[AnswerT]] = asyncio.Queue()
+        queue: _Inbox[RunEvent[AnswerT]] = _Inbox()
 
         def started(event: BeforeToolCall) -> None:
             queue.put_nowait(ToolCallStarted(index, event.index, event.name, dict(event.args)))
@@ -921,9 +923,59 @@ def inactive_tool(name: str, tools: Sequence[str]) -> ToolCallError:
     )
 
 
+class _Inbox(Generic[Q]):
+    """The events a call produces while it runs, for `_drain` to pass on in order.
+
+    `ready` is a plain future for the next event: waiting on it leaves nothing scheduled
+    when the call ends first, as a task awaiting ``Queue.get()`` would (until cancelled).
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[Q] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: Q) -> None:
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def get_nowait(self) -> Q:
+        return self._items.popleft()
+
+    def ready(self) -> asyncio.Future[None]:
+        """A future that is done once an event is waiting (at once if one is)."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._items:
+            waiter.set_result(None)
+        self._waiter = waiter
+        return waiter
+
+
+def _cancellation(ctx: ExecutionContext) -> tuple[asyncio.Future[None], Callable[[], None]]:
+    """A future done when the run is cancelled (from any thread), and the function that
+    stops watching. A plain future, not a task waiting on ``ctx.wait_cancelled()``:
+    dropping it leaves nothing scheduled."""
+    loop = asyncio.get_running_loop()
+    cancelled: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not cancelled.done():
+            cancelled.set_result(None)
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(resolve)
+
+    return cancelled, ctx.on_cancel(wake)
+
+
 async def _drain(
     work: Awaitable[T],
-    queue: asyncio.Queue[Q],
+    queue: _Inbox[Q],
     ctx: ExecutionContext,
     deadline: float | None,
     *,
@@ -934,12 +986,14 @@ async def _drain(
     With ``race_cancel`` (model calls) it stops with ``RunStop`` at the deadline or when
     the run is cancelled. Without it (tool execution), the chain handles cancellation
     itself and returns what finished, which is kept: at the deadline the run is
-    cancelled and the chain's partial result awaited.
+    cancelled and the chain's partial result awaited. Whatever it started is done when
+    it ends, but a call that ignores cancellation past ``CANCEL_GRACE`` (left behind).
     """
     loop = asyncio.get_running_loop()
     if asyncio.iscoroutine(work):
         task, first = eager_task(work)
         if first.done:  # instant models and in-memory tools: no waiting at all
+            await settle(task)
             if first.error is not None:
                 raise first.error
             while not queue.empty():
@@ -948,26 +1002,26 @@ async def _drain(
             return
     else:
         task = asyncio.ensure_future(work)
-    cancelled = asyncio.ensure_future(ctx.wait_cancelled()) if race_cancel else None
+    cancelled, stop_watching = _cancellation(ctx) if race_cancel else (None, None)
     try:
         while True:
-            getter = asyncio.ensure_future(queue.get())
-            waiting: set[asyncio.Future[Any]] = {task, getter}
+            while not queue.empty():
+                yield queue.get_nowait()
+            ready = queue.ready()
+            waiting: set[asyncio.Future[Any]] = {task, ready}
             if cancelled is not None:
                 waiting.add(cancelled)
             timeout = None if deadline is None else max(0.0, deadline - loop.time())
             done, _ = await asyncio.wait(
                 waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
-            if getter in done:
-                yield getter.result()
-                continue
-            getter.cancel()
             if task in done:
                 while not queue.empty():
                     yield queue.get_nowait()
                 yield Done(task.result())
                 return
+            if ready in done:
+                continue
             if cancelled is not None and cancelled in done:
                 raise RunStop("cancelled", ctx.cancel_reason)
             if not race_cancel:
@@ -976,8 +1030,8 @@ async def _drain(
                 continue
             raise RunStop("limit", "timeout")
     finally:
-        if cancelled is not None:
-            cancelled.cancel()
+        if stop_watching is not None:
+            stop_watching()
         if not task.done():
             task.cancel()
             # Bounded: a model call or chain that ignores cancellation is left behind.

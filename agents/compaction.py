@@ -53,6 +53,7 @@ from toolchain import ExecutionContext, StateKey, Stats, TextContent, describe_e
 __all__ = ["SUMMARY_PROMPT", "SlidingWindow", "SummarizingCompaction"]
 
 _log = logging.getLogger("agents")
+_CANCEL_GRACE = 1.0
 
 SUMMARY_PROMPT = """\
 You condense the working notes of an AI agent so that it can go on with its task.
@@ -322,6 +323,9 @@ class SummarizingCompaction:
         finally:
             cancelled.cancel()
             work.cancel()  # a no-op once it is done
+            # A cancelled task ends at its next step: let both end here, not after the
+            # run (bounded, for a model call that ignores its cancellation).
+            await asyncio.wait({cancelled, work}, timeout=_CANCEL_GRACE)
 
 
 def _step_starts(step: StepRequest) -> list[int] | None:

@@ -26,7 +26,7 @@ from toolchain._content import (
     TextContent,
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
-from toolchain._eager import eager_task
+from toolchain._eager import eager_task, settle
 from toolchain._errors import (
     DuplicateToolError,
     ToolCallParseError,
@@ -119,6 +119,7 @@ __all__ = [
     "restore_state",
     "run_sync",
     "saved_state",
+    "settle",
     "to_builtins",
     "to_json",
     "to_yaml",

@@ -8,6 +8,10 @@ the coroutine stepped at once. If it finishes there, the caller has the result
 without waiting; if it suspends, the same task carries it on. Because the coroutine
 runs as its own task from the first step, task-bound state (anyio/httpx cancel
 scopes, ``asyncio.current_task()``) stays consistent across the suspension.
+
+On 3.12+ the task is a real eager task: one that finished in its first step is done
+at once. On 3.11 such a task still has one empty step to take at the next loop turn;
+`settle` waits for it, so that a run or a chain leaves no task scheduled behind it.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import asyncio.tasks
 import contextvars
+import sys
 from collections.abc import Coroutine, Generator
 from typing import Any, Generic, TypeVar, cast
 
-__all__ = ["EagerStart", "eager_task"]
+__all__ = ["EagerStart", "eager_task", "settle"]
 
 T = TypeVar("T")
 
@@ -82,9 +87,26 @@ def eager_task(
     """``coro`` started now as a task; its first step has already run.
 
     Returns the task and the first step's outcome: when ``first.done`` the result (or
-    ``first.error``) is there to read without awaiting; the task then finishes on its
-    own at the next loop turn. Must be called from a running event loop.
+    ``first.error``) is there to read without awaiting, and the task is done (3.12+) or
+    ends at the next loop turn (3.11; `settle` waits for that). Must be called from a
+    running event loop.
+
+    >>> async def main() -> tuple[bool, int | None, bool]:
+    ...     async def instant() -> int:
+    ...         return 42
+    ...     task, first = eager_task(instant())
+    ...     await settle(task)
+    ...     return first.done, first.value, task.done()
+    >>> asyncio.run(main())
+    (True, 42, True)
     """
+    return _start(coro, context)
+
+
+def _stepped_task(
+    coro: Coroutine[Any, Any, T], context: contextvars.Context | None
+) -> tuple[asyncio.Task[T], EagerStart[T]]:
+    """Python 3.11: a task made current by hand while its coroutine takes a first step."""
     loop = asyncio.get_running_loop()
     first: EagerStart[T] = EagerStart()
     run_in = context if context is not None else contextvars.copy_context()
@@ -106,3 +128,36 @@ def eager_task(
         if caller is not None:
             _enter_task(loop, caller)
     return task, first
+
+
+# Chosen by version, so that each is type-checked only where it exists (eager_start: 3.12).
+if sys.version_info >= (3, 12):
+
+    def _native_eager_task(
+        coro: Coroutine[Any, Any, T], context: contextvars.Context | None
+    ) -> tuple[asyncio.Task[T], EagerStart[T]]:
+        """Python 3.12's eager task, read into an `EagerStart`."""
+        first: EagerStart[T] = EagerStart()
+        loop = asyncio.get_running_loop()
+        task = asyncio.Task(coro, loop=loop, context=context, eager_start=True)
+        if task.done():
+            first.done = True
+            try:
+                first.value = task.result()
+            except BaseException as error:  # read here, as the 3.11 path does
+                first.error = error
+        return task, first
+
+    _start = _native_eager_task
+else:
+    _start = _stepped_task
+
+
+async def settle(task: asyncio.Task[Any]) -> None:
+    """Wait for a task whose coroutine already finished in its eager first step to end.
+
+    On 3.12+ it has ended; on 3.11 it takes its last, empty step at the next loop turn.
+    Its outcome was read from `EagerStart`: the task itself only returns.
+    """
+    if not task.done():
+        await asyncio.wait((task,))

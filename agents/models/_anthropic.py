@@ -17,16 +17,17 @@ from agents.models._anthropic_wire import (
     anthropic_stop_reason,
     anthropic_tools,
 )
-from agents.models._call_options import DroppedOptions, RetryClients
+from agents.models._call_options import DroppedOptions
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
     connection_failure,
-    malformed_failure,
     remember_client_secrets,
     status_failure,
     timeout_failure,
+    unexpected_failure,
 )
+from agents.models._loop_clients import LoopClients, sdk_built_pool
 from agents.models._responses import (
     Malformed,
     checked_body,
@@ -96,6 +97,12 @@ class AnthropicModel:
     Input usage counts cached tokens too (cache reads and writes).
     A ready ``client`` replaces ``api_key``, ``base_url``, ``timeout`` and ``max_retries``.
 
+    One model serves any number of event loops (``run_sync`` after ``run_sync``,
+    ``asyncio.run`` after ``asyncio.run``, loops in several threads at once): each loop
+    gets a copy of the SDK client with a connection pool of its own, closed when that
+    loop shuts down. A ``client`` built with its own ``http_client`` is used as it is
+    instead, so it serves one event loop (its pool belongs to that loop).
+
     Errors never carry the SDK's exception as ``__cause__`` (its text may echo the
     request's key); it stays reachable as ``__context__``.
 
@@ -119,6 +126,7 @@ class AnthropicModel:
     ) -> None:
         self._model = model
         self._name = name if name is not None else f"anthropic:{model}"
+        client_given = client is not None
         if client is None:
             import anthropic
 
@@ -131,11 +139,8 @@ class AnthropicModel:
                     f"{self._name}: cannot set up the client; pass api_key= or set "
                     f"ANTHROPIC_API_KEY ({err})"
                 ) from err
-        self._client = client
         remember_client_secrets(client)
-        self._clients = RetryClients(
-            client, client.max_retries, lambda retries: client.with_options(max_retries=retries)
-        )
+        self._clients = _loop_clients(client, given=client_given)
         self._dropped = DroppedOptions(self._name)
         self._timeout = client.timeout if isinstance(client.timeout, float | int) else None
         self._base_url = str(client.base_url)
@@ -143,8 +148,13 @@ class AnthropicModel:
         self._cache_prompt = cache_prompt
 
     async def aclose(self) -> None:
-        """Close the SDK client and its connections; the model is unusable afterwards."""
-        await self._client.close()
+        """Close the connections this model opened on the running event loop.
+
+        A later call opens new ones. Connections on loops still running in other threads
+        close when those loops shut down; a ``client`` given with its own ``http_client``
+        is closed here, and is unusable afterwards.
+        """
+        await self._clients.aclose()
 
     @property
     def name(self) -> str:
@@ -180,8 +190,8 @@ class AnthropicModel:
             return _read_message(reply, self._model)
         except (anthropic.AnthropicError, httpx2.HTTPError) as err:
             raise self._failure(err, retries) from None
-        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
-            raise malformed_failure(self._name, _NOT_A_MESSAGE, err) from err
+        except Exception as err:  # the connection, the SDK's parsing or ours failed
+            raise self._unexpected(err, _NOT_A_MESSAGE) from err
 
     async def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
@@ -246,8 +256,8 @@ class AnthropicModel:
         except (anthropic.AnthropicError, httpx2.HTTPError) as err:
             # The SDK leaves transport errors raised while reading the stream unwrapped.
             raise self._failure(err, retries) from None
-        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
-            raise malformed_failure(self._name, _NOT_A_STREAM, err) from err
+        except Exception as err:  # the connection, the SDK's parsing or ours failed
+            raise self._unexpected(err, _NOT_A_STREAM) from err
 
     def _extra_body(self, options: GenerateOptions) -> Mapping[str, object] | None:
         """The sampling options the SDK has no parameters for; `None` when none is set.
@@ -266,6 +276,10 @@ class AnthropicModel:
         }
         return body or None
 
+    def _unexpected(self, err: Exception, what: str) -> ModelCallError:
+        moved = self._clients.moved_loop()
+        return unexpected_failure(self._name, self._base_url, what, err, moved_loop=moved)
+
     def _failure(self, err: AnthropicError | httpx2.HTTPError, retries: int) -> ModelError:
         import anthropic
         import httpx2
@@ -273,13 +287,37 @@ class AnthropicModel:
         if isinstance(err, anthropic.APITimeoutError | httpx2.TimeoutException):
             return timeout_failure(self._name, self._timeout, retries)
         if isinstance(err, anthropic.APIConnectionError | httpx2.TransportError):
-            return connection_failure(self._name, self._base_url, err)
+            moved = self._clients.moved_loop()
+            return connection_failure(self._name, self._base_url, err, moved_loop=moved)
         if isinstance(err, anthropic.APIStatusError):
             message = api_message(err.body, err.message)
             return status_failure(self._name, err.status_code, message, retries)
         if isinstance(err, anthropic.APIError):
             return ModelCallError(f"{self._name}: {api_message(err.body, err.message)}")
         return ModelCallError(f"{self._name}: {err}")
+
+
+def _loop_clients(client: AsyncAnthropic, *, given: bool) -> LoopClients[AsyncAnthropic]:
+    """A copy of ``client`` with a pool of its own for each event loop (``client`` itself
+    serves the first loop when the model built it); a client given with its own
+    ``http_client`` serves every loop as it is."""
+    import anthropic
+
+    async def close(each: AsyncAnthropic) -> None:
+        await each.close()
+
+    def with_retries(each: AsyncAnthropic, retries: int) -> AsyncAnthropic:
+        return each.with_options(max_retries=retries)
+
+    if given and not sdk_built_pool(client, anthropic.DefaultAsyncHttpxClient):
+        return LoopClients(client, close, with_retries, retries=client.max_retries, fresh=None)
+
+    def fresh() -> AsyncAnthropic:
+        return client.copy(http_client=anthropic.DefaultAsyncHttpxClient(timeout=client.timeout))
+
+    # A given client stays untouched (its owner closes it); ours serves the first loop.
+    retries = client.max_retries
+    return LoopClients(client, close, with_retries, retries=retries, fresh=fresh, owned=not given)
 
 
 def _tool_params(

@@ -22,6 +22,7 @@ __all__ = [
     "remember_client_secrets",
     "status_failure",
     "timeout_failure",
+    "unexpected_failure",
 ]
 
 
@@ -92,12 +93,29 @@ def timeout_failure(label: str, timeout: float | None, max_retries: int) -> Mode
     )
 
 
-def connection_failure(label: str, base_url: str, cause: BaseException) -> ModelCallError:
-    """A `ModelCallError` for a server that could not be reached or dropped the line."""
+_MOVED_LOOP = (
+    "the client's connections belong to an event loop that has closed, and a client given "
+    "with its own http_client cannot move to another loop; build it on the loop that uses "
+    "it, or give the SDK client no http_client"
+)
+
+
+def connection_failure(
+    label: str, base_url: str, cause: BaseException, *, moved_loop: bool = False
+) -> ModelCallError:
+    """A `ModelCallError` for a server that could not be reached or dropped the line.
+
+    ``moved_loop``: the call used a client whose connections belong to an event loop
+    that has closed (see `LoopClients.moved_loop`), which is then the reason given.
+
+    >>> str(connection_failure("openai:m", "http://h/v1", ConnectionRefusedError("refused")))
+    'openai:m: could not talk to http://h/v1: refused (ConnectionRefusedError)'
+    """
     reason = cause.__cause__ or cause
-    return ModelCallError(
-        f"{label}: could not talk to {base_url}: {reason!s} ({type(reason).__name__})"
-    )
+    detail = f"{reason!s} ({type(reason).__name__})"
+    if moved_loop:
+        detail = f"{_MOVED_LOOP}; the error was: {detail}"
+    return ModelCallError(f"{label}: could not talk to {base_url}: {detail}")
 
 
 def malformed_failure(label: str, what: str, err: BaseException) -> ModelCallError:
@@ -110,3 +128,38 @@ def malformed_failure(label: str, what: str, err: BaseException) -> ModelCallErr
     'openai:m: the response is not a chat completion: ValueError: bad'
     """
     return ModelCallError(f"{label}: {what}: {describe_error(err)}")
+
+
+def unexpected_failure(
+    label: str, base_url: str, what: str, err: BaseException, *, moved_loop: bool = False
+) -> ModelCallError:
+    """A `ModelCallError` for an exception the SDK did not turn into one of its own.
+
+    A failure of the connection or of the event loop under it is a `connection_failure`;
+    anything else is an answer that could not be read, and ``what`` says what it should
+    have been.
+
+    >>> str(unexpected_failure("openai:m", "http://h/v1", "the response is not a chat "
+    ...                        "completion", RuntimeError("Event loop is closed")))
+    'openai:m: could not talk to http://h/v1: Event loop is closed (RuntimeError)'
+    """
+    if moved_loop or _transport_error(err):
+        return connection_failure(label, base_url, err, moved_loop=moved_loop)
+    return malformed_failure(label, what, err)
+
+
+def _transport_error(err: BaseException) -> bool:
+    """A socket, HTTP transport or event-loop failure rather than an unreadable answer."""
+    import anyio  # loaded by then: both SDKs run on it
+    import httpx2
+
+    transport = (
+        OSError,
+        httpx2.TransportError,
+        anyio.BrokenResourceError,
+        anyio.ClosedResourceError,
+        anyio.EndOfStream,
+    )
+    # RuntimeError itself ("Event loop is closed", "the client has been closed"), not
+    # its subclasses: a RecursionError comes from reading a deeply nested answer.
+    return isinstance(err, transport) or type(err) is RuntimeError

@@ -12,16 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from agents._redact import remember_header_secrets
-from agents.models._call_options import DroppedOptions, RetryClients
+from agents.models._call_options import DroppedOptions
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
     api_message,
     connection_failure,
-    malformed_failure,
     remember_client_secrets,
     status_failure,
     timeout_failure,
+    unexpected_failure,
 )
+from agents.models._loop_clients import LoopClients, sdk_built_pool
 from agents.models._openai_wire import (
     openai_messages,
     openai_stop_reason,
@@ -120,6 +121,12 @@ class OpenAIChatModel:
     Set ``stream_usage=False`` for a server that refuses ``stream_options``. A ready
     ``client`` replaces ``api_key``, ``base_url``, ``timeout`` and ``max_retries``.
 
+    One model serves any number of event loops (``run_sync`` after ``run_sync``,
+    ``asyncio.run`` after ``asyncio.run``, loops in several threads at once): each loop
+    gets a copy of the SDK client with a connection pool of its own, closed when that
+    loop shuts down. A ``client`` built with its own ``http_client`` is used as it is
+    instead, so it serves one event loop (its pool belongs to that loop).
+
     Errors never carry the SDK's exception as ``__cause__`` (its text may echo the
     request's key); it stays reachable as ``__context__``.
 
@@ -143,6 +150,7 @@ class OpenAIChatModel:
     ) -> None:
         self._model = model
         self._name = name if name is not None else f"openai:{model}"
+        client_given = client is not None
         if client is None:
             import openai
 
@@ -154,11 +162,8 @@ class OpenAIChatModel:
                 raise ModelConfigError(
                     f"{self._name}: no API key; pass api_key= or set OPENAI_API_KEY ({err})"
                 ) from err
-        self._client = client
         remember_client_secrets(client)
-        self._clients = RetryClients(
-            client, client.max_retries, lambda retries: client.with_options(max_retries=retries)
-        )
+        self._clients = _loop_clients(client, given=client_given)
         self._timeout = client.timeout if isinstance(client.timeout, float | int) else None
         self._base_url = str(client.base_url)
         self._official = client.base_url.host == "api.openai.com"
@@ -169,8 +174,13 @@ class OpenAIChatModel:
         self._stream_usage = stream_usage
 
     async def aclose(self) -> None:
-        """Close the SDK client and its connections; the model is unusable afterwards."""
-        await self._client.close()
+        """Close the connections this model opened on the running event loop.
+
+        A later call opens new ones. Connections on loops still running in other threads
+        close when those loops shut down; a ``client`` given with its own ``http_client``
+        is closed here, and is unusable afterwards.
+        """
+        await self._clients.aclose()
 
     @property
     def name(self) -> str:
@@ -208,8 +218,8 @@ class OpenAIChatModel:
             return _read_completion(completion, opts, self._model)
         except openai.OpenAIError as err:
             raise self._failure(err, retries) from None
-        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
-            raise malformed_failure(self._name, _NOT_A_COMPLETION, err) from err
+        except Exception as err:  # the connection, the SDK's parsing or ours failed
+            raise self._unexpected(err, _NOT_A_COMPLETION) from err
 
     async def stream(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
@@ -269,8 +279,8 @@ class OpenAIChatModel:
                 raise no_events(chunks.response.headers.get("content-type"))
         except openai.OpenAIError as err:
             raise self._failure(err, retries) from None
-        except Exception as err:  # the SDK's parsing, or ours, choked on the answer
-            raise malformed_failure(self._name, _NOT_A_STREAM, err) from err
+        except Exception as err:  # the connection, the SDK's parsing or ours failed
+            raise self._unexpected(err, _NOT_A_STREAM) from err
 
     def _sampling(self, options: GenerateOptions) -> _Sampling:
         from openai import omit
@@ -303,19 +313,47 @@ class OpenAIChatModel:
             return None
         return {"top_k": options.top_k}
 
+    def _unexpected(self, err: Exception, what: str) -> ModelCallError:
+        moved = self._clients.moved_loop()
+        return unexpected_failure(self._name, self._base_url, what, err, moved_loop=moved)
+
     def _failure(self, err: OpenAIError, retries: int) -> ModelError:
         import openai
 
         if isinstance(err, openai.APITimeoutError):
             return timeout_failure(self._name, self._timeout, retries)
         if isinstance(err, openai.APIConnectionError):
-            return connection_failure(self._name, self._base_url, err)
+            moved = self._clients.moved_loop()
+            return connection_failure(self._name, self._base_url, err, moved_loop=moved)
         if isinstance(err, openai.APIStatusError):
             message = api_message(err.body, err.message)
             return status_failure(self._name, err.status_code, message, retries)
         if isinstance(err, openai.APIError):
             return ModelCallError(f"{self._name}: {api_message(err.body, err.message)}")
         return ModelCallError(f"{self._name}: {err}")
+
+
+def _loop_clients(client: AsyncOpenAI, *, given: bool) -> LoopClients[AsyncOpenAI]:
+    """A copy of ``client`` with a pool of its own for each event loop (``client`` itself
+    serves the first loop when the model built it); a client given with its own
+    ``http_client`` serves every loop as it is."""
+    import openai
+
+    async def close(each: AsyncOpenAI) -> None:
+        await each.close()
+
+    def with_retries(each: AsyncOpenAI, retries: int) -> AsyncOpenAI:
+        return each.with_options(max_retries=retries)
+
+    if given and not sdk_built_pool(client, openai.DefaultAsyncHttpxClient):
+        return LoopClients(client, close, with_retries, retries=client.max_retries, fresh=None)
+
+    def fresh() -> AsyncOpenAI:
+        return client.copy(http_client=openai.DefaultAsyncHttpxClient(timeout=client.timeout))
+
+    # A given client stays untouched (its owner closes it); ours serves the first loop.
+    retries = client.max_retries
+    return LoopClients(client, close, with_retries, retries=retries, fresh=fresh, owned=not given)
 
 
 def _given(value: _T | None) -> _T | Omit:
