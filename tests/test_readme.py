@@ -212,11 +212,7 @@ def readme_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[L
         yield server
 
 
-BROKEN: dict[str, str] = {
-    "An agent": "issue 17 item 1: a second run_sync on one agent fails on keep-alive servers",
-    "Tool discovery (many tools, few tokens)": "issue 17 item 1: the approval resume is a "
-    "second run_sync on the same agent",
-}
+BROKEN: dict[str, str] = {}
 """README sections whose claims do not hold yet, and why (strict: they fail until fixed)."""
 
 
