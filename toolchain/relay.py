@@ -42,9 +42,10 @@ from typing import Any, Literal, cast
 
 import msgspec
 
+from toolchain._content import TextContent
 from toolchain._context import ExecutionContext, StateKey
 from toolchain._extension import Extension
-from toolchain._hooks import ToolCallRefused, ToolHook
+from toolchain._hooks import Shown, ToolCallRefused, ToolHook
 from toolchain._output import to_builtins
 from toolchain._relay_tools import (
     ReferenceReader,
@@ -246,25 +247,61 @@ class _RelayHook(ToolHook):
 
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
-    ) -> Awaitable[str] | None:
+    ) -> Awaitable[Shown] | None:
         results = results_of(ctx)
         original = results.original(call.id, text)
         limit = self.relay.limit_for(call.name)
         if call.name in self.relay.reader_names or limit is None:
             return None
-        if self.relay.size_of(original) <= limit:
+        size = self.relay.size_of(original)
+        media = tuple(result.media)
+        if not any(type(part) is TextContent for part in media):  # the common case
+            return None if size <= limit else self._boxed(ctx, call, result, original)
+        # Text parts reach the model beside the output: they count, and are boxed, too.
+        sizes = [size] + [
+            self.relay.size_of(part.text) if type(part) is TextContent else 0 for part in media
+        ]
+        if sum(sizes) <= limit:
             return None
-        return self._boxed(ctx, call, result, original)
+        return self._boxed_parts(ctx, call, result, original, sizes, limit)
 
     async def _boxed(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], original: str
     ) -> str:
-        shown = await self.relay.box(ctx, call.name, result.text)
-        if self.relay.preview:
-            shown += _preview(original, self.relay.preview)
         results = results_of(ctx)
-        results.boxed[call.id] = shown
+        results.boxed[call.id] = await self._reference(ctx, call.name, result.text, original)
         return results.observation(call.id, original)
+
+    async def _boxed_parts(
+        self,
+        ctx: ExecutionContext,
+        call: ToolCall,
+        result: ToolResult[Any],
+        original: str,
+        sizes: list[int],
+        limit: int,
+    ) -> Shown:
+        """Box the largest of the output and its text parts until what is left fits."""
+        media = list(result.media)
+        left = sum(sizes)
+        for at in sorted(range(len(sizes)), key=lambda n: -sizes[n]):
+            if left <= limit or sizes[at] == 0:
+                break
+            left -= sizes[at]
+            if at == 0:
+                await self._boxed(ctx, call, result, original)
+            else:
+                part = cast(TextContent, media[at - 1])
+                shown = await self._reference(ctx, call.name, part.text, part.text)
+                media[at - 1] = TextContent(shown)
+        return results_of(ctx).observation(call.id, original), tuple(media)
+
+    async def _reference(self, ctx: ExecutionContext, tool: str, value: object, text: str) -> str:
+        """``value`` stored, as the model sees it: the reference (and a preview of ``text``)."""
+        shown = await self.relay.box(ctx, tool, value)
+        if self.relay.preview:
+            shown += _preview(text, self.relay.preview)
+        return shown
 
 
 def _preview(text: str, chars: int) -> str:

@@ -11,6 +11,9 @@ Over HTTP it binds 127.0.0.1 on a port the system picks and prints
 Its tools: a typed one (``weather``), one returning an image (``logo``), one with
 structured content and an output schema (``forecast``), one that fails (``fail``,
 ``isError``), one that sleeps (``sleep``), one with a large text (``big_text``),
+three sending structured content beside text as FastMCP does (``read_text``: a str as
+``{"result": text}`` and the text; ``names``: a list, one text block per item) or with
+a text of its own (``report``: rows, and a 36,000-character Markdown table of them),
 one returning an embedded resource and resource links (``files``), one that adds or
 removes a tool at run time and says so (``add_tool`` / ``remove_tool``, which send
 ``notifications/tools/list_changed``), ``pid`` (the process id, so a test can kill it)
@@ -41,6 +44,8 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
 BIG_TEXT_LINES = 2_000
+REPORT_ROWS = 1_100
+"""Rows of the ``report`` tool's table: about 36,000 characters as text."""
 
 Context = ServerRequestContext[Any]
 Handler = Callable[[Context, dict[str, Any]], Awaitable[types.CallToolResult]]
@@ -115,6 +120,27 @@ class TestServer:
             f"A text of {BIG_TEXT_LINES} numbered lines.",
             obj({}),
             self.big_text,
+        )
+        self.add(
+            "read_text",
+            "A long text, as a FastMCP tool returning str sends it.",
+            obj({}),
+            self.read_text,
+            output=obj({"result": {"type": "string"}}, ["result"]),
+        )
+        self.add(
+            "report",
+            "A sales report: its rows as structured data and as a Markdown table.",
+            obj({}),
+            self.report,
+            output=obj({"rows": {"type": "array"}}, ["rows"]),
+        )
+        self.add(
+            "names",
+            "Some names, as a FastMCP tool returning list[str] sends them.",
+            obj({}),
+            self.names,
+            output=obj({"result": {"type": "array", "items": {"type": "string"}}}, ["result"]),
         )
         self.add(
             "files", "A report as an embedded resource, and links to others.", obj({}), self.files
@@ -213,6 +239,26 @@ class TestServer:
             "\n".join(f"line {n}: lorem ipsum dolor sit amet" for n in range(BIG_TEXT_LINES))
         )
 
+    async def read_text(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        body = report_table()
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=body)],
+            structured_content={"result": body},
+        )
+
+    async def report(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=report_table())],
+            structured_content={"rows": report_rows()},
+        )
+
+    async def names(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        names = ["Ada", "Grace", "Edsger"]
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=name) for name in names],
+            structured_content={"result": names},
+        )
+
     async def files(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
         report = types.EmbeddedResource(
             type="resource",
@@ -293,6 +339,20 @@ class TestServer:
                 print(f"listening on {port}", flush=True)
 
         await Announcing(uvicorn.Config(app, log_level="warning")).serve(sockets=[listener])
+
+
+def report_rows() -> list[dict[str, Any]]:
+    return [
+        {"region": f"region {n:03d}", "units": n * 7, "revenue": n * 91.5}
+        for n in range(REPORT_ROWS)
+    ]
+
+
+def report_table() -> str:
+    """The report's rows as a Markdown table (a text that does not repeat the data)."""
+    lines = ["| region | units | revenue |", "|---|---|---|"]
+    lines += [f"| {r['region']} | {r['units']} | {r['revenue']:.2f} |" for r in report_rows()]
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> None:

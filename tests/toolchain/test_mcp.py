@@ -8,8 +8,10 @@ fails). Both agents run on scripted models.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -17,20 +19,21 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import pytest
 
 from agents import AgentResult, ReActAgent, ToolCallingAgent
-from agents.models import ScriptedModel, ScriptedReply, ToolCallRequest
+from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from formats import XMLFormat
 from toolchain import (
     BeforeToolCall,
     ExecutionContext,
     ImageContent,
     JSONToolChain,
+    TextContent,
     ToolChainResult,
     ToolError,
     YAMLToolChain,
@@ -40,7 +43,7 @@ from toolchain.mcp import MCPConnectionError, MCPServer, MCPTool
 from toolchain.relay import ContextRelay
 from toolchain.testing import fixed_clock
 
-from .mcp_server import BIG_TEXT_LINES, PNG
+from .mcp_server import BIG_TEXT_LINES, PNG, report_rows, report_table
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 BASE_TOOLS = [
@@ -50,6 +53,9 @@ BASE_TOOLS = [
     "fail",
     "sleep",
     "big_text",
+    "read_text",
+    "report",
+    "names",
     "files",
     "add_tool",
     "remove_tool",
@@ -164,7 +170,7 @@ async def test_connects_and_lists_every_page(
         assert server.server_info is not None and server.server_info.version == "1.0"
         assert server.instructions() == "Tools for testing the MCP client."
         tools = server.tools()
-        assert len(tools) == len(BASE_TOOLS) + 25  # 5 pages of 7
+        assert len(tools) == len(BASE_TOOLS) + 25  # 6 pages of 7
         assert [tool.name for tool in tools[: len(BASE_TOOLS)]] == [f"t_{n}" for n in BASE_TOOLS]
         weather = server.tool("t_weather")
         assert weather.remote_name == "weather" and weather.offered
@@ -454,6 +460,73 @@ async def test_large_results_go_through_the_relay(shared_http: HTTPServer) -> No
             ("internal_resource_grep", {"opaque_reference": reference, "pattern": "line 1234:"}),
         )
     assert "line 1234: lorem ipsum" in grep.observations[0].text
+
+
+def tool_messages_text(kind: Kind, messages: Sequence[Message]) -> str:
+    """The text of what answered the last step's tool calls: its tool messages (native)
+    or the observation message (text mode), attachments included."""
+    if kind == "react":
+        return messages[-1].text_content()
+    answers = list(itertools.takewhile(lambda m: m.role == "tool", reversed(messages)))
+    return "\n".join(m.text_content() for m in reversed(answers))
+
+
+@TRANSPORTS
+@KINDS
+async def test_text_parts_count_toward_the_relay_and_are_boxed(
+    kind: Kind, transport: Transport, shared_http: HTTPServer
+) -> None:
+    """A FastMCP-style str result (structured ``{"result": text}`` plus the same text), a
+    report whose 36,000-character Markdown table comes beside its rows, and a list sent
+    item by item: the model gets references, never the text, and nothing twice."""
+    found: list[str] = []
+
+    def script(messages: Sequence[Message]) -> str | ScriptedReply:
+        step = sum(1 for m in messages if m.role == "assistant")
+        if step == 0:
+            return call(kind, ("read_text", {}), ("report", {}), ("names", {}))
+        if step == 1:
+            found.append(tool_messages_text(kind, messages))
+            table = re.findall(r"internal://[\w-]+", found[0])[-1]  # the report's text part
+            grep: dict[str, object] = {"opaque_reference": table, "pattern": r"region 999 \|"}
+            return call(kind, ("internal_resource_grep", grep))
+        found.append(tool_messages_text(kind, messages))
+        return answer(kind, "region 999 sold 6993 units")
+
+    model = ScriptedModel(script)
+    server = stdio() if transport == "stdio" else MCPServer.http(shared_http.url)
+    async with server:
+        chain = server.attach(JSONToolChain(extensions=[ContextRelay(threshold=2_000)]))
+        result: AgentResult[str] = await agent(kind, model, chain).run("Sales of region 999?")
+    assert result.ok and result.answer == "region 999 sold 6993 units"
+    shown = found[0]
+    assert len(shown) < 1_000, len(shown)  # was 72 KB (native) or 36 KB (text mode)
+    assert "| region 001 |" not in shown
+    assert "[1] text (" in shown and "characters)" in shown  # the label says what it is
+    assert shown.count("Edsger") == 1  # names: the items repeat the structured list
+    assert "| region 999 | 6993 | 91408.50 |" in found[1]  # the boxed table can be read
+    raw = result.iterations[0].tool_results[0].raw  # the program keeps everything
+    assert len(raw.output(0, dict[str, str])["result"]) == len(report_table())
+    assert raw.output(1, dict[str, list[dict[str, object]]])["rows"][999]["units"] == 6993
+    report = raw.results[1]
+    assert report is not None and report.result.media == (TextContent(report_table()),)
+    assert raw.output(2, dict[str, list[str]]) == {"result": ["Ada", "Grace", "Edsger"]}
+
+
+async def test_a_text_part_is_sent_once_with_a_label_without_the_relay(
+    shared_http: HTTPServer,
+) -> None:
+    model = ScriptedModel([call("native", ("report", {})), answer("native", "done")])
+    async with MCPServer.http(shared_http.url) as server:
+        result: AgentResult[str] = await agent("native", model, server.attach(JSONToolChain())).run(
+            "The report?"
+        )
+    assert result.ok
+    [message] = [m for m in result.messages if m.role == "tool"]
+    text = message.text_content()  # the rows as JSON, then the table once (was twice)
+    assert text.count("| region 999 |") == 1 and text.count('"region":"region 999"') == 1
+    assert len(text) < len(json.dumps(report_rows())) + len(report_table()) + 200
+    assert f"[1] text ({len(report_table())} characters)" in text
 
 
 # -- a server that dies mid-call -----------------------------------------------------

@@ -11,7 +11,15 @@ from pydantic import BaseModel
 
 from formats import XMLFormat
 from tests.valkey import Valkey
-from toolchain import ExecutionContext, Extension, JSONToolChain, ToolChainResult, tool
+from toolchain import (
+    ExecutionContext,
+    Extension,
+    JSONToolChain,
+    TextContent,
+    ToolChainResult,
+    ToolResult,
+    tool,
+)
 from toolchain._results import results_of
 from toolchain.relay import ContextRelay, share_scope
 from toolchain.stores import MemoryStore, Store
@@ -55,9 +63,21 @@ def word() -> str:
     return "token " * 3000
 
 
+@tool
+def summary() -> ToolResult[dict[str, int]]:
+    """Row counts, with the report they come from and a short note as text parts."""
+    return ToolResult({"rows": 2000}, media=(TextContent("row\n" * 3000), TextContent("ok")))
+
+
+@tool
+def two_texts() -> ToolResult[str]:
+    """A short text with two long text parts."""
+    return ToolResult("short", media=(TextContent("a" * 700), TextContent("b" * 600)))
+
+
 def chain(*extensions: Extension) -> JSONToolChain:
     made = JSONToolChain(extensions=extensions)
-    for each in (table, count_rows, text_size, many, word):
+    for each in (table, count_rows, text_size, many, word, summary, two_texts):
         made.register_tool(each)
     return made
 
@@ -147,6 +167,31 @@ def test_a_run_does_not_keep_the_outputs_it_has_shown(order: str) -> None:
     assert list(results.boxed) == [
         results_of(ctx).variables[n].call_id for n in ("word_1", "table_1")
     ]
+
+
+@pytest.mark.parametrize("order", ["relay first", "variables first"])
+def test_text_parts_count_toward_the_threshold_and_the_largest_are_boxed(order: str) -> None:
+    relay, variables = ContextRelay(threshold=1000), ToolVariables()
+    made = chain(relay, variables) if order == "relay first" else chain(variables, relay)
+    ctx = ExecutionContext()
+    result = run(made, ctx, "summary")
+    [observed] = result.observations
+    assert observed.text == '$summary_1 = {"rows":2000}'  # small: shown as it is
+    boxed, note = observed.media
+    assert isinstance(boxed, TextContent) and boxed.text.startswith("internal://")
+    assert note == TextContent("ok")  # what fits stays
+    assert result.media == observed.media
+    assert "[1] text (" in result.text and "[2] text (2 characters)" in result.text
+    summary_result = result.raw.results[0]  # the program keeps the real parts
+    assert summary_result is not None
+    assert summary_result.result.media[0] == TextContent("row\n" * 3000)
+    assert run(made, ctx, "text_size", text=boxed.text).raw.output(0, int) == 12000
+    # Neither piece is over the threshold alone, but together they are: the larger goes.
+    both = run(made, ctx, "two_texts").observations[0]
+    first, second = both.media
+    assert isinstance(first, TextContent) and first.text.startswith("internal://")
+    assert second == TextContent("b" * 600)
+    assert both.text == "$two_texts_1 = short"
 
 
 def test_the_readers_get_references_not_values() -> None:
