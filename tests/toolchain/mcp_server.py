@@ -16,7 +16,8 @@ three sending structured content beside text as FastMCP does (``read_text``: a s
 a text of its own (``report``: rows, and a 36,000-character Markdown table of them),
 one returning an embedded resource and resource links (``files``), one that adds or
 removes a tool at run time and says so (``add_tool`` / ``remove_tool``, which send
-``notifications/tools/list_changed``), ``pid`` (the process id, so a test can kill it)
+``notifications/tools/list_changed``), ``pid`` (the process id, so a test can kill it),
+``lookup`` (an input schema whose patterns backtrack in Python's ``re``)
 and ``--many`` generated CRM tools for discovery tests. ``tools/list`` pages
 ``--page-size`` tools at a time.
 """
@@ -158,6 +159,23 @@ class TestServer:
             self.remove_tool,
         )
         self.add("pid", "This server's process id.", obj({}), self.pid)
+        self.add(
+            "lookup",
+            "Looks a code up (its schema has patterns that backtrack in Python's re).",
+            obj(
+                {
+                    "code": {"type": "string", "pattern": "^(a+)+$"},
+                    "tags": {
+                        "type": "object",
+                        "patternProperties": {"^(b+)+$": {"type": "integer"}},
+                        "additionalProperties": False,
+                    },
+                    "ref": {"type": "string", "pattern": "^(?=x)x+$"},
+                },
+                ["code"],
+            ),
+            self.lookup,
+        )
         for index in range(many):
             self.generated(index)
 
@@ -300,6 +318,9 @@ class TestServer:
 
     async def pid(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
         return text(str(os.getpid()))
+
+    async def lookup(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        return text(f"found {len(args['code'])} characters, ref {args.get('ref', '-')}")
 
     def generated(self, index: int) -> None:
         things = ["contact", "invoice", "ticket", "meeting", "deal", "campaign", "product", "order"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import os
 import re
 import select
@@ -60,6 +61,7 @@ BASE_TOOLS = [
     "add_tool",
     "remove_tool",
     "pid",
+    "lookup",
 ]
 EVERYTHING_VERSION = "2026.8.31"
 
@@ -239,6 +241,38 @@ async def test_typed_call_and_argument_errors(
         action = "- tool: weather\n  args:\n    city: Rome\n    days: 2"
         answered = await yaml.execute(ctx, action, XMLFormat())
         assert answered.raw.output(0, str) == "Rome: 21 °C for 2 day(s)"
+
+
+async def test_schema_patterns_run_in_linear_time(
+    shared_http: HTTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``^(a+)+$`` against ``"a" * 28 + "!"`` backtracked for seconds on the event loop in
+    Python's ``re``; RE2 answers at once, however long the argument."""
+    caplog.set_level(logging.WARNING, logger="toolchain.mcp")
+    async with MCPServer.http(shared_http.url) as server:
+        chain = server.attach(JSONToolChain())
+        long = "a" * 5_000 + "!"
+        result = await run(
+            chain,
+            ExecutionContext(),
+            ("lookup", {"code": long}),
+            ("lookup", {"code": "aaa", "tags": {"b" * 5_000 + "!": 1}}),
+            ("lookup", {"code": "aaa", "tags": {"bbb": 1}, "ref": "xx"}),
+            ("lookup", {"code": "aaa", "ref": "not checked here"}),
+        )
+    pattern, key, fine, unchecked = result.raw.errors
+    assert pattern is not None and pattern.kind == "invalid_arguments"
+    assert pattern.message.startswith("invalid arguments for lookup: code: 'aaaaaaaa")
+    assert pattern.message.endswith("... does not match the pattern '^(a+)+$'")
+    assert key is not None and key.message.startswith(
+        "invalid arguments for lookup: tags: unexpected properties: 'bbbbbbbb"
+    )
+    assert fine is None and result.raw.output(2, str) == "found 3 characters, ref xx"
+    assert unchecked is None  # RE2 cannot run a lookahead: the server checks it
+    assert result.raw.output(3, str) == "found 3 characters, ref not checked here"
+    [warned] = [r.getMessage() for r in caplog.records if "RE2 cannot run" in r.getMessage()]
+    assert warned.startswith("the input schema of lookup has the pattern '^(?=x)x+$', which")
+    assert warned.endswith("; it is not checked here, the server checks it")
 
 
 async def test_results_become_text_media_and_structured_output(shared_http: HTTPServer) -> None:
