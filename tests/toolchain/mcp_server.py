@@ -2,8 +2,8 @@
 
 Run as a process by the tests, over stdio or streamable HTTP on a loopback port::
 
-    python tests/toolchain/mcp_server.py stdio [--many N] [--page-size N]
-    python tests/toolchain/mcp_server.py http [--many N] [--page-size N]
+    python tests/toolchain/mcp_server.py stdio [--many N] [--page-size N] [--malformed]
+    python tests/toolchain/mcp_server.py http [--many N] [--page-size N] [--unreadable]
 
 Over HTTP it binds 127.0.0.1 on a port the system picks and prints
 ``listening on <port>`` on stdout once it accepts connections.
@@ -19,7 +19,8 @@ removes a tool at run time and says so (``add_tool`` / ``remove_tool``, which se
 ``notifications/tools/list_changed``), ``pid`` (the process id, so a test can kill it),
 ``lookup`` (an input schema whose patterns backtrack in Python's ``re``)
 and ``--many`` generated CRM tools for discovery tests. ``tools/list`` pages
-``--page-size`` tools at a time.
+``--page-size`` tools at a time; ``--malformed`` (and ``--unreadable``) put tools no
+client can offer into its first page.
 """
 
 from __future__ import annotations
@@ -69,9 +70,45 @@ def obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[s
     return schema
 
 
+def nested(levels: int) -> dict[str, Any]:
+    """An input schema of ``levels`` objects inside each other (twice as many JSON levels)."""
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
+MALFORMED: list[dict[str, Any]] = [
+    {"name": "bad_required", "inputSchema": {"type": "object", "required": "a"}},
+    {"name": "bad_schema", "inputSchema": "not a schema"},
+    {"name": "null_schema", "inputSchema": None},
+    {"name": None, "inputSchema": {"type": "object"}},
+    {"name": "too_deep", "inputSchema": nested(40)},
+]
+"""Tools no client can offer: ``--malformed`` lists them among the good ones."""
+UNREADABLE: dict[str, Any] = {"name": "unreadable", "inputSchema": nested(100)}
+"""A tool nested past what the SDK's JSON parser reads (about 200 levels): ``--unreadable``."""
+
+
+def allow_malformed_listings() -> None:
+    """Send ``tools/list`` answers unchecked: the SDK's server refuses to send a malformed
+    tool, and the tests need a server that does (this process is only the test server)."""
+    from mcp_types import methods
+
+    check = methods.serialize_server_result
+
+    def unchecked(method: str, version: str, data: Any, **options: Any) -> dict[str, Any]:
+        return dict(data) if method == "tools/list" else check(method, version, data, **options)
+
+    methods.serialize_server_result = unchecked  # a test double for the server's check
+
+
 class TestServer:
-    def __init__(self, many: int, page_size: int) -> None:
+    def __init__(
+        self, many: int, page_size: int, extra: list[dict[str, Any]] | None = None
+    ) -> None:
         self.bus = InMemorySubscriptionBus()
+        self.extra = extra or []
         self.page_size = page_size
         self.tools: dict[str, Entry] = {}
         self.server: Server[Any] = Server(
@@ -203,7 +240,12 @@ class TestServer:
         page = entries[start : start + self.page_size]
         following = start + self.page_size
         cursor = str(following) if following < len(entries) else None
-        return types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=cursor)
+        result = types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=cursor)
+        if not self.extra or start:
+            return result
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        dumped["tools"][1:1] = self.extra  # malformed tools among the good ones
+        return dumped  # type: ignore[return-value]  # the handler may return a dict
 
     async def call_tool(
         self, ctx: Context, params: types.CallToolRequestParams
@@ -381,8 +423,13 @@ def main(argv: list[str]) -> None:
     parser.add_argument("transport", choices=["stdio", "http"])
     parser.add_argument("--many", type=int, default=0)
     parser.add_argument("--page-size", type=int, default=50)
+    parser.add_argument("--malformed", action="store_true")
+    parser.add_argument("--unreadable", action="store_true")
     options = parser.parse_args(argv)
-    server = TestServer(options.many, options.page_size)
+    extra = (MALFORMED if options.malformed else []) + ([UNREADABLE] if options.unreadable else [])
+    if extra:
+        allow_malformed_listings()
+    server = TestServer(options.many, options.page_size, extra)
     anyio.run(server.serve_stdio if options.transport == "stdio" else server.serve_http)
 
 

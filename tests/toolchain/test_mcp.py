@@ -209,6 +209,49 @@ async def test_connect_failures_say_why(http_servers: Callable[..., HTTPServer])
     assert not missing.connected and missing.tools() == ()
 
 
+@pytest.mark.parametrize(
+    ("transport", "mode"),
+    [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")],
+)
+async def test_a_malformed_tool_is_left_out_with_a_warning_and_the_rest_kept(
+    transport: Transport,
+    mode: str,
+    http_servers: Callable[..., HTTPServer],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="toolchain.mcp")
+    options = ["--malformed", "--unreadable"] if transport == "stdio" else ["--malformed"]
+    server = connect(transport, http_servers, *options, mode=mode, connect_timeout=10)
+    async with server:  # used to fail: the SDK checks the listing as a whole
+        assert [tool.name for tool in server.tools()] == BASE_TOOLS
+        result = await run(server.attach(JSONToolChain()), ExecutionContext(), ("pid", {}))
+        assert result.raw.ok
+    warned = [r.getMessage() for r in caplog.records if "cannot offer" in r.getMessage()]
+    said = "the MCP server test-server lists a tool it cannot offer"
+    kept = "; that tool is left out, the others are kept"
+    expected = [
+        f"{said}, 'bad_required': its inputSchema's required is not a list of names{kept}",
+        f"{said}, 'bad_schema': its inputSchema is not an object{kept}",
+        f"{said}, 'null_schema': its inputSchema is not an object{kept}",
+        f"{said}, the tool at position 5: its name is not a string{kept}",
+        f"{said}, 'too_deep': its inputSchema nests more than 64 levels{kept}",
+    ]
+    if transport == "stdio":  # past the SDK's parser: read here, not a 30-second timeout
+        expected.append(f"{said}, 'unreadable': its inputSchema nests more than 64 levels{kept}")
+    assert warned == expected
+
+
+async def test_a_listing_http_cannot_parse_fails_at_once(
+    http_servers: Callable[..., HTTPServer],
+) -> None:
+    """Over HTTP the SDK keeps no text of an answer it cannot parse: no tool can be saved,
+    but connecting fails at once, not at the timeout."""
+    server = MCPServer.http(http_servers("--unreadable").url, connect_timeout=30)
+    with pytest.raises(MCPConnectionError, match="could not connect to the MCP server") as raised:
+        await server.connect()
+    assert "did not answer within" not in str(raised.value)  # an answer, not the timeout
+
+
 # -- calls through a chain -----------------------------------------------------------
 
 

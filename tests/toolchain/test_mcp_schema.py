@@ -7,6 +7,8 @@ import logging
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolchain import ArgumentsError
 from toolchain.mcp import SchemaCodec
@@ -123,3 +125,45 @@ def test_unevaluated_properties_beside_pattern_properties_is_left_to_the_server(
         {"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False}, "plain"
     )
     assert problems(plain, {"a": 1, "b": 2})  # without patterns it is checked here
+
+
+# -- what a listing may hold -----------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=20,
+)
+TOOL = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.none() | st.text(max_size=8),
+        "inputSchema": JSON
+        | st.fixed_dictionaries(
+            {"type": st.just("object")},
+            optional={"properties": JSON, "required": JSON},
+        ),
+        "description": JSON,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TOOL | JSON, max_size=6))
+def test_a_listing_keeps_exactly_the_tools_a_client_can_offer(tools: list[object]) -> None:
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    from toolchain.mcp._listing import ListingGuard
+
+    guard = ListingGuard(lambda: "fuzzed")
+    guard.sent(SessionMessage(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=7, method="tools/list")))
+    answer = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"tools": list(tools)})
+    seen = guard.received(SessionMessage(answer))
+    assert isinstance(seen, SessionMessage) and isinstance(seen.message, mcp_types.JSONRPCResponse)
+    kept = seen.message.result["tools"]
+    for tool in kept:  # the SDK takes every tool left in
+        mcp_types.Tool.model_validate(tool, by_name=False)
+    mcp_types.ListToolsResult.model_validate({"tools": kept}, by_name=False)

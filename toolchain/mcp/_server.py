@@ -442,16 +442,18 @@ class MCPServer(Extension):
     async def _open(self, stack: contextlib.AsyncExitStack) -> Client:
         from mcp import Client, StdioServerParameters
 
+        from toolchain.mcp._listing import ListingGuard
+
         target: Any
         if self.command is not None:
             cwd = None if self.cwd is None else os.fspath(self.cwd)
-            target = StdioServerParameters(
+            params = StdioServerParameters(
                 command=self.command, args=list(self.args), env=self.env, cwd=cwd
             )
             errlog = self._stderr or self._errlog
             from mcp.client.stdio import stdio_client
 
-            target = stdio_client(target, errlog=errlog) if errlog is not None else target
+            target = stdio_client(params, errlog=errlog) if errlog else stdio_client(params)
         else:
             assert self.url is not None
             from mcp.client.streamable_http import streamable_http_client
@@ -465,14 +467,16 @@ class MCPServer(Extension):
                     httpx2.AsyncClient(headers=self.headers, timeout=timeout)
                 )
             target = streamable_http_client(self.url, http_client=http)
+        listing = ListingGuard(lambda: self.name)  # a malformed tool costs itself, not all
         client = Client(
-            target,
+            listing.guard(target),
             mode=self.mode,
             cache=None,
             message_handler=self._on_message,
             logging_callback=self._on_log,
         )
         client = await stack.enter_async_context(client)
+        listing.version = client.protocol_version
         self._server_info = client.server_info
         self._protocol = client.protocol_version
         self._instructions = (client.instructions or "").strip()
