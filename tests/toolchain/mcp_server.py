@@ -16,7 +16,8 @@ three sending structured content beside text as FastMCP does (``read_text``: a s
 a text of its own (``report``: rows, and a 36,000-character Markdown table of them),
 one returning an embedded resource and resource links (``files``), one that adds or
 removes a tool at run time and says so (``add_tool`` / ``remove_tool``, which send
-``notifications/tools/list_changed``), ``pid`` (the process id, so a test can kill it),
+``notifications/tools/list_changed``), ``pid`` (the process id, so a test can kill
+it), ``crash`` (dies mid-call, printing the credentials it was given to stderr),
 ``lookup`` (an input schema whose patterns backtrack in Python's ``re``)
 and ``--many`` generated CRM tools for discovery tests. ``tools/list`` pages
 ``--page-size`` tools at a time; ``--malformed`` (and ``--unreadable``) put tools no
@@ -196,6 +197,7 @@ class TestServer:
             self.remove_tool,
         )
         self.add("pid", "This server's process id.", obj({}), self.pid)
+        self.add("crash", "Dies mid-call, printing its credentials to stderr.", obj({}), self.crash)
         self.add(
             "lookup",
             "Looks a code up (its schema has patterns that backtrack in Python's re).",
@@ -360,6 +362,12 @@ class TestServer:
 
     async def pid(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
         return text(str(os.getpid()))
+
+    async def crash(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
+        key, token = os.environ.get("OPENAI_API_KEY", ""), os.environ.get("SERVICE_TOKEN", "")
+        sys.stderr.write(f"fatal: OPENAI_API_KEY={key}\nthe service refused token {token}\n")
+        sys.stderr.flush()
+        os._exit(3)
 
     async def lookup(self, ctx: Context, args: dict[str, Any]) -> types.CallToolResult:
         return text(f"found {len(args['code'])} characters, ref {args.get('ref', '-')}")

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import traceback
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -61,6 +62,7 @@ BASE_TOOLS = [
     "add_tool",
     "remove_tool",
     "pid",
+    "crash",
     "lookup",
 ]
 EVERYTHING_VERSION = "2026.8.31"
@@ -654,6 +656,62 @@ async def test_a_server_killed_mid_call_fails_that_call_and_the_run_goes_on(
             assert int(str(again.text)) != pid and alive(int(str(again.text)))
     if transport == "stdio":  # (the HTTP server is this process's child: a zombie until reaped)
         assert not alive(pid)
+
+
+# -- credentials -----------------------------------------------------------------------
+
+SECRETS = ("pw-4711", "abc123", "sk-proj-abcdefghijklmnopqrstuvwx", "plain-secret-42")
+
+
+def shows_a_secret(text: str) -> bool:
+    return any(secret in text for secret in SECRETS)
+
+
+async def test_connect_errors_never_show_credentials(
+    http_servers: Callable[..., HTTPServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    gone = http_servers()
+    gone.stop()
+    url = gone.url.replace("http://", "http://admin:pw-4711@") + "?token=abc123&page=2"
+    server = MCPServer.http(url, headers={"Authorization": "Bearer abc123"}, connect_timeout=5)
+    assert not shows_a_secret(repr(server))
+    with pytest.raises(MCPConnectionError) as raised:
+        await server.connect()
+    shown = "".join(traceback.format_exception(raised.value))  # the cause chain too
+    assert "http://[REDACTED]@127.0.0.1:" in shown and "?token=[REDACTED]&page=2" in shown
+    assert not shows_a_secret(shown)
+    dies = (
+        "import os, sys; sys.stderr.write('using ' + os.environ['SERVICE_TOKEN'] + '\\n'"
+        " + 'OPENAI_API_KEY=' + os.environ['OPENAI_API_KEY'] + '\\n'); sys.exit(2)"
+    )
+    env = {"SERVICE_TOKEN": "plain-secret-42", "OPENAI_API_KEY": SECRETS[2]}
+    with pytest.raises(MCPConnectionError) as died:
+        await MCPServer.stdio(sys.executable, ["-c", dies], env=env).connect()
+    assert "its stderr ends with: using [REDACTED] | OPENAI_API_KEY=[REDACTED]" in str(died.value)
+    assert not shows_a_secret("".join(traceback.format_exception(died.value)))
+    assert not any(shows_a_secret(record.getMessage()) for record in caplog.records)
+
+
+@KINDS
+async def test_a_dying_servers_stderr_reaches_the_model_without_credentials(
+    kind: Kind, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolchain")
+    model = ScriptedModel([call(kind, ("crash", {})), answer(kind, "it crashed")])
+    env = {"SERVICE_TOKEN": "plain-secret-42", "OPENAI_API_KEY": SECRETS[2]}
+    async with stdio(env=env) as server:
+        result: AgentResult[str] = await agent(kind, model, server.attach(JSONToolChain())).run(
+            "Crash"
+        )
+    assert result.ok and result.answer == "it crashed"
+    error = result.iterations[0].tool_results[0].raw.errors[0]
+    assert error is not None and "its stderr ends with: fatal: OPENAI_API_KEY=[REDACTED]" in (
+        error.message
+    )
+    assert "the service refused token [REDACTED]" in error.message
+    sent = json.dumps([m.text_content() for m in model.requests[1].messages])
+    assert "refused token [REDACTED]" in sent and not shows_a_secret(sent)
+    assert not any(shows_a_secret(record.getMessage()) for record in caplog.records)
 
 
 # -- closing cleanly -----------------------------------------------------------------
