@@ -36,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal, cast
@@ -44,6 +45,7 @@ import msgspec
 
 from toolchain._content import TextContent
 from toolchain._context import ExecutionContext, StateKey
+from toolchain._errors import describe_exception
 from toolchain._extension import Extension
 from toolchain._hooks import Shown, ToolCallRefused, ToolHook
 from toolchain._output import to_builtins
@@ -89,6 +91,15 @@ class ContextRelay(Extension):
     - ``few_shot``: add worked examples to the prompt guide (they decide success for
       small models, as the relay's prompt cases found).
     - ``ttl``: seconds a boxed value lives in the store.
+    - ``max_read_chars``: characters a reader tool returns at most per call.
+
+    The result's text parts (``TextContent`` media) count toward the threshold with its
+    output; over it, the largest pieces are boxed until the rest fits, a boxed text
+    part shown as its reference. When the store fails (a broken file, a held lock, a
+    full or unreachable server), the call still ran: its result is kept, and shown
+    unboxed (its first ``max_read_chars`` characters), saying it could not be stored;
+    the store's error, with its path or address, goes only to the log (WARNING). A
+    reference the store cannot read fails that call with "the store did not answer".
     """
 
     name = "context_relay"
@@ -116,6 +127,7 @@ class ContextRelay(Extension):
         self.preview = preview
         self.few_shot = few_shot
         self.ttl = ttl
+        self.max_read_chars = max_read_chars
         self._reader = _StoreReader(self)
         self._tools = reader_tools(self._reader, mode=mode, max_chars=max_read_chars)
         self.reader_names = frozenset(tool.name for tool in self._tools)
@@ -165,8 +177,12 @@ class ContextRelay(Extension):
         """The stored value under a reference's id (``unbox`` once the id is parsed)."""
         try:
             entry = await self.store.get(scope_of(ctx), id)
-        except StoreError as error:
-            raise UnknownReference(f"internal://{id} could not be read: {error}") from error
+        except StoreError as error:  # its path or host:port is for the log, not the model
+            _log.warning("the relay could not read internal://%s: %s", id, error)
+            raise UnknownReference(
+                f"internal://{id} could not be read: the store did not answer; try again "
+                "later, or go on without it"
+            ) from None
         if entry is None:
             raise UnknownReference(
                 f"unknown reference internal://{id}: it was never made in this run, "
@@ -297,11 +313,37 @@ class _RelayHook(ToolHook):
         return results_of(ctx).observation(call.id, original), tuple(media)
 
     async def _reference(self, ctx: ExecutionContext, tool: str, value: object, text: str) -> str:
-        """``value`` stored, as the model sees it: the reference (and a preview of ``text``)."""
-        shown = await self.relay.box(ctx, tool, value)
+        """``value`` stored, as the model sees it: the reference (and a preview of ``text``).
+
+        When the store fails, the call still ran: its result is kept and shown unboxed
+        (at most ``max_read_chars`` of it), saying it could not be stored; the failure,
+        with the store's path or address, goes only to the log.
+        """
+        try:
+            shown = await self.relay.box(ctx, tool, value)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            _log.warning(
+                "the relay could not store an output of %s, so it is shown unboxed: %s",
+                tool,
+                describe_exception(error),
+            )
+            return _unstored(text, self.relay.max_read_chars)
         if self.relay.preview:
             shown += _preview(text, self.relay.preview)
         return shown
+
+
+def _unstored(text: str, limit: int) -> str:
+    """``text`` shown in place of a reference the store could not make (the note first:
+    a chain may cut a long observation's end)."""
+    if len(text) <= limit:
+        return f"[this output could not be stored for reference, so it is shown in full]\n{text}"
+    return (
+        f"[this output could not be stored for reference, so it is shown here: its first "
+        f"{limit} of {len(text)} characters]\n{text[:limit]}"
+    )
 
 
 def _preview(text: str, chars: int) -> str:
