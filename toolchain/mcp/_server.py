@@ -19,6 +19,7 @@ import math
 import os
 import re
 import tempfile
+import traceback
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, TypeVar, cast
@@ -501,10 +502,11 @@ class MCPServer(Extension):
         return redact(text, self._secrets)
 
     def _cause(self, error: BaseException) -> BaseException | None:
-        """``error``, to chain to ours, unless its text would show a credential."""
+        """``error``, to chain to ours, unless its traceback (its own causes and, for a
+        task group's, its members) would show a credential."""
         if not isinstance(error, Exception):
             return None
-        shown = describe_exception(error)
+        shown = "".join(traceback.format_exception(error))
         return error if self._redact(shown) == shown else None
 
     # -- the tool list ---------------------------------------------------------------
