@@ -36,7 +36,6 @@ True
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal, cast
@@ -321,9 +320,7 @@ class _RelayHook(ToolHook):
         """
         try:
             shown = await self.relay.box(ctx, tool, value)
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
+        except Exception as error:  # (cancellation is not an Exception: it goes through)
             _log.warning(
                 "the relay could not store an output of %s, so it is shown unboxed: %s",
                 tool,

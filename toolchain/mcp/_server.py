@@ -457,7 +457,9 @@ class MCPServer(Extension):
             errlog = self._stderr or self._errlog
             from mcp.client.stdio import stdio_client
 
-            target = stdio_client(params, errlog=errlog) if errlog else stdio_client(params)
+            target = (
+                stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
+            )
         else:
             assert self.url is not None
             from mcp.client.streamable_http import streamable_http_client
