@@ -345,10 +345,13 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             for part in observation.media:
                 attachments += 1
                 kind = type(part).__name__.removesuffix("Content").lower()
-                shown = part.text if isinstance(part, TextContent) else part.describe()
-                lines.append(f"[{attachments}] {kind} ({shown})")
+                lines.append(f"[{attachments}] {kind} ({part.describe()})")  # never the text
             blocks.append(fmt.format_section("attachments", "\n".join(lines)))
-        content = (TextContent("\n\n".join(blocks)), *observation.media)
+        # Text parts follow as blocks of the text (a wire joining parts would glue them
+        # on); media stays parts, sent the way each provider takes media.
+        blocks += [part.text for part in observation.media if isinstance(part, TextContent)]
+        media = [part for part in observation.media if not isinstance(part, TextContent)]
+        content = (TextContent("\n\n".join(blocks)), *media)
         return Message("tool", content, tool_call_id=call.id, name=call.name), attachments
 
     def _answer_calls(

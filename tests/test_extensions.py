@@ -13,10 +13,13 @@ from agents import ModelTextDelta, ReActAgent, RunEvent, RunFinished, ToolCallin
 from agents.models import ScriptedModel
 from formats import XMLFormat
 from toolchain import (
+    ContentPart,
     ExecutionContext,
     Extension,
+    ImageContent,
     JSONToolChain,
     StateKey,
+    TextContent,
     Tool,
     ToolCall,
     ToolHook,
@@ -47,7 +50,7 @@ class Tagger(ToolHook):
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
     ) -> str:
-        ctx.state.get(SEEN, []).append(call.name)
+        ctx.state.get(SEEN, list[str]()).append(call.name)
         return f"[{call.name}] {text}"
 
 
@@ -68,7 +71,7 @@ class Recorder(Extension):
         ctx.hooks.add(Tagger())
 
     def prompt_section(self, ctx: ExecutionContext) -> str:
-        return f"results so far: {len(ctx.state.get(SEEN, []))}"
+        return f"results so far: {len(ctx.state.get(SEEN, list[str]()))}"
 
     def text_filter(self, ctx: ExecutionContext) -> Swap:
         return Swap()
@@ -120,11 +123,46 @@ class Junk(ToolHook):
         return 42  # type: ignore[return-value]
 
 
+class BadPair(ToolHook):
+    def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> str:
+        return ("text", ["not a part"])  # type: ignore[return-value]
+
+
+class Censor(ToolHook):
+    """Shows the text, and its attachments replaced by a note."""
+
+    def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> tuple[str, tuple[ContentPart, ...]]:
+        return text.upper(), (TextContent("(attachment withheld)"),)
+
+
+@tool
+def with_photo(text: str) -> ToolResult[str]:
+    """Echo the text, with a photo."""
+    return ToolResult(text, media=(ImageContent(data=b"png", media_type="image/png"),))
+
+
+def test_an_observation_hook_may_replace_the_parts_shown_and_raw_keeps_them() -> None:
+    ctx = ExecutionContext()
+    ctx.hooks.add(Censor())
+    chain = JSONToolChain().register_tool(with_photo)
+    result = chain.execute_sync(ctx, '{"tool": "with_photo", "args": {"text": "x"}}', XMLFormat())
+    assert result.observations[0].text == "X"
+    assert result.media == result.observations[0].media == (TextContent("(attachment withheld)"),)
+    assert "[1] text (21 characters)" in result.text
+    photo = result.raw.results[0]
+    assert photo is not None and photo.result.media == (ImageContent(data=b"png"),)
+
+
 @pytest.mark.parametrize(
     ("hook", "message"),
     [
         (Broken(), "a tool-call hook failed: RuntimeError: boom"),
-        (Junk(), "an observation hook returned int, not a str"),
+        (Junk(), "an observation hook returned int, not a str or (str, media)"),
+        (BadPair(), "an observation hook returned tuple, not a str or (str, media)"),
     ],
 )
 def test_an_observation_hook_that_fails_fails_only_that_call(hook: ToolHook, message: str) -> None:

@@ -23,7 +23,7 @@ import msgspec
 from formats import FormattedSection, TextFormat, XMLFormat
 from toolchain._abandon import abandon
 from toolchain._calls import call_from_mapping, decode_json_calls
-from toolchain._content import ContentPart
+from toolchain._content import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 from toolchain._context import Cancelled, ExecutionContext, Stats
 from toolchain._eager import eager_task, settle
 from toolchain._errors import (
@@ -116,6 +116,7 @@ class _Outcome(NamedTuple):  # internal and per call: a tuple is cheaper to buil
     result: ToolResult[object] | None
     error: ToolCallError | None
     text: str  # the serialised output, or the error line
+    media: tuple[ContentPart, ...] | None = None  # shown instead of result.media (a hook's)
 
 
 class _Signals:
@@ -762,8 +763,9 @@ class _ToolChainBase(ABC):
             instructions = ""
             if result is not None:
                 results.append(RawToolCallResult(call.name, result.text, result, call.id))
-                if result.instructions or result.media:
-                    instructions, part_media, children = _extras(result, media)
+                shown = tuple(result.media) if outcome.media is None else outcome.media
+                if result.instructions or shown:
+                    instructions, part_media, children = _extras(result.instructions, shown, media)
             else:
                 results.append(None)
             name = call.name
@@ -862,8 +864,9 @@ async def _after_hooks(
 async def _observation_hooks(
     ctx: ExecutionContext, outcome: _Outcome, result: ToolResult[object]
 ) -> _Outcome:
-    """The outcome with the text its observation hooks wrote; raw keeps the result."""
-    call, text = outcome.call, outcome.text
+    """The outcome with the text (and parts) its observation hooks wrote; raw keeps the
+    result. A hook's ``(text, media)`` replaces the parts shown; a plain text keeps them."""
+    call, text, shown = outcome.call, outcome.text, outcome.media
     for hook in ctx.hooks.observation:
         try:
             rewritten = hook(ctx, call, result, text)
@@ -879,15 +882,38 @@ async def _observation_hooks(
             return _Outcome(call, None, failure, f"Error: {failure.message}")
         if rewritten is None:
             continue
-        if not isinstance(cast(object, rewritten), str):
-            message = f"an observation hook returned {type(rewritten).__name__}, not a str"
+        parts = _shown_parts(cast(object, rewritten))
+        if parts is not None:
+            text, shown = parts
+        elif isinstance(cast(object, rewritten), str):
+            text = cast(str, rewritten)
+        else:
+            message = (
+                f"an observation hook returned {type(rewritten).__name__}, not a str "
+                "or (str, media)"
+            )
             _log.error("%s (hook %r)", message, hook)
             ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
             failure = ToolCallError("hook_error", message)
             _log_failure(call, failure.kind, failure.message)
             return _Outcome(call, None, failure, f"Error: {message}")
-        text = rewritten
-    return _Outcome(call, result, None, text)
+    return _Outcome(call, result, None, text, shown)
+
+
+_PART_TYPES = (TextContent, ImageContent, AudioContent, BinaryContent)
+
+
+def _shown_parts(value: object) -> tuple[str, tuple[ContentPart, ...]] | None:
+    """``(text, media)`` when an observation hook returned that pair, checked; else None."""
+    if type(value) is not tuple:
+        return None
+    pair = cast("tuple[object, ...]", value)
+    if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], tuple):
+        return None
+    parts = cast("tuple[object, ...]", pair[1])
+    if not all(isinstance(part, _PART_TYPES) for part in parts):
+        return None
+    return pair[0], cast("tuple[ContentPart, ...]", parts)
 
 
 _LOGGED_CHARS = 500  # a log record quotes this much of a name or message
@@ -934,14 +960,13 @@ def _future_of(value: object) -> asyncio.Future[object] | None:
 
 
 def _extras(
-    result: ToolResult[object], media: list[ContentPart]
+    instructions: str, part_media: tuple[ContentPart, ...], media: list[ContentPart]
 ) -> tuple[str, tuple[ContentPart, ...], tuple[FormattedSection, ...]]:
     """A result's instructions and attachments (numbered across the observation)."""
     children: list[FormattedSection] = []
-    instructions = result.instructions.strip()
+    instructions = instructions.strip()
     if instructions:
         children.append(FormattedSection("instructions", instructions))
-    part_media = tuple(result.media)
     if part_media:
         lines: list[str] = []
         for part in part_media:

@@ -30,6 +30,14 @@ class TextContent:
 
     text: str
 
+    def describe(self) -> str:
+        """A short label for observations, which show the text itself apart: its length.
+
+        >>> TextContent("hello").describe()
+        '5 characters'
+        """
+        return f"{len(self.text)} character{'s' * (len(self.text) != 1)}"
+
 
 @dataclass(frozen=True, slots=True)
 class _Media:

@@ -22,8 +22,9 @@ import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from toolchain._content import ContentPart
 from toolchain._errors import describe_exception, exception_text
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 
@@ -41,8 +42,10 @@ AfterHook = Callable[
     ["ExecutionContext", ToolCall, ToolResult[Any]],
     "ToolResult[Any] | Awaitable[ToolResult[Any] | None] | None",
 ]
+Shown: TypeAlias = "str | tuple[str, tuple[ContentPart, ...]]"
+"""What an observation hook returns: the text, or the text and the parts shown beside it."""
 ObservationHook = Callable[
-    ["ExecutionContext", ToolCall, ToolResult[Any], str], "str | Awaitable[str | None] | None"
+    ["ExecutionContext", ToolCall, ToolResult[Any], str], "Shown | Awaitable[Shown | None] | None"
 ]
 GuardHook = Callable[["ExecutionContext", ToolCall], "Awaitable[None] | None"]
 
@@ -100,10 +103,12 @@ class ToolHook:
 
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
-    ) -> str | Awaitable[str | None] | None:
+    ) -> Shown | Awaitable[Shown | None] | None:
         """Return the text the model sees for this successful call (``text`` is the
         output as the chain serialised it, or an earlier hook's rewrite), or ``None``
-        to keep it. ``raw`` results keep the real output either way."""
+        to keep it. Return ``(text, media)`` to replace the parts shown beside it too
+        (``result.media`` until a hook replaces them; the relay boxes large text parts
+        this way). ``raw`` results keep the real output and media either way."""
         return None
 
     def guard_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> Awaitable[None] | None:

@@ -45,9 +45,11 @@ from typing import Any, Literal, cast
 
 import msgspec
 
+from toolchain._content import TextContent
 from toolchain._context import ExecutionContext
+from toolchain._errors import describe_exception
 from toolchain._extension import Extension
-from toolchain._hooks import ToolCallRefused, ToolHook
+from toolchain._hooks import Shown, ToolCallRefused, ToolHook
 from toolchain._relay_tools import (
     ReferenceReader,
     UnknownReference,
@@ -98,6 +100,15 @@ class ContextRelay(Extension):
     - ``few_shot``: add worked examples to the prompt guide (they decide success for
       small models, as the relay's prompt cases found).
     - ``ttl``: seconds a boxed value lives in the store.
+    - ``max_read_chars``: characters a reader tool returns at most per call.
+
+    The result's text parts (``TextContent`` media) count toward the threshold with its
+    output; over it, the largest pieces are boxed until the rest fits, a boxed text
+    part shown as its reference. When the store fails (a broken file, a held lock, a
+    full or unreachable server), the call still ran: its result is kept, and shown
+    unboxed (its first ``max_read_chars`` characters), saying it could not be stored;
+    the store's error, with its path or address, goes only to the log (WARNING). A
+    reference the store cannot read fails that call with "the store did not answer".
     """
 
     name = "context_relay"
@@ -125,6 +136,7 @@ class ContextRelay(Extension):
         self.preview = preview
         self.few_shot = few_shot
         self.ttl = ttl
+        self.max_read_chars = max_read_chars
         self._reader = _StoreReader(self)
         self._tools = reader_tools(self._reader, mode=mode, max_chars=max_read_chars)
         self.reader_names = frozenset(tool.name for tool in self._tools)
@@ -181,8 +193,12 @@ class ContextRelay(Extension):
         """The stored value under a reference's id (``unbox`` once the id is parsed)."""
         try:
             entry = await self.store.get(scope_of(ctx), id)
-        except StoreError as error:
-            raise UnknownReference(f"internal://{id} could not be read: {error}") from error
+        except StoreError as error:  # its path or host:port is for the log, not the model
+            _log.warning("the relay could not read internal://%s: %s", id, error)
+            raise UnknownReference(
+                f"internal://{id} could not be read: the store did not answer; try again "
+                "later, or go on without it"
+            ) from None
         if entry is None:
             raise UnknownReference(
                 f"unknown reference internal://{id}: it was never made in this run, "
@@ -248,15 +264,23 @@ class _RelayHook(ToolHook):
 
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
-    ) -> Awaitable[str] | None:
+    ) -> Awaitable[Shown] | None:
         results = results_of(ctx)
         original = results.original(call.id, text)
         limit = self.relay.limit_for(call.name)
         if call.name in self.relay.reader_names or limit is None:
             return None
-        if self.relay.size_of(original) <= limit:
+        size = self.relay.size_of(original)
+        media = tuple(result.media)
+        if not any(type(part) is TextContent for part in media):  # the common case
+            return None if size <= limit else self._boxed(ctx, call, result, original)
+        # Text parts reach the model beside the output: they count, and are boxed, too.
+        sizes = [size] + [
+            self.relay.size_of(part.text) if type(part) is TextContent else 0 for part in media
+        ]
+        if sum(sizes) <= limit:
             return None
-        return self._boxed(ctx, call, result, original)
+        return self._boxed_parts(ctx, call, result, original, sizes, limit)
 
     async def _boxed(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], original: str
@@ -265,15 +289,10 @@ class _RelayHook(ToolHook):
         entry = self._variables_entry(results, call)
         if entry:  # the variables hook stored this very output: one entry for both
             shown = self.relay.reference(entry)
+            if self.relay.preview:
+                shown += _preview(original, self.relay.preview)
         else:
-            store = self.relay.store
-            data = encode_entry(result.text, call.name)
-            entry = await store.put(scope_of(ctx), data, ttl=self.relay.ttl)
-            shown = self.relay.reference(entry)
-            if results.shares_entries(store):  # the variable will name this entry too
-                results.boxed_entries[call.id] = (entry, len(data.data))
-        if self.relay.preview:
-            shown += _preview(original, self.relay.preview)
+            shown = await self._reference(ctx, call, result.text, original, whole=True)
         results.boxed[call.id] = shown
         return results.observation(call.id, original)
 
@@ -286,6 +305,70 @@ class _RelayHook(ToolHook):
             return ""
         results.variables[variable.name] = dataclasses.replace(variable, shared=True)
         return variable.entry
+
+    async def _boxed_parts(
+        self,
+        ctx: ExecutionContext,
+        call: ToolCall,
+        result: ToolResult[Any],
+        original: str,
+        sizes: list[int],
+        limit: int,
+    ) -> Shown:
+        """Box the largest of the output and its text parts until what is left fits."""
+        media = list(result.media)
+        left = sum(sizes)
+        for at in sorted(range(len(sizes)), key=lambda n: -sizes[n]):
+            if left <= limit or sizes[at] == 0:
+                break
+            left -= sizes[at]
+            if at == 0:
+                await self._boxed(ctx, call, result, original)
+            else:
+                part = cast(TextContent, media[at - 1])
+                shown = await self._reference(ctx, call, part.text, part.text, whole=False)
+                media[at - 1] = TextContent(shown)
+        return results_of(ctx).observation(call.id, original), tuple(media)
+
+    async def _reference(
+        self, ctx: ExecutionContext, call: ToolCall, value: object, text: str, *, whole: bool
+    ) -> str:
+        """``value`` stored, as the model sees it: the reference (and a preview of ``text``).
+
+        ``whole``: ``value`` is the call's output, whose entry a ``ToolVariables`` sharing
+        this store will name too. When the store fails, the call still ran: its result is
+        kept and shown unboxed (at most ``max_read_chars`` of it), saying it could not be
+        stored; the failure, with the store's path or address, goes only to the log.
+        """
+        store = self.relay.store
+        data = encode_entry(value, call.name)
+        try:
+            entry = await store.put(scope_of(ctx), data, ttl=self.relay.ttl)
+        except Exception as error:  # (cancellation is not an Exception: it goes through)
+            _log.warning(
+                "the relay could not store an output of %s, so it is shown unboxed: %s",
+                call.name,
+                describe_exception(error),
+            )
+            return _unstored(text, self.relay.max_read_chars)
+        results = results_of(ctx)
+        if whole and results.shares_entries(store):  # the variable will name this entry too
+            results.boxed_entries[call.id] = (entry, len(data.data))
+        shown = self.relay.reference(entry)
+        if self.relay.preview:
+            shown += _preview(text, self.relay.preview)
+        return shown
+
+
+def _unstored(text: str, limit: int) -> str:
+    """``text`` shown in place of a reference the store could not make (the note first:
+    a chain may cut a long observation's end)."""
+    if len(text) <= limit:
+        return f"[this output could not be stored for reference, so it is shown in full]\n{text}"
+    return (
+        f"[this output could not be stored for reference, so it is shown here: its first "
+        f"{limit} of {len(text)} characters]\n{text[:limit]}"
+    )
 
 
 def _preview(text: str, chars: int) -> str:

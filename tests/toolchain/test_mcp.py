@@ -8,8 +8,11 @@ fails). Both agents run on scripted models.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import logging
 import os
+import re
 import select
 import shutil
 import signal
@@ -17,20 +20,22 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import AsyncIterator, Callable, Iterator
+import traceback
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import pytest
 
 from agents import AgentResult, ReActAgent, ToolCallingAgent
-from agents.models import ScriptedModel, ScriptedReply, ToolCallRequest
+from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from formats import XMLFormat
 from toolchain import (
     BeforeToolCall,
     ExecutionContext,
     ImageContent,
     JSONToolChain,
+    TextContent,
     ToolChainResult,
     ToolError,
     YAMLToolChain,
@@ -40,7 +45,7 @@ from toolchain.mcp import MCPConnectionError, MCPServer, MCPTool
 from toolchain.relay import ContextRelay
 from toolchain.testing import fixed_clock
 
-from .mcp_server import BIG_TEXT_LINES, PNG
+from .mcp_server import BIG_TEXT_LINES, PNG, report_rows, report_table
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 BASE_TOOLS = [
@@ -50,10 +55,15 @@ BASE_TOOLS = [
     "fail",
     "sleep",
     "big_text",
+    "read_text",
+    "report",
+    "names",
     "files",
     "add_tool",
     "remove_tool",
     "pid",
+    "crash",
+    "lookup",
 ]
 EVERYTHING_VERSION = "2026.8.31"
 
@@ -164,7 +174,7 @@ async def test_connects_and_lists_every_page(
         assert server.server_info is not None and server.server_info.version == "1.0"
         assert server.instructions() == "Tools for testing the MCP client."
         tools = server.tools()
-        assert len(tools) == len(BASE_TOOLS) + 25  # 5 pages of 7
+        assert len(tools) == len(BASE_TOOLS) + 25  # 6 pages of 7
         assert [tool.name for tool in tools[: len(BASE_TOOLS)]] == [f"t_{n}" for n in BASE_TOOLS]
         weather = server.tool("t_weather")
         assert weather.remote_name == "weather" and weather.offered
@@ -201,6 +211,49 @@ async def test_connect_failures_say_why(http_servers: Callable[..., HTTPServer])
     assert not missing.connected and missing.tools() == ()
 
 
+@pytest.mark.parametrize(
+    ("transport", "mode"),
+    [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")],
+)
+async def test_a_malformed_tool_is_left_out_with_a_warning_and_the_rest_kept(
+    transport: Transport,
+    mode: str,
+    http_servers: Callable[..., HTTPServer],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="toolchain.mcp")
+    options = ["--malformed", "--unreadable"] if transport == "stdio" else ["--malformed"]
+    server = connect(transport, http_servers, *options, mode=mode, connect_timeout=10)
+    async with server:  # used to fail: the SDK checks the listing as a whole
+        assert [tool.name for tool in server.tools()] == BASE_TOOLS
+        result = await run(server.attach(JSONToolChain()), ExecutionContext(), ("pid", {}))
+        assert result.raw.ok
+    warned = [r.getMessage() for r in caplog.records if "cannot offer" in r.getMessage()]
+    said = "the MCP server test-server lists a tool it cannot offer"
+    kept = "; that tool is left out, the others are kept"
+    expected = [
+        f"{said}, 'bad_required': its inputSchema's required is not a list of names{kept}",
+        f"{said}, 'bad_schema': its inputSchema is not an object{kept}",
+        f"{said}, 'null_schema': its inputSchema is not an object{kept}",
+        f"{said}, the tool at position 5: its name is not a string{kept}",
+        f"{said}, 'too_deep': its inputSchema nests more than 64 levels{kept}",
+    ]
+    if transport == "stdio":  # past the SDK's parser: read here, not a 30-second timeout
+        expected.append(f"{said}, 'unreadable': its inputSchema nests more than 64 levels{kept}")
+    assert warned == expected
+
+
+async def test_a_listing_http_cannot_parse_fails_at_once(
+    http_servers: Callable[..., HTTPServer],
+) -> None:
+    """Over HTTP the SDK keeps no text of an answer it cannot parse: no tool can be saved,
+    but connecting fails at once, not at the timeout."""
+    server = MCPServer.http(http_servers("--unreadable").url, connect_timeout=30)
+    with pytest.raises(MCPConnectionError, match="could not connect to the MCP server") as raised:
+        await server.connect()
+    assert "did not answer within" not in str(raised.value)  # an answer, not the timeout
+
+
 # -- calls through a chain -----------------------------------------------------------
 
 
@@ -233,6 +286,38 @@ async def test_typed_call_and_argument_errors(
         action = "- tool: weather\n  args:\n    city: Rome\n    days: 2"
         answered = await yaml.execute(ctx, action, XMLFormat())
         assert answered.raw.output(0, str) == "Rome: 21 °C for 2 day(s)"
+
+
+async def test_schema_patterns_run_in_linear_time(
+    shared_http: HTTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``^(a+)+$`` against ``"a" * 28 + "!"`` backtracked for seconds on the event loop in
+    Python's ``re``; RE2 answers at once, however long the argument."""
+    caplog.set_level(logging.WARNING, logger="toolchain.mcp")
+    async with MCPServer.http(shared_http.url) as server:
+        chain = server.attach(JSONToolChain())
+        long = "a" * 5_000 + "!"
+        result = await run(
+            chain,
+            ExecutionContext(),
+            ("lookup", {"code": long}),
+            ("lookup", {"code": "aaa", "tags": {"b" * 5_000 + "!": 1}}),
+            ("lookup", {"code": "aaa", "tags": {"bbb": 1}, "ref": "xx"}),
+            ("lookup", {"code": "aaa", "ref": "not checked here"}),
+        )
+    pattern, key, fine, unchecked = result.raw.errors
+    assert pattern is not None and pattern.kind == "invalid_arguments"
+    assert pattern.message.startswith("invalid arguments for lookup: code: 'aaaaaaaa")
+    assert pattern.message.endswith("... does not match the pattern '^(a+)+$'")
+    assert key is not None and key.message.startswith(
+        "invalid arguments for lookup: tags: unexpected properties: 'bbbbbbbb"
+    )
+    assert fine is None and result.raw.output(2, str) == "found 3 characters, ref xx"
+    assert unchecked is None  # RE2 cannot run a lookahead: the server checks it
+    assert result.raw.output(3, str) == "found 3 characters, ref not checked here"
+    [warned] = [r.getMessage() for r in caplog.records if "RE2 cannot run" in r.getMessage()]
+    assert warned.startswith("the input schema of lookup has the pattern '^(?=x)x+$', which")
+    assert warned.endswith("; it is not checked here, the server checks it")
 
 
 async def test_results_become_text_media_and_structured_output(shared_http: HTTPServer) -> None:
@@ -456,6 +541,73 @@ async def test_large_results_go_through_the_relay(shared_http: HTTPServer) -> No
     assert "line 1234: lorem ipsum" in grep.observations[0].text
 
 
+def tool_messages_text(kind: Kind, messages: Sequence[Message]) -> str:
+    """The text of what answered the last step's tool calls: its tool messages (native)
+    or the observation message (text mode), attachments included."""
+    if kind == "react":
+        return messages[-1].text_content()
+    answers = list(itertools.takewhile(lambda m: m.role == "tool", reversed(messages)))
+    return "\n".join(m.text_content() for m in reversed(answers))
+
+
+@TRANSPORTS
+@KINDS
+async def test_text_parts_count_toward_the_relay_and_are_boxed(
+    kind: Kind, transport: Transport, shared_http: HTTPServer
+) -> None:
+    """A FastMCP-style str result (structured ``{"result": text}`` plus the same text), a
+    report whose 36,000-character Markdown table comes beside its rows, and a list sent
+    item by item: the model gets references, never the text, and nothing twice."""
+    found: list[str] = []
+
+    def script(messages: Sequence[Message]) -> str | ScriptedReply:
+        step = sum(1 for m in messages if m.role == "assistant")
+        if step == 0:
+            return call(kind, ("read_text", {}), ("report", {}), ("names", {}))
+        if step == 1:
+            found.append(tool_messages_text(kind, messages))
+            table = re.findall(r"internal://[\w-]+", found[0])[-1]  # the report's text part
+            grep: dict[str, object] = {"opaque_reference": table, "pattern": r"region 999 \|"}
+            return call(kind, ("internal_resource_grep", grep))
+        found.append(tool_messages_text(kind, messages))
+        return answer(kind, "region 999 sold 6993 units")
+
+    model = ScriptedModel(script)
+    server = stdio() if transport == "stdio" else MCPServer.http(shared_http.url)
+    async with server:
+        chain = server.attach(JSONToolChain(extensions=[ContextRelay(threshold=2_000)]))
+        result: AgentResult[str] = await agent(kind, model, chain).run("Sales of region 999?")
+    assert result.ok and result.answer == "region 999 sold 6993 units"
+    shown = found[0]
+    assert len(shown) < 1_000, len(shown)  # was 72 KB (native) or 36 KB (text mode)
+    assert "| region 001 |" not in shown
+    assert "[1] text (" in shown and "characters)" in shown  # the label says what it is
+    assert shown.count("Edsger") == 1  # names: the items repeat the structured list
+    assert "| region 999 | 6993 | 91408.50 |" in found[1]  # the boxed table can be read
+    raw = result.iterations[0].tool_results[0].raw  # the program keeps everything
+    assert len(raw.output(0, dict[str, str])["result"]) == len(report_table())
+    assert raw.output(1, dict[str, list[dict[str, object]]])["rows"][999]["units"] == 6993
+    report = raw.results[1]
+    assert report is not None and report.result.media == (TextContent(report_table()),)
+    assert raw.output(2, dict[str, list[str]]) == {"result": ["Ada", "Grace", "Edsger"]}
+
+
+async def test_a_text_part_is_sent_once_with_a_label_without_the_relay(
+    shared_http: HTTPServer,
+) -> None:
+    model = ScriptedModel([call("native", ("report", {})), answer("native", "done")])
+    async with MCPServer.http(shared_http.url) as server:
+        result: AgentResult[str] = await agent("native", model, server.attach(JSONToolChain())).run(
+            "The report?"
+        )
+    assert result.ok
+    [message] = [m for m in result.messages if m.role == "tool"]
+    text = message.text_content()  # the rows as JSON, then the table once (was twice)
+    assert text.count("| region 999 |") == 1 and text.count('"region":"region 999"') == 1
+    assert len(text) < len(json.dumps(report_rows())) + len(report_table()) + 200
+    assert f"[1] text ({len(report_table())} characters)" in text
+
+
 # -- a server that dies mid-call -----------------------------------------------------
 
 
@@ -504,6 +656,62 @@ async def test_a_server_killed_mid_call_fails_that_call_and_the_run_goes_on(
             assert int(str(again.text)) != pid and alive(int(str(again.text)))
     if transport == "stdio":  # (the HTTP server is this process's child: a zombie until reaped)
         assert not alive(pid)
+
+
+# -- credentials -----------------------------------------------------------------------
+
+SECRETS = ("pw-4711", "abc123", "sk-proj-abcdefghijklmnopqrstuvwx", "plain-secret-42")
+
+
+def shows_a_secret(text: str) -> bool:
+    return any(secret in text for secret in SECRETS)
+
+
+async def test_connect_errors_never_show_credentials(
+    http_servers: Callable[..., HTTPServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    gone = http_servers()
+    gone.stop()
+    url = gone.url.replace("http://", "http://admin:pw-4711@") + "?token=abc123&page=2"
+    server = MCPServer.http(url, headers={"Authorization": "Bearer abc123"}, connect_timeout=5)
+    assert not shows_a_secret(repr(server))
+    with pytest.raises(MCPConnectionError) as raised:
+        await server.connect()
+    shown = "".join(traceback.format_exception(raised.value))  # the cause chain too
+    assert "http://[REDACTED]@127.0.0.1:" in shown and "?token=[REDACTED]&page=2" in shown
+    assert not shows_a_secret(shown)
+    dies = (
+        "import os, sys; sys.stderr.write('using ' + os.environ['SERVICE_TOKEN'] + '\\n'"
+        " + 'OPENAI_API_KEY=' + os.environ['OPENAI_API_KEY'] + '\\n'); sys.exit(2)"
+    )
+    env = {"SERVICE_TOKEN": "plain-secret-42", "OPENAI_API_KEY": SECRETS[2]}
+    with pytest.raises(MCPConnectionError) as died:
+        await MCPServer.stdio(sys.executable, ["-c", dies], env=env).connect()
+    assert "its stderr ends with: using [REDACTED] | OPENAI_API_KEY=[REDACTED]" in str(died.value)
+    assert not shows_a_secret("".join(traceback.format_exception(died.value)))
+    assert not any(shows_a_secret(record.getMessage()) for record in caplog.records)
+
+
+@KINDS
+async def test_a_dying_servers_stderr_reaches_the_model_without_credentials(
+    kind: Kind, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolchain")
+    model = ScriptedModel([call(kind, ("crash", {})), answer(kind, "it crashed")])
+    env = {"SERVICE_TOKEN": "plain-secret-42", "OPENAI_API_KEY": SECRETS[2]}
+    async with stdio(env=env) as server:
+        result: AgentResult[str] = await agent(kind, model, server.attach(JSONToolChain())).run(
+            "Crash"
+        )
+    assert result.ok and result.answer == "it crashed"
+    error = result.iterations[0].tool_results[0].raw.errors[0]
+    assert error is not None and "its stderr ends with: fatal: OPENAI_API_KEY=[REDACTED]" in (
+        error.message
+    )
+    assert "the service refused token [REDACTED]" in error.message
+    sent = json.dumps([m.text_content() for m in model.requests[1].messages])
+    assert "refused token [REDACTED]" in sent and not shows_a_secret(sent)
+    assert not any(shows_a_secret(record.getMessage()) for record in caplog.records)
 
 
 # -- closing cleanly -----------------------------------------------------------------

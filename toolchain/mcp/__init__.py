@@ -35,12 +35,17 @@ What the model sees and what a call gives:
 
 - the tool's description and its input schema exactly as the server gave them, in the
   text-mode listing and in native specs. Arguments are validated against that schema
-  (``jsonschema``) before anything is sent: a bad call is answered at once, field by
-  field (``invalid arguments for weather: city: required field is missing``).
+  (``jsonschema``, its patterns on RE2: linear time) before anything is sent: a bad
+  call is answered at once, field by field
+  (``invalid arguments for weather: city: required field is missing``).
 - the result: ``structuredContent`` is the typed output (``ToolResult.text``) when the
-  server sends it; otherwise the text, or a list of text and resource entries
+  server sends it, and text repeating it is dropped (other text is a ``TextContent``
+  part beside it); otherwise the text, or a list of text and resource entries
   (``{"type": "resource_link", "uri": ...}``) when it sent resources. Images, audio and
   binary resources are media (``ImageContent`` …), sent beside the observation.
+- a tool the server lists that no client could offer (a null name, a malformed input
+  schema) is left out with a warning; the others are kept. Messages and logs never
+  show the connection's credentials.
 - an ``isError`` result is that call's ``ToolError``, with the server's message. So are
   a connection that closes or a transport that fails during the call (the message
   says so, quoting the end of a stdio server's stderr), and a tool the server no

@@ -1,8 +1,11 @@
 """An MCP ``CallToolResult`` as this library's ``ToolResult``.
 
 - ``structuredContent``, when the server sent it, is the typed output (``ToolResult.text``);
-  text blocks that only repeat it as JSON (the spec asks servers to send both) are
-  dropped, any other text is kept as a text part beside it.
+  text blocks that only repeat it (the spec asks servers to send both) are dropped: its
+  JSON in any layout, or, for FastMCP's ``{"result": value}`` wrapping of a plain
+  return value, the value itself (the string as it is, one block per list item). Any
+  other text is kept as a text part beside it (``TextContent``, labelled with its
+  length; ``ContextRelay`` counts and boxes it with the output).
 - Otherwise the text blocks are the output: one string (blocks joined by newlines), or,
   when resources come with them, a list in content order where each text block is a
   string and each resource an object (``{"type": "resource_link", "uri": ...}``,
@@ -38,7 +41,7 @@ def tool_result(result: mcp_types.CallToolResult) -> ToolResult[object]:
     entries, media = _blocks(result.content)
     structured = result.structured_content
     if structured is not None:
-        extra = [entry for entry in entries if not _repeats(entry, structured)]
+        extra = _not_repeating(entries, structured)
         media = [*(TextContent(_as_text(entry)) for entry in extra), *media]
         return ToolResult(structured, media=tuple(media))
     if all(isinstance(entry, str) for entry in entries):
@@ -131,13 +134,54 @@ def _decoded(data: str) -> bytes | None:
         return None
 
 
-def _repeats(entry: object, structured: object) -> bool:
-    """Whether a text block only repeats the structured content as JSON."""
-    if not isinstance(entry, str):
-        return False
+def _not_repeating(entries: list[object], structured: object) -> list[object]:
+    """The entries that are not a text repeating ``structured``.
+
+    >>> _not_repeating(['{"a": 1}', "note"], {"a": 1})
+    ['note']
+    >>> _not_repeating(["Ada", "Grace"], {"result": ["Ada", "Grace"]})  # FastMCP, list[str]
+    []
+    >>> _not_repeating(["hello"], {"result": "hello"})  # FastMCP, str
+    []
+    """
+    wrapped = _wrapped(structured)
+    texts = [entry for entry in entries if isinstance(entry, str)]
+    items = cast("list[object]", wrapped) if type(wrapped) is list else None
+    if (
+        items is not None
+        and len(texts) == len(entries) == len(items) > 1
+        and all(_same(text, item) for text, item in zip(texts, items, strict=True))
+    ):
+        return []  # one block per item of a wrapped list
+    values: list[object] = [structured] if wrapped is _NONE else [structured, wrapped]
+    return [
+        entry
+        for entry in entries
+        if not (isinstance(entry, str) and any(_same(entry, value) for value in values))
+    ]
+
+
+_NONE = object()
+
+
+def _wrapped(structured: object) -> object:
+    """The value of a one-field object (FastMCP's ``{"result": value}``), else ``_NONE``."""
+    if type(structured) is dict:
+        fields = cast("dict[str, object]", structured)
+        if len(fields) == 1:
+            return next(iter(fields.values()))
+    return _NONE
+
+
+def _same(text: str, value: object) -> bool:
+    """Whether ``text`` is ``value``: the string itself, or its JSON."""
+    if isinstance(value, str) and text == value:
+        return True
+    if not text.lstrip().startswith(("{", "[", '"')) and isinstance(value, dict | list | str):
+        return False  # not JSON of that: no parse (a 36,000-character text is common)
     try:
-        return bool(json.loads(entry) == structured)
-    except ValueError:
+        return bool(json.loads(text) == value)
+    except (ValueError, RecursionError):
         return False
 
 

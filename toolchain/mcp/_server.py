@@ -19,6 +19,7 @@ import math
 import os
 import re
 import tempfile
+import traceback
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, TypeVar, cast
@@ -28,6 +29,7 @@ from typing_extensions import Unpack
 from toolchain._context import ExecutionContext
 from toolchain._errors import DuplicateToolError, ToolError, describe_exception
 from toolchain._extension import Extension
+from toolchain._redact import credential_values, redact
 from toolchain._result import ToolResult
 from toolchain._tool import Tool
 from toolchain.mcp._results import error_message, tool_result
@@ -192,6 +194,8 @@ class MCPServer(Extension):
         self.command, self.args = command, tuple(args)
         self.env, self.cwd, self._stderr = dict(env) if env is not None else None, cwd, stderr
         self.url, self.headers, self._http_client = url, dict(headers or {}), http_client
+        # What this connection sends that must never be shown: blanked in every message.
+        self._secrets = credential_values(url, self.headers, self.env, self.args)
         self._given_name = name
         self.name = _section_name(name) if name else _label(command or url or "")
         self.prefix = prefix
@@ -426,10 +430,10 @@ class MCPServer(Extension):
         except BaseException as error:
             if not ready.done():
                 failure = MCPConnectionError(self._cannot_connect(_reason(error)))
-                failure.__cause__ = error if isinstance(error, Exception) else None
+                failure.__cause__ = self._cause(error)
                 ready.set_exception(failure)
             elif not self._closing.is_set():
-                self._ended = self._lost or _reason(error)
+                self._ended = self._lost or self._redact(_reason(error))
                 _log.warning(
                     "the connection to the MCP server %s ended: %s", self.name, self._ended
                 )
@@ -442,16 +446,20 @@ class MCPServer(Extension):
     async def _open(self, stack: contextlib.AsyncExitStack) -> Client:
         from mcp import Client, StdioServerParameters
 
+        from toolchain.mcp._listing import ListingGuard
+
         target: Any
         if self.command is not None:
             cwd = None if self.cwd is None else os.fspath(self.cwd)
-            target = StdioServerParameters(
+            params = StdioServerParameters(
                 command=self.command, args=list(self.args), env=self.env, cwd=cwd
             )
             errlog = self._stderr or self._errlog
             from mcp.client.stdio import stdio_client
 
-            target = stdio_client(target, errlog=errlog) if errlog is not None else target
+            target = (
+                stdio_client(params, errlog=errlog) if errlog is not None else stdio_client(params)
+            )
         else:
             assert self.url is not None
             from mcp.client.streamable_http import streamable_http_client
@@ -465,14 +473,16 @@ class MCPServer(Extension):
                     httpx2.AsyncClient(headers=self.headers, timeout=timeout)
                 )
             target = streamable_http_client(self.url, http_client=http)
+        listing = ListingGuard(lambda: self.name)  # a malformed tool costs itself, not all
         client = Client(
-            target,
+            listing.guard(target),
             mode=self.mode,
             cache=None,
             message_handler=self._on_message,
             logging_callback=self._on_log,
         )
         client = await stack.enter_async_context(client)
+        listing.version = client.protocol_version
         self._server_info = client.server_info
         self._protocol = client.protocol_version
         self._instructions = (client.instructions or "").strip()
@@ -486,7 +496,20 @@ class MCPServer(Extension):
             if self.command is not None
             else f"at {self.url}"
         )
-        return f"could not connect to the MCP server {self.name!r} ({where}): {why}{self._tail()}"
+        message = f"could not connect to the MCP server {self.name!r} ({where}): {why}"
+        return self._redact(message) + self._tail()
+
+    def _redact(self, text: str) -> str:
+        """``text`` without this connection's credentials, or any of a known shape."""
+        return redact(text, self._secrets)
+
+    def _cause(self, error: BaseException) -> BaseException | None:
+        """``error``, to chain to ours, unless its traceback (its own causes and, for a
+        task group's, its members) would show a credential."""
+        if not isinstance(error, Exception):
+            return None
+        shown = "".join(traceback.format_exception(error))
+        return error if self._redact(shown) == shown else None
 
     # -- the tool list ---------------------------------------------------------------
 
@@ -570,7 +593,7 @@ class MCPServer(Extension):
                     _log.warning(
                         "listing the tools of the MCP server %s again failed: %s",
                         self.name,
-                        describe_exception(error),
+                        self._redact(describe_exception(error)),
                     )
                 self._done = target
         finally:
@@ -605,7 +628,7 @@ class MCPServer(Extension):
                 _log.warning(
                     "the MCP server %s stopped sending tool list changes: %s",
                     self.name,
-                    describe_exception(error),
+                    self._redact(describe_exception(error)),
                 )
 
     async def _on_message(self, message: IncomingMessage) -> None:
@@ -615,12 +638,15 @@ class MCPServer(Extension):
             self._tools_changed()
         elif isinstance(message, Exception):
             _log.warning(
-                "the MCP server %s: transport error: %s", self.name, describe_exception(message)
+                "the MCP server %s: transport error: %s",
+                self.name,
+                self._redact(describe_exception(message)),
             )
 
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(params.level, logging.ERROR)
-        _log.log(level, "the MCP server %s says: %s", self.name, params.data)
+        said = self._redact(str(params.data)[:_STDERR_TAIL])
+        _log.log(level, "the MCP server %s says: %s", self.name, said)
 
     def _registered(self) -> set[str]:
         """The current tools that some attached chain holds."""
@@ -654,18 +680,18 @@ class MCPServer(Extension):
         try:
             result = await client.call_tool(tool.remote_name, dict(arguments))
         except MCPError as error:
-            raise ToolError(self._refused(tool, error)) from error
+            raise ToolError(self._refused(tool, error)) from self._cause(error)
         except asyncio.CancelledError:
             _log.info("the call of %s on the MCP server %s was stopped", tool.name, self.name)
             raise
         except Exception as error:  # a transport failure, a malformed or mismatched answer
             message = f"the call of {tool.name} on the MCP server {self.name!r} failed: "
-            message += describe_exception(error)[:1_000] + self._tail()
-            _log.warning("%s", message, exc_info=error)
-            raise ToolError(message) from error
+            message += self._redact(describe_exception(error)[:1_000]) + self._tail()
+            _log.warning("%s", message)  # no traceback: its messages may hold the URL
+            raise ToolError(message) from self._cause(error)
         self._lost = ""  # it answered: whatever closed before was one stream's
         if result.is_error:
-            raise ToolError(error_message(result))
+            raise ToolError(self._redact(error_message(result)))
         return tool_result(result)
 
     def _refused(self, tool: MCPTool, error: MCPError) -> str:
@@ -694,7 +720,7 @@ class MCPServer(Extension):
             return f"the MCP server {self.name!r} did not answer the call of {tool.name} in time"
         message = (
             f"the MCP server {self.name!r} answered the call of {tool.name} with an error: "
-            f"{error.error.message} (code {error.code})"
+            f"{self._redact(error.error.message)} (code {error.code})"
         )
         _log.warning("%s", message)
         return message
@@ -718,10 +744,11 @@ class MCPServer(Extension):
         lines = data.decode("utf-8", errors="replace").strip().splitlines()[-8:]
         if not lines:
             return ""
-        return "; its stderr ends with: " + " | ".join(line.strip() for line in lines)
+        tail = " | ".join(line.strip() for line in lines)
+        return "; its stderr ends with: " + self._redact(tail)  # a server may print its env
 
     def __repr__(self) -> str:
-        where = self.url if self.command is None else self.command
+        where = self._redact(self.url) if self.url is not None else self.command
         state = "connected" if self.connected else "not connected"
         return f"<MCPServer {self.name!r} {where} ({state}, {len(self._tools)} tools)>"
 
