@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast
 
 from agents._options import AnyToolLike, chain_of
-from agents._redact import redact
 from agents.events import (
     AfterModelCall,
     AnswerReady,
@@ -83,6 +82,7 @@ from toolchain import (
     settle,
 )
 from toolchain._oneline import log_line
+from toolchain._redact import redact
 
 AnswerT = TypeVar("AnswerT")
 T = TypeVar("T")

@@ -4,7 +4,9 @@ rich reads a ``str`` as markup (``[/b]`` raises ``MarkupError``, ``[red]`` color
 emoji codes (``openai:x:`` prints a cross), and a terminal obeys the control characters
 in it (``ESC]0;…`` sets the title, ``ESC[2J`` clears the screen). So the CLIs never hand
 rich a ``str`` they did not write: `literal` makes a ``Text`` (no markup, no emoji) with
-every control character but newline and tab shown as an escape such as ``\\x1b``.
+every control character but newline and tab shown as an escape such as ``\\x1b``, and
+every credential blanked (`toolchain._redact.redact`: a reply or an error may repeat the
+key a model adapter sent).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from typing import Final
 
 from rich.text import Text
+
+from toolchain._redact import redact
 
 __all__ = ["literal", "visible"]
 
@@ -32,9 +36,12 @@ def visible(text: str, *, json: bool = False) -> str:
 
 
 def literal(text: str, style: str = "") -> Text:
-    """``text`` for ``console.print``: no markup, no emoji codes, controls made visible.
+    """``text`` for ``console.print``: no markup, no emoji codes, controls made visible,
+    credentials blanked.
 
     >>> literal("Is [/b] a tag? openai:x:").plain
     'Is [/b] a tag? openai:x:'
+    >>> literal("your key sk-proj-abcdefghijklmnopqrstuvwx is invalid").plain
+    'your key [REDACTED] is invalid'
     """
-    return Text(visible(text), style=style)
+    return Text(visible(redact(text)), style=style)

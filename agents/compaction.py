@@ -45,10 +45,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents._redact import redact
 from agents.models import GenerateOptions, Message, Model, ModelResponse, resolve_model
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, StateKey, Stats, TextContent, describe_exception
+from toolchain._redact import redact
 
 __all__ = ["SUMMARY_PROMPT", "SlidingWindow", "SummarizingCompaction"]
 

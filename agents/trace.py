@@ -10,7 +10,7 @@
 
 Attach either to the context a run uses (``agent.run(task, ctx=ctx)``); both may watch
 one run. Every string written (arguments, outputs, messages, answers, exception texts)
-goes through `agents._redact.redact` first, so a trace never holds an API key, a bearer
+goes through `toolchain._redact.redact` first, so a trace never holds an API key, a bearer
 token or a value a model adapter sent as a credential; the values of a step's extra HTTP
 headers (``GenerateOptions.headers``) are written as ``[REDACTED]`` whatever they look
 like, their names kept.
@@ -27,7 +27,6 @@ from typing import IO, Any
 
 import msgspec
 
-from agents._redact import REDACTED, redact, redact_data
 from agents.events import (
     AfterModelCall,
     BeforeModelCall,
@@ -42,6 +41,7 @@ from agents.result import AgentResult
 from agents.steps import StepRequest
 from toolchain import AfterToolCall, BeforeToolCall, ExecutionContext, ToolCallParseFailed
 from toolchain._oneline import escape_controls
+from toolchain._redact import REDACTED, redact, redact_data
 
 __all__ = ["TRACED_EVENTS", "ConsoleTraceWriter", "JSONLTraceWriter"]
 

@@ -13,7 +13,7 @@ message, the sampling options and the tool specs (never headers, retry counts or
   only its name.
 
 Secrets never reach the file: request headers are not recorded at all, and every string
-written goes through `agents._redact.redact` and loses any of the given secret values
+written goes through `toolchain._redact.redact` and loses any of the given secret values
 (`secret_values` finds them in the environment: ``*_API_KEY``, ``*_TOKEN`` …). A
 response that itself held something shaped like a key is replayed blanked.
 
@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, cast
 
-from agents._redact import REDACTED, redact
 from agents.models import (
     GenerateOptions,
     Message,
@@ -67,6 +66,7 @@ from agents.models import (
     messages_to_json,
 )
 from toolchain._nesting import json_nesting_exceeds
+from toolchain._redact import REDACTED, redact
 
 __all__ = [
     "CASSETTE_VERSION",

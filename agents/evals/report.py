@@ -5,7 +5,7 @@ columns (Model, Prompt Id, Few-shot, Validation) and then the protocol, the boxi
 mode, the iterations, the tool calls and, for a failure, its first reason. The HTML
 page is self-contained (inline styles, no scripts) and shows every failing run's
 failures and transcript; everything a model or tool wrote is HTML-escaped. Every
-format passes each text through `agents._redact.redact`: no key, token or value a model
+format passes each text through `toolchain._redact.redact`: no key, token or value a model
 adapter sent as a credential is written, even where a reply or an error repeats it.
 `EvalReport.exit_code` is 0 when every case passed, 1 when one failed and 2 when a run
 could not be set up (its model, toolset or cassette), for CI.
@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from agents._redact import redact, redact_data
 from agents._terminal import visible
 from agents.evals.runner import CaseResult
+from toolchain._redact import redact, redact_data
 
 __all__ = ["EvalReport"]
 

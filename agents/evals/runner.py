@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from agents._redact import redact, redact_data, remember_secret
 from agents.evals.cases import PromptCase
 from agents.evals.cassettes import Cassette, CassetteError, CassetteModel, secret_values
 from agents.evals.profiles import ModelTarget
@@ -54,6 +53,7 @@ from toolchain import (
     ToolHook,
     YAMLToolChain,
 )
+from toolchain._redact import redact, redact_data, remember_secret
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",

@@ -11,7 +11,6 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from agents._redact import remember_header_secrets
 from agents.models._anthropic_wire import (
     anthropic_request,
     anthropic_stop_reason,
@@ -51,6 +50,7 @@ from agents.models._types import (
     ToolCallRequest,
     Usage,
 )
+from toolchain._redact import remember_header_secrets
 
 if TYPE_CHECKING:
     import httpx2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents._redact import redact
+from toolchain._redact import redact
 
 __all__ = [
     "ModelCallError",
@@ -17,7 +17,7 @@ __all__ = [
 class ModelError(Exception):
     """Base of every error a model adapter raises.
 
-    The message goes through `agents._redact.redact` first, so an error never shows an
+    The message goes through `toolchain._redact.redact` first, so an error never shows an
     API key, a bearer token or a URL's credentials, whatever server text it quotes.
 
     >>> issubclass(ModelCallError, ModelError)

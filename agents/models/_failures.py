@@ -1,7 +1,7 @@
 """Wording of call failures, shared by the provider adapters so they read alike.
 
 Messages quote server bodies and base URLs; `ModelError` passes every message through
-`agents._redact.redact`, so keys and tokens in them never reach the caller. Each adapter
+`toolchain._redact.redact`, so keys and tokens in them never reach the caller. Each adapter
 hands its SDK client to `remember_client_secrets` when it is built, so that `redact` also
 blanks a key of no known shape that a server or a model repeats.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from agents._redact import remember_header_secrets, remember_secret, remember_url_secrets
 from agents.models._errors import ModelCallError, ModelTimeoutError
 from agents.models._responses import describe_error
+from toolchain._redact import remember_header_secrets, remember_secret, remember_url_secrets
 
 __all__ = [
     "api_message",
@@ -27,7 +27,7 @@ __all__ = [
 
 
 def remember_client_secrets(client: object) -> None:
-    """Remember what an SDK client sends as credentials (see `agents._redact`): its API
+    """Remember what an SDK client sends as credentials (see `toolchain._redact`): its API
     key or auth token, its base URL's user and password, its credential headers."""
     for attribute in ("api_key", "auth_token"):
         value = getattr(client, attribute, None)

@@ -11,7 +11,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from agents._redact import remember_header_secrets
 from agents.models._call_options import DroppedOptions
 from agents.models._errors import ModelCallError, ModelConfigError, ModelError
 from agents.models._failures import (
@@ -51,6 +50,7 @@ from agents.models._types import (
     ToolCallRequest,
     Usage,
 )
+from toolchain._redact import remember_header_secrets
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, Omit, OpenAIError

@@ -14,8 +14,8 @@ from typing import Final, Literal, Protocol, cast, runtime_checkable
 
 import msgspec
 
-from agents._redact import REDACTED
 from toolchain import ContentPart, TextContent
+from toolchain._redact import REDACTED
 
 __all__ = [
     "STOP_REASONS",

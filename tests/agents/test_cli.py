@@ -162,6 +162,19 @@ def test_a_model_reply_full_of_markup_and_escapes_is_printed_literally(native: b
     assert "\x1b" not in run.stdout and "\x07" not in run.stdout
 
 
+@pytest.mark.parametrize("native", [False, True])
+def test_a_model_repeating_the_key_never_shows_it_in_the_demo(native: bool) -> None:
+    key = "qv83Lm2WzNk7Rt5Yp0Xs"  # no known shape: blanked because the adapter sent it
+    reply = f"Your key is {key}, and it works."
+    with LoopbackServer() as server:
+        server.respond_with(scripted_handler([reply if native else f"<answer>{reply}</answer>"]))
+        env = {**on(server), "OPENAI_API_KEY": key}
+        run = cli("demo", "--model", "openai:x", *(["--native"] if native else []), env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert key not in run.stdout + run.stderr
+    assert "Your key is [REDACTED], and it works." in run.stdout
+
+
 def test_a_failed_model_call_names_the_model_as_written() -> None:
     with LoopbackServer() as server:
         server.enqueue(openai_error(401, "invalid key [/b]", error_type="invalid_request_error"))

@@ -24,7 +24,6 @@ from agents import (
     ScriptedModel,
     ToolCallingAgent,
 )
-from agents._redact import REDACTED
 from agents.models import AnthropicModel, Model, OpenAIChatModel
 from tests.models.loopback import (
     LoopbackServer,
@@ -33,6 +32,7 @@ from tests.models.loopback import (
     openai_error,
 )
 from toolchain import ExecutionContext, JSONToolChain, Limits, ToolError, tool
+from toolchain._redact import REDACTED
 
 KEY = "Lq2Vn8XwRt0pZs4Ke-no-shape"  # no known key shape: only remembering it blanks it
 

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import ReActAgent
-from agents._redact import REDACTED, redact, remember_header_secrets, remember_secret
 from agents.models import (
     AnthropicModel,
     Message,
@@ -35,6 +34,7 @@ from toolchain import (
     YAMLToolChain,
     tool,
 )
+from toolchain._redact import REDACTED, redact, remember_header_secrets, remember_secret
 
 KEY = "sk-proj-Secret0123456789abcdefXYZ"
 ANTHROPIC_KEY = "sk-ant-api03-Secret0123456789abcdef-XYZ_AA"
