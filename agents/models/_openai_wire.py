@@ -89,8 +89,10 @@ def openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessagePa
         elif message.role == "assistant":
             wire.append(_assistant(message, index))
         elif all(isinstance(part, TextContent) for part in message.content):
-            # A plain string is what every OpenAI-compatible server accepts.
-            wire.append({"role": "user", "content": message.text_content()})
+            # A plain string is what every OpenAI-compatible server accepts; the parts stay
+            # apart as paragraphs (an observation and a tool's text parts, say), not glued.
+            text = "\n\n".join(part.text for part in message.content if part.text)
+            wire.append({"role": "user", "content": text})
         else:
             where = f"the user message at index {index}"
             parts = [_part(part, where) for part in message.content]

@@ -102,6 +102,18 @@ async def test_system_prompt_is_the_first_message(
     ]
 
 
+async def test_text_parts_of_one_message_stay_apart_as_paragraphs(
+    loopback: LoopbackServer, model: OpenAIChatModel
+) -> None:
+    """An observation and a tool's text parts arrive as paragraphs, not glued together."""
+    loopback.enqueue(openai_completion("ok"))
+    parts = (TextContent("<observation>…</observation>"), TextContent("[1] text (12 chars)"))
+    await model.generate([Message("user", parts)])
+    assert loopback.last_request.json()["messages"] == [
+        {"role": "user", "content": "<observation>…</observation>\n\n[1] text (12 chars)"}
+    ]
+
+
 async def test_options_are_passed_through(loopback: LoopbackServer, model: OpenAIChatModel) -> None:
     loopback.enqueue(openai_completion("ok"))
     options = GenerateOptions(stop=("\nObservation:",), temperature=0.25, max_tokens=64, seed=1234)
