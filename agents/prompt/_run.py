@@ -370,14 +370,17 @@ def _agent(
         return f"{head}\n\n{tail}" if head else tail
 
     hooks: list[StepHook] = []
+    response_model = options.get("response_model")
+    # A typed answer is the model's to write: the last task done does not end the run.
+    ends_run = response_model is None
     if prompt.tasks is not None:
-        tasks = TaskList(prompt.tasks)
+        tasks = TaskList(prompt.tasks, ends_run=ends_run)
         tasks.chain = chain
         for tool in tasks.tools():
             chain.register_tool(tool)
         hooks.append(tasks)
     if prompt.dynamic_tasks:
-        planned = DynamicTaskList()
+        planned = DynamicTaskList(ends_run=ends_run)
         for tool in planned.tools():
             chain.register_tool(tool)
         hooks.append(planned)
@@ -395,7 +398,6 @@ def _agent(
     }
     if "limits" in options:
         common["limits"] = options["limits"]
-    response_model = options.get("response_model")
     termination: Termination[Any] | None = (
         TypedTermination(response_model) if response_model is not None else None
     )

@@ -5,7 +5,8 @@ Both keep the model's view short: before each step, the conversation is cut to t
 user's request, a status note (completed tasks as one-line summaries, the current
 task, what is left) and the messages of the task in progress. The run's own record
 keeps everything (``AgentResult.messages``). When the last task is done, the run
-ends with the summary as its answer, without another model call.
+ends with the summary as its answer, without another model call; when the run wants a
+typed answer (``response_model``), the model is asked for it instead.
 
 Fixed list: the model ends each task with ``finish_task(result)``; the task's
 ``validation`` may reject the result with a message the model reads and corrects.
@@ -148,6 +149,23 @@ def _unfinished(entries: Sequence[_Entry]) -> str:
     return ", ".join(named) + (f", and {more} more" if more > 0 else "")
 
 
+_ANSWER_NOW = "All tasks are completed. Now give your final answer."
+
+
+def _all_done(ctx: ExecutionContext, progress: _Progress, ends_run: bool) -> str:
+    """The last task is done: the run ends with the summary, or the model answers."""
+    if ends_run:
+        ctx.finish(_summary(progress.entries))
+        return "All tasks are completed."
+    return _ANSWER_NOW
+
+
+def _answer_now(progress: _Progress) -> str:
+    """The note's last line once every task is done (a run that goes on wants an answer)."""
+    done = progress.entries and all(e.state == "completed" for e in progress.entries)
+    return f"\n\n{_ANSWER_NOW}" if done else ""
+
+
 # -- the fixed list --------------------------------------------------------------------------
 
 
@@ -160,8 +178,11 @@ class TaskList:
 
     name = "task_list"
 
-    def __init__(self, tasks: Sequence[Task]) -> None:
+    def __init__(self, tasks: Sequence[Task], *, ends_run: bool = True) -> None:
         self.tasks = list(tasks)
+        self.ends_run = ends_run
+        """The last task done ends the run, with the summary as its answer; without it
+        (a typed answer is wanted), the model is asked for its answer instead."""
         self._key = StateKey[_Progress](f"agents.prompt.tasks.{id(self)}")
         self.chain: ToolChain | None = None
         """The run's chain: tools an ``extend`` declares are registered on it."""
@@ -211,8 +232,7 @@ class TaskList:
         progress.started_at = None  # the next step starts the next task's view
         following = next((e for e in progress.entries if e.state == "pending"), None)
         if following is None:
-            ctx.finish(_summary(progress.entries))
-            return "All tasks are completed."
+            return _all_done(ctx, progress, self.ends_run)
         following.state = "in_progress"
         return f"Task {current.id} is completed. Next, task {following.id}: {following.description}"
 
@@ -221,7 +241,7 @@ class TaskList:
         current = next((e for e in progress.entries if e.state == "in_progress"), None)
         note = "Tasks (finish each with finish_task):\n" + _status(progress.entries)
         if current is None:
-            return _focused(request, progress, note)
+            return _focused(request, progress, note + _answer_now(progress))
         note += f"\n\nNow: task {current.id}: {current.description}"
         tools, system, messages = self._extension_of(progress, current, request)
         focused = _focused(request, progress, note, messages)
@@ -300,8 +320,10 @@ class DynamicTaskList:
 
     name = "dynamic_task_list"
 
-    def __init__(self) -> None:
+    def __init__(self, *, ends_run: bool = True) -> None:
         self._key = StateKey[_Progress](f"agents.prompt.dynamic.{id(self)}")
+        self.ends_run = ends_run
+        """As `TaskList.ends_run`."""
 
     def progress(self, ctx: ExecutionContext) -> _Progress:
         return ctx.state.setdefault(self._key, _Progress)
@@ -371,8 +393,7 @@ class DynamicTaskList:
         progress = self.progress(ctx)
         progress.started_at = None
         if all(e.state == "completed" for e in progress.entries):
-            ctx.finish(_summary(progress.entries))
-            return "All tasks are completed."
+            return _all_done(ctx, progress, self.ends_run)
         return f"completed task {entry.id}"
 
     def _list(self, ctx: ExecutionContext, input: BaseModel) -> str:
@@ -396,7 +417,7 @@ class DynamicTaskList:
         if not progress.entries:
             return request  # nothing planned yet: the model sees the conversation as is
         note = "Your tasks (manage them with the task tools):\n" + _status(progress.entries)
-        return _focused(request, progress, note)
+        return _focused(request, progress, note + _answer_now(progress))
 
 
 class _TaskTool(Tool[BaseModel, str]):

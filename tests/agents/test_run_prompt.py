@@ -900,6 +900,42 @@ def test_a_model_that_only_replies_in_text_ends_at_a_limit_named_for_the_tasks(
     assert sum("Not finished" in i.feedback for i in result.iterations) == 2
 
 
+@pytest.mark.parametrize("dynamic", [False, True], ids=["fixed", "dynamic"])
+@pytest.mark.parametrize("protocol", ["native", "text"])
+def test_a_typed_answer_is_written_after_the_last_task(dynamic: bool, protocol: str) -> None:
+    """The summary is no typed answer: the last task done asks the model for its answer."""
+
+    class Total(BaseModel):
+        total: int
+
+    calls = (
+        [("create_task", {"description": "Add 5 and 3"}),
+         ("complete_task", {"task_id": "1", "result": "8"})]
+        if dynamic
+        else [("finish_task", {"result": "8"})]
+    )  # fmt: skip
+    if protocol == "native":
+        turns = [ScriptedModel.call(name, args) for name, args in calls]
+        turns.append(ScriptedModel.call("final_answer", {"total": 8}))
+    else:
+        turns = [f"<action>{json.dumps({'tool': n, 'args': a})}</action>" for n, a in calls]
+        turns.append('<answer>{"total": 8}</answer>')
+    model = ScriptedModel(turns)
+
+    def build(prompt: Prompt) -> None:
+        if dynamic:
+            prompt.def_dynamic_task_list()
+        else:
+            prompt.def_task_list([Task("Calculate 5 + 3")])
+        prompt.user("Do the task.")
+
+    run = run_prompt(build, model=model, response_model=Total, protocol=protocol)
+    result = run.run_sync()
+    assert (result.stopped_by, result.answer) == ("answer", Total(total=8))
+    told = [m.text_content() for m in model.requests[-1].messages[-2:]]
+    assert any("All tasks are completed. Now give your final answer." in t for t in told)
+
+
 def test_a_typed_final_answer_waits_for_the_tasks_too() -> None:
     class Total(BaseModel):
         total: int
