@@ -26,7 +26,7 @@ from agents.models._failures import (
     timeout_failure,
     unexpected_failure,
 )
-from agents.models._loop_clients import LoopClients, sdk_built_pool
+from agents.models._loop_clients import LoopClients, sdk_loop_clients
 from agents.models._responses import (
     Malformed,
     checked_body,
@@ -298,26 +298,9 @@ class AnthropicModel:
 
 
 def _loop_clients(client: AsyncAnthropic, *, given: bool) -> LoopClients[AsyncAnthropic]:
-    """A copy of ``client`` with a pool of its own for each event loop (``client`` itself
-    serves the first loop when the model built it); a client given with its own
-    ``http_client`` serves every loop as it is."""
     import anthropic
 
-    async def close(each: AsyncAnthropic) -> None:
-        await each.close()
-
-    def with_retries(each: AsyncAnthropic, retries: int) -> AsyncAnthropic:
-        return each.with_options(max_retries=retries)
-
-    if given and not sdk_built_pool(client, anthropic.DefaultAsyncHttpxClient):
-        return LoopClients(client, close, with_retries, retries=client.max_retries, fresh=None)
-
-    def fresh() -> AsyncAnthropic:
-        return client.copy(http_client=anthropic.DefaultAsyncHttpxClient(timeout=client.timeout))
-
-    # A given client stays untouched (its owner closes it); ours serves the first loop.
-    retries = client.max_retries
-    return LoopClients(client, close, with_retries, retries=retries, fresh=fresh, owned=not given)
+    return sdk_loop_clients(client, anthropic.DefaultAsyncHttpxClient, given=given)
 
 
 def _tool_params(

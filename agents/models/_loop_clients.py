@@ -21,16 +21,59 @@ import contextlib
 import threading
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from agents.models._call_options import RetryClients
 
-__all__ = ["LoopClients", "sdk_built_pool"]
+__all__ = ["LoopClients", "SDKClient", "sdk_built_pool", "sdk_loop_clients"]
 
 ClientT = TypeVar("ClientT")
 
 
-def sdk_built_pool(client: object, default: type[object]) -> bool:
+class SDKClient(Protocol):
+    """What `sdk_loop_clients` needs of an official SDK's async client (both the OpenAI
+    and the Anthropic one are shaped alike)."""
+
+    max_retries: int
+
+    @property
+    def timeout(self) -> Any: ...  # a float or the SDK's Timeout: passed on as it is
+
+    async def close(self) -> None: ...
+
+    def with_options(self, *, max_retries: int) -> Self: ...
+
+    def copy(self, *, http_client: Any) -> Self: ...
+
+
+SDKClientT = TypeVar("SDKClientT", bound=SDKClient)
+
+
+def sdk_loop_clients(
+    client: SDKClientT, default_pool: Callable[..., object], *, given: bool
+) -> LoopClients[SDKClientT]:
+    """A copy of ``client`` with a pool of its own (``default_pool(timeout=...)``, the
+    SDK's ``DefaultAsyncHttpxClient``) for each event loop; ``client`` itself serves the
+    first loop when the model built it (``given`` is false). A client given with its own
+    ``http_client`` serves every loop as it is, and its owner closes it."""
+
+    async def close(each: SDKClientT) -> None:
+        await each.close()
+
+    def with_retries(each: SDKClientT, retries: int) -> SDKClientT:
+        return each.with_options(max_retries=retries)
+
+    retries = client.max_retries
+    if given and not sdk_built_pool(client, default_pool):
+        return LoopClients(client, close, with_retries, retries=retries, fresh=None)
+
+    def fresh() -> SDKClientT:
+        return client.copy(http_client=default_pool(timeout=client.timeout))
+
+    return LoopClients(client, close, with_retries, retries=retries, fresh=fresh, owned=not given)
+
+
+def sdk_built_pool(client: object, default: Callable[..., object]) -> bool:
     """True when an SDK client built its own connection pool (it was given no
     ``http_client``), so a copy with a new pool of the SDK's ``default`` class is as good.
 
@@ -47,7 +90,7 @@ def sdk_built_pool(client: object, default: type[object]) -> bool:
     (True, False)
     """
     pool = getattr(client, "_client", None)
-    return isinstance(pool, default) and type(pool) is not default
+    return isinstance(default, type) and isinstance(pool, default) and type(pool) is not default
 
 
 class _Entry(Generic[ClientT]):

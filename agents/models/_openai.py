@@ -21,7 +21,7 @@ from agents.models._failures import (
     timeout_failure,
     unexpected_failure,
 )
-from agents.models._loop_clients import LoopClients, sdk_built_pool
+from agents.models._loop_clients import LoopClients, sdk_loop_clients
 from agents.models._openai_wire import (
     openai_messages,
     openai_stop_reason,
@@ -334,26 +334,9 @@ class OpenAIChatModel:
 
 
 def _loop_clients(client: AsyncOpenAI, *, given: bool) -> LoopClients[AsyncOpenAI]:
-    """A copy of ``client`` with a pool of its own for each event loop (``client`` itself
-    serves the first loop when the model built it); a client given with its own
-    ``http_client`` serves every loop as it is."""
     import openai
 
-    async def close(each: AsyncOpenAI) -> None:
-        await each.close()
-
-    def with_retries(each: AsyncOpenAI, retries: int) -> AsyncOpenAI:
-        return each.with_options(max_retries=retries)
-
-    if given and not sdk_built_pool(client, openai.DefaultAsyncHttpxClient):
-        return LoopClients(client, close, with_retries, retries=client.max_retries, fresh=None)
-
-    def fresh() -> AsyncOpenAI:
-        return client.copy(http_client=openai.DefaultAsyncHttpxClient(timeout=client.timeout))
-
-    # A given client stays untouched (its owner closes it); ours serves the first loop.
-    retries = client.max_retries
-    return LoopClients(client, close, with_retries, retries=retries, fresh=fresh, owned=not given)
+    return sdk_loop_clients(client, openai.DefaultAsyncHttpxClient, given=given)
 
 
 def _given(value: _T | None) -> _T | Omit:

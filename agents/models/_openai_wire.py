@@ -91,7 +91,8 @@ def openai_messages(messages: Sequence[Message]) -> list[ChatCompletionMessagePa
         elif all(isinstance(part, TextContent) for part in message.content):
             # A plain string is what every OpenAI-compatible server accepts; the parts stay
             # apart as paragraphs (an observation and a tool's text parts, say), not glued.
-            text = "\n\n".join(part.text for part in message.content if part.text)
+            texts = (p.text for p in message.content if isinstance(p, TextContent) and p.text)
+            text = "\n\n".join(texts)
             wire.append({"role": "user", "content": text})
         else:
             where = f"the user message at index {index}"

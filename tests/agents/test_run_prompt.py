@@ -902,7 +902,9 @@ def test_a_model_that_only_replies_in_text_ends_at_a_limit_named_for_the_tasks(
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["fixed", "dynamic"])
 @pytest.mark.parametrize("protocol", ["native", "text"])
-def test_a_typed_answer_is_written_after_the_last_task(dynamic: bool, protocol: str) -> None:
+def test_a_typed_answer_is_written_after_the_last_task(
+    dynamic: bool, protocol: Literal["native", "text"]
+) -> None:
     """The summary is no typed answer: the last task done asks the model for its answer."""
 
     class Total(BaseModel):
@@ -914,6 +916,7 @@ def test_a_typed_answer_is_written_after_the_last_task(dynamic: bool, protocol: 
         if dynamic
         else [("finish_task", {"result": "8"})]
     )  # fmt: skip
+    turns: list[Reply]
     if protocol == "native":
         turns = [ScriptedModel.call(name, args) for name, args in calls]
         turns.append(ScriptedModel.call("final_answer", {"total": 8}))
