@@ -35,7 +35,8 @@ from toolchain._errors import (
     ToolInputTypeError,
     describe_exception,
 )
-from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
+from toolchain._event_bus import EventBus
+from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
 from toolchain._extension import (
     Extension,
     TextFilter,

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast, overload
 
-from toolchain._events import EventBus
-from toolchain._hooks import Hooks
+from toolchain._event_bus import EventBus
+from toolchain._hook_set import Hooks
 
 __all__ = ["Cancelled", "ExecutionContext", "Limits", "StateBag", "StateKey", "Stats"]
 
@@ -277,7 +277,9 @@ class ExecutionContext:
         self.state = StateBag()
         self.stats: Stats = Stats(parent=parent.stats if parent is not None else None)
         # A child run's calls pass its parents' guards too (approvals, say).
-        self.hooks: Hooks = Hooks(parent=parent.hooks if parent is not None else None)
+        self.hooks: Hooks[ExecutionContext] = Hooks(
+            parent=parent.hooks if parent is not None else None
+        )
         self.events = EventBus(on_error=self._observer_failed)
         self._cancelled = threading.Event()
         self._cancel_reason = ""

@@ -112,4 +112,3 @@ def _accepted(hook: object, returned: object, value: T, accept: Accept[T]) -> T:
     if taken is None:
         raise HookFailed(hook, None, returned)
     return taken
-

@@ -17,38 +17,29 @@ cannot skip them.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import logging
-import threading
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Literal
 
-from toolchain._content import ContentPart
 from toolchain._errors import describe_exception, exception_text
+from toolchain._hook_runner import HookFailed, run_hooks
+from toolchain._hook_set import Hooks, Shown, hook_default
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["Hooks", "ToolCallRefused", "ToolHook", "guard_call", "refusal_error"]
+__all__ = [
+    "Hooks",
+    "Shown",
+    "ToolCallRefused",
+    "ToolHook",
+    "check_guards",
+    "guard_call",
+    "refusal_error",
+]
 
 _log = logging.getLogger("toolchain")
-
-BeforeHook = Callable[
-    ["ExecutionContext", ToolCall], "ToolCall | Awaitable[ToolCall | None] | None"
-]
-AfterHook = Callable[
-    ["ExecutionContext", ToolCall, ToolResult[Any]],
-    "ToolResult[Any] | Awaitable[ToolResult[Any] | None] | None",
-]
-Shown: TypeAlias = "str | tuple[str, tuple[ContentPart, ...]]"
-"""What an observation hook returns: the text, or the text and the parts shown beside it."""
-ObservationHook = Callable[
-    ["ExecutionContext", ToolCall, ToolResult[Any], str], "Shown | Awaitable[Shown | None] | None"
-]
-GuardHook = Callable[["ExecutionContext", ToolCall], "Awaitable[None] | None"]
-
 
 RefusalKind = Literal["refused", "invalid_arguments", "unknown_tool"]
 
@@ -89,18 +80,21 @@ class ToolHook:
     >>> remove = ctx.hooks.add(HomeCity())
     """
 
+    @hook_default
     def before_tool_call(
         self, ctx: ExecutionContext, call: ToolCall
     ) -> ToolCall | Awaitable[ToolCall | None] | None:
         """Return a replacement call, ``None`` to keep it, or raise ``ToolCallRefused``."""
         return None
 
+    @hook_default
     def after_tool_call(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any]
     ) -> ToolResult[Any] | Awaitable[ToolResult[Any] | None] | None:
         """Return a replacement result, or ``None`` to keep it."""
         return None
 
+    @hook_default
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
     ) -> Shown | Awaitable[Shown | None] | None:
@@ -111,6 +105,7 @@ class ToolHook:
         this way). ``raw`` results keep the real output and media either way."""
         return None
 
+    @hook_default
     def guard_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> Awaitable[None] | None:
         """Raise ``ToolCallRefused`` to stop this call; return to let it run.
 
@@ -136,85 +131,6 @@ class ToolHook:
         return None
 
 
-class Hooks:
-    """A run's ordered tool hooks (``ctx.hooks``).
-
-    ``parent`` is the hooks of the parent run (``ExecutionContext.child``): its guards
-    watch this run's calls too (``guard_chain``); its other hooks do not.
-
-    >>> hooks = Hooks()
-    >>> remove = hooks.add(ToolHook())
-    >>> len(hooks.before), len(hooks.after), len(hooks.observation)  # nothing overridden
-    (0, 0, 0)
-    """
-
-    def __init__(self, *, parent: Hooks | None = None) -> None:
-        self.parent = parent
-        self._lock = threading.Lock()
-        self.before: tuple[BeforeHook, ...] = ()
-        """The before-tool-call hooks, in order (replaced, never mutated)."""
-        self.after: tuple[AfterHook, ...] = ()
-        """The after-tool-call hooks, in order (replaced, never mutated)."""
-        self.observation: tuple[ObservationHook, ...] = ()
-        """The observation rewriters, in order (replaced, never mutated)."""
-        self.guards: tuple[GuardHook, ...] = ()
-        """This run's own guards, in order (replaced, never mutated); see ``guard_chain``."""
-
-    def add(self, hook: ToolHook) -> Callable[[], None]:
-        """Append ``hook``'s overridden methods; returns a function that removes them."""
-        before = after = observation = guard = None
-        kind = type(hook)
-        if kind.before_tool_call is not ToolHook.before_tool_call:
-            before = hook.before_tool_call
-        if kind.after_tool_call is not ToolHook.after_tool_call:
-            after = hook.after_tool_call
-        if kind.rewrite_observation is not ToolHook.rewrite_observation:
-            observation = hook.rewrite_observation
-        if kind.guard_tool_call is not ToolHook.guard_tool_call:
-            guard = hook.guard_tool_call
-        with self._lock:
-            if before is not None:
-                self.before = (*self.before, before)
-            if after is not None:
-                self.after = (*self.after, after)
-            if observation is not None:
-                self.observation = (*self.observation, observation)
-            if guard is not None:
-                self.guards = (*self.guards, guard)
-
-        def remove() -> None:
-            with self._lock:
-                self.before = tuple(h for h in self.before if h != before)
-                self.after = tuple(h for h in self.after if h != after)
-                self.observation = tuple(h for h in self.observation if h != observation)
-                self.guards = tuple(h for h in self.guards if h != guard)
-
-        return remove
-
-    @property
-    def guarded(self) -> bool:
-        """Whether any guard watches this run's calls (its own or a parent run's)."""
-        hooks: Hooks | None = self
-        while hooks is not None:
-            if hooks.guards:
-                return True
-            hooks = hooks.parent
-        return False
-
-    def guard_chain(self) -> tuple[GuardHook, ...]:
-        """Every guard that checks this run's calls, in the order they run: this run's
-        own first, then its parent's, outwards."""
-        chain = self.guards
-        hooks = self.parent
-        while hooks is not None:
-            chain = (*chain, *hooks.guards)
-            hooks = hooks.parent
-        return chain
-
-    def __bool__(self) -> bool:
-        return bool(self.before or self.after or self.observation or self.guarded)
-
-
 def refusal_error(call: ToolCall, refused: ToolCallRefused) -> ToolCallError:
     """The error a call refused by a hook or guard fails with (its message for the model)."""
     if refused.kind == "invalid_arguments":
@@ -226,20 +142,49 @@ def refusal_error(call: ToolCall, refused: ToolCallRefused) -> ToolCallError:
     return ToolCallError(refused.kind, message, refused)
 
 
+def check_guards(
+    ctx: ExecutionContext, call: ToolCall
+) -> ToolCallError | Awaitable[ToolCallError | None] | None:
+    """Run every guard of ``ctx`` (its own first, then its parents') on ``call``: the
+    error it fails with, or None when all let it run; an awaitable of that only once a
+    guard is ``async`` (a chain's stage then awaits it; no coroutine otherwise)."""
+    try:
+        checked = run_hooks(ctx.hooks.guard_chain(), (ctx,), call, _keep, (ToolCallRefused,))
+    except ToolCallRefused as refused:
+        return refusal_error(call, refused)
+    except HookFailed as failed:
+        return _guard_failed(call, failed)
+    if isinstance(checked, ToolCall):  # every guard was plain: no coroutine
+        return None
+    return _guarded(call, checked)
+
+
 async def guard_call(ctx: ExecutionContext, call: ToolCall) -> ToolCallError | None:
-    """Run every guard of ``ctx`` (its parents' first) on ``call``: the error it fails
-    with, or None when all let it run. Whoever runs a tool calls this first."""
-    for guard in ctx.hooks.guard_chain():
-        try:
-            checked = guard(ctx, call)
-            if checked is not None and inspect.isawaitable(checked):
-                await checked
-        except ToolCallRefused as refused:
-            return refusal_error(call, refused)
-        except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError):
-            raise
-        except BaseException as error:
-            _log.warning("a tool-call guard failed on %s", call.name, exc_info=error)
-            message = f"a tool-call hook failed: {describe_exception(error)}"
-            return ToolCallError("hook_error", message, error)
+    """`check_guards`, awaited: for whoever runs a tool outside a chain (a composite's
+    sub-calls), which must call it first."""
+    checked = check_guards(ctx, call)
+    if checked is None or isinstance(checked, ToolCallError):
+        return checked
+    return await checked
+
+
+async def _guarded(call: ToolCall, checked: Awaitable[ToolCall]) -> ToolCallError | None:
+    try:
+        await checked
+    except ToolCallRefused as refused:
+        return refusal_error(call, refused)
+    except HookFailed as failed:
+        return _guard_failed(call, failed)
     return None
+
+
+def _keep(returned: object, call: ToolCall) -> ToolCall:
+    """A guard's return is not used: it lets the call run by returning at all."""
+    return call
+
+
+def _guard_failed(call: ToolCall, failed: HookFailed) -> ToolCallError:
+    error = failed.error if failed.error is not None else TypeError(repr(failed.returned))
+    _log.warning("a tool-call guard failed on %s", call.name, exc_info=error)
+    message = f"a tool-call hook failed: {describe_exception(error)}"
+    return ToolCallError("hook_error", message, error)
