@@ -16,7 +16,7 @@
 """
 
 from toolchain._calls import load_json, unfence
-from toolchain._chain import JSONToolChain, ToolChain, YAMLToolChain
+from toolchain._chain import ToolChain
 from toolchain._content import (
     AudioContent,
     BinaryContent,
@@ -47,6 +47,7 @@ from toolchain._extension import (
 )
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
+from toolchain._json_chain import JSONToolChain
 from toolchain._output import OutputError, to_builtins, to_json, to_yaml
 from toolchain._result import (
     CallObservation,
@@ -61,6 +62,7 @@ from toolchain._result import (
 from toolchain._runner import run_sync
 from toolchain._tool import Tool, tool
 from toolchain._yaml_calls import load_yaml
+from toolchain._yaml_chain import YAMLToolChain
 from toolchain.composite import CompositeTool
 from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, DialectToolChain
 

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Literal, TypedDict, Unpack
+from collections.abc import Mapping
+from typing import Literal, Unpack
 
 import msgspec
 
-from toolchain._chain import (  # the chains' shared base and its overflow message
-    _too_many,  # pyright: ignore[reportPrivateUsage]
-    _ToolChainBase,  # pyright: ignore[reportPrivateUsage]
-)
+from toolchain._chain import ChainOptions, ToolChainBase
 from toolchain._errors import ToolCallParseError
-from toolchain._extension import Extension
+from toolchain._outcome import AnyTool
 from toolchain._output import to_json, to_yaml
+from toolchain._plan import too_many
 from toolchain._result import ToolCall
 from toolchain.dialects._result import DialectParse, DialectPolicy
 from toolchain.dialects._stream import DialectStream, parse
 
-__all__ = ["DialectToolChain"]
+__all__ = ["DialectSyntax", "DialectToolChain"]
 
 _DEFAULT = DialectPolicy()
 _GUIDANCE = (
@@ -30,20 +28,49 @@ _GUIDANCE = (
 )
 
 
-class ChainOptions(TypedDict, total=False):
-    """The options every tool chain takes (see ``JSONToolChain``)."""
+class DialectSyntax:
+    """Calls in whichever native format the model writes (``toolchain.dialects.parse``);
+    outputs as JSON or YAML."""
 
-    name: str
-    subsection: str | None
-    timeout: float | None
-    max_calls: int
-    max_output_chars: int
-    max_observation_chars: int
-    cancel_grace: float
-    extensions: Sequence[Extension]
+    label = "the native tool-call format"
+
+    def __init__(self, policy: DialectPolicy, output: Literal["json", "yaml"], guidance: str):
+        self.policy = policy
+        self.output: Literal["json", "yaml"] = output
+        self._guidance = guidance
+
+    def read(self, content: str, tools: Mapping[str, AnyTool], limit: int) -> list[ToolCall | str]:
+        result = parse(content, tools.values(), policy=self.policy)
+        items: list[ToolCall | str] = [*result.calls, *result.rejected]
+        if not items:
+            if not content.strip():
+                return []
+            if result.answer is not None:
+                raise ToolCallParseError(
+                    "this holds a final answer, not a tool call; write the answer as your "
+                    "answer, or call a tool"
+                )
+            why = result.error or "no tool call was found"
+            raise ToolCallParseError(f"{why}. {self._guidance}")
+        if result.error is not None:
+            items.append(result.error)  # the model learns what else it wrote was not read
+        if len(items) > limit:
+            items = [*items[:limit], too_many(len(items) - limit, limit)]
+        return items
+
+    def write(self, output: object) -> str:
+        return to_yaml(output) if self.output == "yaml" else to_json(output)
+
+    def schema_text(self, schema: Mapping[str, object]) -> str:
+        if self.output == "yaml":
+            return to_yaml(dict(schema))
+        return msgspec.json.encode(schema).decode("utf-8")
+
+    def guidance(self) -> str:
+        return self._guidance
 
 
-class DialectToolChain(_ToolChainBase):
+class DialectToolChain(ToolChainBase):
     """A tool chain for models that write their native tool-call format as text.
 
     It reads Hermes ``<tool_call>``, Mistral ``[TOOL_CALLS]``, Qwen3-Coder
@@ -76,8 +103,6 @@ class DialectToolChain(_ToolChainBase):
     {'a': 1, 'b': 2}
     """
 
-    syntax = "the native tool-call format"
-
     def __init__(
         self,
         *,
@@ -86,46 +111,21 @@ class DialectToolChain(_ToolChainBase):
         guidance: str = _GUIDANCE,
         **options: Unpack[ChainOptions],
     ) -> None:
-        super().__init__(**options)
-        self.policy = policy
-        self.output = output
-        self._guidance = guidance
+        self.dialect = DialectSyntax(policy, output, guidance)
+        super().__init__(self.dialect, **options)
+
+    @property
+    def policy(self) -> DialectPolicy:
+        return self.dialect.policy
+
+    @property
+    def output(self) -> Literal["json", "yaml"]:
+        return self.dialect.output
 
     def parse(self, text: str) -> DialectParse:
         """Read ``text`` with this chain's tools and policy (nothing is run)."""
-        return parse(text, self._tools.values(), policy=self.policy)
+        return parse(text, self.registry.values(), policy=self.policy)
 
     def stream(self) -> DialectStream:
         """A streaming reader with this chain's tools and policy."""
-        return DialectStream(self._tools.values(), policy=self.policy)
-
-    def _decode(self, content: str) -> list[ToolCall | str]:
-        result = self.parse(content)
-        items: list[ToolCall | str] = [*result.calls, *result.rejected]
-        if not items:
-            if not content.strip():
-                return []
-            if result.answer is not None:
-                raise ToolCallParseError(
-                    "this holds a final answer, not a tool call; write the answer as your "
-                    "answer, or call a tool"
-                )
-            why = result.error or "no tool call was found"
-            raise ToolCallParseError(f"{why}. {self._guidance}")
-        if result.error is not None:
-            items.append(result.error)  # the model learns what else it wrote was not read
-        limit = self.max_calls
-        if len(items) > limit:
-            items = [*items[:limit], _too_many(len(items) - limit, limit)]
-        return items
-
-    def _encode(self, output: object) -> str:
-        return to_yaml(output) if self.output == "yaml" else to_json(output)
-
-    def _schema_text(self, schema: Mapping[str, object]) -> str:
-        if self.output == "yaml":
-            return to_yaml(dict(schema))
-        return msgspec.json.encode(schema).decode("utf-8")
-
-    def _syntax_guidance(self) -> str:
-        return self._guidance
+        return DialectStream(self.registry.values(), policy=self.policy)

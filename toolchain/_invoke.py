@@ -1,0 +1,131 @@
+"""Stage 3 of a chain, for one call: the tool run, and its result through the after hooks.
+
+The arguments are validated into the tool's input type, the tool is called (``async``,
+inline, or on a worker thread) and whatever goes wrong becomes the call's error, with a
+message the model can act on: invalid arguments, a ``ToolError``, a tool that raises
+anything at all (``SystemExit`` included), a timeout or the run's cancellation, an
+output that is not a ``ToolResult``. Only ``KeyboardInterrupt`` goes through. The after
+hooks may then replace the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, cast
+
+from toolchain._context import Cancelled
+from toolchain._errors import ToolError, describe_exception, exception_text
+from toolchain._hook_runner import HookFailed, run_hooks
+from toolchain._input import ArgumentsError
+from toolchain._outcome import AnyTool, ChainSettings, Signals
+from toolchain._result import ToolCall, ToolCallError, ToolResult
+from toolchain._workers import run_in_worker
+
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+
+__all__ = ["after_hooks", "invoke"]
+
+_log = logging.getLogger("toolchain")
+
+Invoked = tuple[ToolResult[object] | None, ToolCallError | None]
+
+
+async def invoke(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    tool: AnyTool,
+    args: Mapping[str, object],
+    index: int,
+    signals: Signals,
+) -> Invoked:
+    """Validate ``args`` and run ``tool``: its result, or the error the call fails with.
+
+    ``signals`` tell a cancellation the chain made (a timeout, the run's cancellation)
+    from one that came from outside, which goes through.
+    """
+    try:
+        value = tool.codec.validate(args)
+    except ArgumentsError as error:
+        message = f"invalid arguments for {tool.name}: {error}"
+        return None, ToolCallError("invalid_arguments", message, error)
+    except Exception as error:  # a validator that raises something odd, deep nesting …
+        message = f"invalid arguments for {tool.name}: {describe_exception(error)}"
+        _log.warning("validating arguments of %s raised", tool.name, exc_info=error)
+        return None, ToolCallError("invalid_arguments", message[:1000], error)
+    result: object
+    try:
+        if tool.is_async:
+            result = await cast("Awaitable[object]", tool.call(ctx, value))
+        elif tool.inline:
+            result = tool.call(ctx, value)
+        else:
+            result = await run_in_worker(functools.partial(tool.call, ctx, value))
+            if inspect.isawaitable(result):
+                result = await result
+    except ToolError as error:
+        return None, ToolCallError("tool_error", exception_text(error), error)
+    except Cancelled as error:
+        return None, ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
+    except asyncio.CancelledError as error:
+        why = signals.why.get(index)
+        if why == "timeout":
+            limit = chain.timeout_of(ToolCall(tool.name))
+            message = f"{tool.name} did not finish within {limit:g} s"
+            return None, ToolCallError("timeout", message, TimeoutError(message))
+        if why is None and not ctx.cancelled:
+            raise  # someone else cancelled the whole execution
+        reason = ctx.cancel_reason or "cancelled"
+        return None, ToolCallError("cancelled", f"{tool.name} was cancelled: {reason}", error)
+    except (KeyboardInterrupt, GeneratorExit):  # GeneratorExit: a coroutine being closed
+        raise
+    except BaseException as error:  # SystemExit … from user code: this call's
+        message = f"{tool.name} failed: {describe_exception(error)}"
+        _log.warning("tool %s raised", tool.name, exc_info=error)
+        return None, ToolCallError("tool_error", message[:2000], error)
+    if not isinstance(result, ToolResult):
+        message = f"{tool.name} returned {type(result).__name__}, not a ToolResult"
+        _log.error("%s: its call() must return ToolResult(...)", message)
+        return None, ToolCallError("output_error", message)
+    # Any ToolResult: its text is an object to the chain (isinstance leaves it Unknown).
+    return cast("ToolResult[object]", result), None
+
+
+def after_hooks(
+    ctx: ExecutionContext, call: ToolCall, result: ToolResult[object]
+) -> Invoked | Awaitable[Invoked]:
+    """The result as the after hooks left it, or the error a hook made of the call; an
+    awaitable of that only once a hook is ``async``."""
+    try:
+        replaced = run_hooks(ctx.hooks.after, (ctx, call), result, _a_result)
+    except HookFailed as failed:
+        return None, _after_failed(call, failed)
+    if isinstance(replaced, ToolResult):
+        return replaced, None
+    return _awaited(call, replaced)
+
+
+async def _awaited(call: ToolCall, replaced: Awaitable[ToolResult[object]]) -> Invoked:
+    try:
+        return await replaced, None
+    except HookFailed as failed:
+        return None, _after_failed(call, failed)
+
+
+def _a_result(returned: object, result: ToolResult[object]) -> ToolResult[object] | None:
+    # Hooks are user code: check what they return, whatever their annotations say.
+    return cast("ToolResult[object]", returned) if isinstance(returned, ToolResult) else None
+
+
+def _after_failed(call: ToolCall, failed: HookFailed) -> ToolCallError:
+    if failed.error is None:
+        message = f"a tool-call hook returned {type(failed.returned).__name__}, not a ToolResult"
+        _log.error("%s (hook %r)", message, failed.hook)
+        return ToolCallError("hook_error", message)
+    _log.warning("an after-tool-call hook failed on %s", call.name, exc_info=failed.error)
+    message = f"a tool-call hook failed: {describe_exception(failed.error)}"
+    return ToolCallError("hook_error", message, failed.error)

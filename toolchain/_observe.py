@@ -1,0 +1,271 @@
+"""Stage 4 of a chain: what the model reads of each call, and the action's result.
+
+Every call ends in `finish`, failed or not (observers see each one end): a successful
+output is serialised in the chain's syntax, a failure becomes ``Error: …`` and a record
+on the ``toolchain`` logger. The observation hooks may rewrite what the model reads
+(``raw`` keeps the real result). `assemble` then makes the ``ToolChainResult``: each
+text cut to its share of the observation, media numbered across the action, and each
+call's section named so that no output, and no name a model invents, can open a section
+the agent reads (``answer``, ``action``, …).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, cast
+
+from formats import FormattedSection, TextFormat
+from toolchain._content import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
+from toolchain._context import Stats
+from toolchain._errors import describe_exception
+from toolchain._events import AfterToolCall
+from toolchain._hook_runner import HookFailed, run_hooks
+from toolchain._oneline import log_line
+from toolchain._outcome import AnyTool, ChainSettings, Outcome
+from toolchain._result import (
+    CallObservation,
+    ErrorKind,
+    RawToolCallResult,
+    RawToolChainResult,
+    ToolCall,
+    ToolCallError,
+    ToolChainResult,
+    ToolResult,
+)
+
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+
+__all__ = ["AGENT_SECTIONS", "assemble", "fail", "finish", "observation_hooks", "section_name"]
+
+_log = logging.getLogger("toolchain")
+_SECTION_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+_MAX_SECTION_NAME = 64
+AGENT_SECTIONS = frozenset({"thinking", "action", "answer", "observation"})
+"""The sections agents read from a model's output. Reserved in every observation even
+when the format it is written with has not registered them (a bare XMLFormat(), a native
+agent's format, a loop of one's own): the text may still be read by a format that has,
+and a call's section must never re-parse as an answer."""
+_LOGGED_CHARS = 500  # a log record quotes this much of a name or message
+_PART_TYPES = (TextContent, ImageContent, AudioContent, BinaryContent)
+
+
+def finish(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    index: int,
+    call: ToolCall,
+    result: ToolResult[object] | None,
+    failure: ToolCallError | None,
+    started: float,
+) -> Outcome:
+    """Every call ends here, failed or not: observers see them all."""
+    if ctx.events.has_subscribers(AfterToolCall):
+        duration = time.perf_counter() - started
+        ctx.events.emit(
+            AfterToolCall(ctx, index, call.name, call.args, result, failure, duration, call.id)
+        )
+    if failure is not None or result is None:
+        failure = failure or ToolCallError("output_error", f"{call.name} returned no result")
+        return fail(ctx, call, failure.kind, failure.message, failure.exception)
+    try:
+        text = chain.encode_output(result.text)
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as error:
+        message = f"{call.name} produced output that cannot be shown: {describe_exception(error)}"
+        _log.warning("%s", message, exc_info=error)
+        return fail(ctx, call, "output_error", message[:500], error)
+    return Outcome(call, result, None, text)
+
+
+def fail(
+    ctx: ExecutionContext,
+    call: ToolCall,
+    kind: ErrorKind,
+    message: str,
+    exception: BaseException | None = None,
+) -> Outcome:
+    """The outcome of a failed call: counted, logged, and ``Error: …`` for the model."""
+    ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
+    _log_failure(call, kind, message)
+    return Outcome(call, None, ToolCallError(kind, message, exception), f"Error: {message}")
+
+
+def observation_hooks(
+    ctx: ExecutionContext, outcome: Outcome, result: ToolResult[object]
+) -> Outcome | Awaitable[Outcome]:
+    """The outcome with the text (and parts) its observation hooks wrote; raw keeps the
+    result. A hook's ``(text, media)`` replaces the parts shown; a plain text keeps
+    them. An awaitable only once a hook is ``async``."""
+    call = outcome.call
+    shown = [outcome.media]  # the parts shown beside the text; None: the result's own
+
+    def accept(returned: object, text: str) -> str | None:
+        if isinstance(returned, str):
+            return returned
+        pair = _text_and_parts(returned)
+        if pair is None:
+            return None
+        shown[0] = pair[1]
+        return pair[0]
+
+    try:
+        text = run_hooks(ctx.hooks.observation, (ctx, call, result), outcome.text, accept)
+    except HookFailed as failed:
+        return _observation_failed(ctx, call, failed)
+    if isinstance(text, str):
+        return Outcome(call, result, None, text, shown[0])
+    return _awaited(ctx, call, result, text, shown)
+
+
+async def _awaited(
+    ctx: ExecutionContext,
+    call: ToolCall,
+    result: ToolResult[object],
+    pending: Awaitable[str],
+    shown: list[tuple[ContentPart, ...] | None],
+) -> Outcome:
+    try:
+        text = await pending
+    except HookFailed as failed:
+        return _observation_failed(ctx, call, failed)
+    return Outcome(call, result, None, text, shown[0])
+
+
+def _text_and_parts(value: object) -> tuple[str, tuple[ContentPart, ...]] | None:
+    """``(text, media)`` when an observation hook returned that pair, checked; else None."""
+    if type(value) is not tuple:
+        return None
+    pair = cast("tuple[object, ...]", value)
+    if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], tuple):
+        return None
+    parts = cast("tuple[object, ...]", pair[1])
+    if not all(isinstance(part, _PART_TYPES) for part in parts):
+        return None
+    return pair[0], cast("tuple[ContentPart, ...]", parts)
+
+
+def _observation_failed(ctx: ExecutionContext, call: ToolCall, failed: HookFailed) -> Outcome:
+    if failed.error is None:
+        message = (
+            f"an observation hook returned {type(failed.returned).__name__}, not a str "
+            "or (str, media)"
+        )
+        _log.error("%s (hook %r)", message, failed.hook)
+        return fail(ctx, call, "hook_error", message)
+    _log.warning("an observation hook failed on %s", call.name, exc_info=failed.error)
+    message = f"a tool-call hook failed: {describe_exception(failed.error)}"
+    return fail(ctx, call, "hook_error", message, failed.error)
+
+
+def _log_failure(call: ToolCall, kind: ErrorKind, message: str) -> None:
+    """The INFO record every failed call leaves on the ``toolchain`` logger.
+
+    Its ``tool``, ``call_id`` and ``error_kind`` attributes (the ``ToolCallError.kind``)
+    let a handler filter on them; the message is the one the model reads, cut short.
+    """
+    if not _log.isEnabledFor(logging.INFO):
+        return
+    name = log_line(call.name, 80)  # the model may invent any name, of any length
+    _log.info(
+        "tool call %s (%s) failed: %s: %s",
+        name,
+        log_line(call.id, 80) or "no id",
+        kind,
+        log_line(message, _LOGGED_CHARS),
+        extra={"tool": name, "call_id": call.id, "error_kind": kind},
+    )
+
+
+def assemble(
+    outcomes: list[Outcome],
+    text_format: TextFormat,
+    tools: Mapping[str, AnyTool],
+    reserved: frozenset[str],
+    max_output_chars: int,
+    max_observation_chars: int,
+) -> ToolChainResult:
+    """The action's result: the wrapped observation, media, raw results and errors."""
+    share = min(max_output_chars, max(1, max_observation_chars // len(outcomes)))
+    sections: list[FormattedSection] = []
+    media: list[ContentPart] = []
+    observations: list[CallObservation] = []
+    calls: list[ToolCall] = []
+    results: list[RawToolCallResult | None] = []
+    errors: list[ToolCallError | None] = []
+    for outcome in outcomes:
+        call, result, text = outcome.call, outcome.result, outcome.text
+        if len(text) > share:
+            text = (
+                f"{text[:share]}\n[output truncated: {share} of {len(text)} characters "
+                "shown; ask for less, e.g. a narrower query]"
+            )
+        children: tuple[FormattedSection, ...] = ()
+        part_media: tuple[ContentPart, ...] = ()
+        instructions = ""
+        if result is not None:
+            results.append(RawToolCallResult(call.name, result.text, result, call.id))
+            shown = tuple(result.media) if outcome.media is None else outcome.media
+            if result.instructions or shown:
+                instructions, part_media, children = _extras(result.instructions, shown, media)
+        else:
+            results.append(None)
+        name = call.name
+        if name not in tools or name.lower() in reserved:
+            name = section_name(name, tools, reserved)
+        sections.append(FormattedSection(name, text, children))
+        observations.append(
+            CallObservation(call.id, call.name, text, part_media, instructions, outcome.error)
+        )
+        calls.append(call)
+        errors.append(outcome.error)
+    raw = RawToolChainResult(tuple(calls), tuple(results), tuple(errors))
+    text = text_format.wrap_observation(text_format.format_sections(sections))
+    return ToolChainResult(text, tuple(media), raw, tuple(observations))
+
+
+def section_name(name: str, tools: Mapping[str, AnyTool], reserved: frozenset[str]) -> str:
+    """A section name for a call's result that can never be read as another section.
+
+    Registered tools have valid names; a name the model invented is reduced to ASCII
+    tag characters. Either way, a name the text format uses for its own sections, or
+    one agents read (``answer``, ``action``, ``thinking``), is prefixed, so an
+    observation can never hold a section that re-parses as an answer.
+
+    >>> section_name("answer", {}, frozenset({"answer"})), section_name("<b>", {}, frozenset())
+    ('tool_answer', 'b')
+    """
+    if name not in tools:
+        name = _SECTION_UNSAFE.sub("_", name)[:_MAX_SECTION_NAME].strip("._-") or "unknown_tool"
+        if not (name[0].isascii() and (name[0].isalpha() or name[0] == "_")):
+            name = "tool_" + name
+    if name.lower() in reserved:
+        name = "tool_" + name
+    return name
+
+
+def _extras(
+    instructions: str, part_media: tuple[ContentPart, ...], media: list[ContentPart]
+) -> tuple[str, tuple[ContentPart, ...], tuple[FormattedSection, ...]]:
+    """A result's instructions and attachments (numbered across the observation)."""
+    children: list[FormattedSection] = []
+    instructions = instructions.strip()
+    if instructions:
+        children.append(FormattedSection("instructions", instructions))
+    if part_media:
+        lines: list[str] = []
+        for part in part_media:
+            media.append(part)
+            lines.append(f"[{len(media)}] {_describe_part(part)}")
+        children.append(FormattedSection("attachments", "\n".join(lines)))
+    return instructions, part_media, tuple(children)
+
+
+def _describe_part(part: ContentPart) -> str:
+    describe = getattr(part, "describe", None)
+    kind = type(part).__name__.removesuffix("Content").lower()
+    return f"{kind} ({describe()})" if callable(describe) else kind

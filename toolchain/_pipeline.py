@@ -1,0 +1,72 @@
+"""The stages every call goes through, in order: `run_call`.
+
+A call the reader could not make is a problem already; a call is checked (``_plan``:
+known, within limits, the before hooks, the guards), run (``_invoke``: the tool, then
+the after hooks), and observed (``_observe``: serialised or its error written, then the
+observation hooks). Each stage hands back what the next takes, or the error the call
+ends with; every failure is contained, so an action's other calls go on. The
+scheduling of an action's calls around this is ``_schedule``'s.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from toolchain._events import BeforeToolCall
+from toolchain._hooks import check_guards
+from toolchain._invoke import after_hooks, invoke
+from toolchain._observe import finish, observation_hooks
+from toolchain._outcome import ChainSettings, Outcome, Signals
+from toolchain._plan import before_hooks, precheck, unknown_tool
+from toolchain._result import ToolCall, ToolCallError
+
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+
+__all__ = ["run_call"]
+
+
+async def run_call(
+    chain: ChainSettings, ctx: ExecutionContext, index: int, item: ToolCall | str, signals: Signals
+) -> Outcome:
+    """One call through every stage: checked, run, observed. Contains every failure."""
+    started = time.perf_counter()
+    if isinstance(item, str):  # a problem the reader or the plan found
+        failure = ToolCallError("parse", item)
+        return finish(chain, ctx, index, ToolCall("error", {}), None, failure, started)
+    call = item
+    checked = precheck(ctx, call, chain.registry)
+    if isinstance(checked, ToolCallError):
+        return finish(chain, ctx, index, call, None, checked, started)
+    tool = checked
+    raw_args = call.args
+    hooks = ctx.hooks
+    if hooks.before:
+        before = before_hooks(ctx, call)
+        call, refusal = before if isinstance(before, tuple) else await before
+        if refusal is not None:
+            return finish(chain, ctx, index, call, None, refusal, started)
+        found = chain.registry.get(call.name)
+        if found is None:
+            unknown = unknown_tool(call.name, chain.registry)
+            return finish(chain, ctx, index, call, None, unknown, started)
+        tool = found
+    if hooks.guarded:  # on the call as it will run, rewritten by the before hooks
+        guarded = check_guards(ctx, call)
+        refusal = (
+            guarded if guarded is None or isinstance(guarded, ToolCallError) else (await guarded)
+        )
+        if refusal is not None:
+            return finish(chain, ctx, index, call, None, refusal, started)
+    if ctx.events.has_subscribers(BeforeToolCall):
+        ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
+    result, problem = await invoke(chain, ctx, tool, call.args, index, signals)
+    if problem is None and result is not None and hooks.after:
+        after = after_hooks(ctx, call, result)
+        result, problem = after if isinstance(after, tuple) else await after
+    outcome = finish(chain, ctx, index, call, result, problem, started)
+    if hooks.observation and outcome.result is not None:
+        observed = observation_hooks(ctx, outcome, outcome.result)
+        outcome = observed if isinstance(observed, Outcome) else await observed
+    return outcome

@@ -1,0 +1,284 @@
+"""Stage 3 of a chain, for the action: its calls run concurrently, under timeouts and
+the run's cancellation, and none can hang it.
+
+Each call runs eagerly, as its own task, up to its first real suspension: most finish
+there, and the chain has their outcome without waiting. One call alone is driven in the
+caller's own task (`run_alone`): no task, no loop turn when it finishes without
+suspending, and task-bound state (cancel scopes) intact. A call that ignores its
+cancellation is given ``cancel_grace`` seconds, then abandoned and reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal, cast
+
+from toolchain._abandon import abandon
+from toolchain._eager import eager_task, settle
+from toolchain._errors import describe_exception
+from toolchain._observe import fail
+from toolchain._outcome import ChainSettings, Outcome, Signals
+from toolchain._pipeline import run_call
+from toolchain._result import ErrorKind, ToolCall
+
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+
+__all__ = ["run_action", "run_alone"]
+
+_log = logging.getLogger("toolchain")
+
+Wake = Literal["ready", "timeout", "cancelled", "abandon"]
+"""Why `run_alone` resumes: the call's awaited future is done (``ready``), its timeout
+passed, the run was cancelled, or the grace after a cancellation ran out."""
+
+
+async def run_action(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    items: list[ToolCall | str],
+) -> list[Outcome]:
+    """Run every item of an action (more than one) concurrently; outcomes in order."""
+    signals = Signals()
+    done: list[Outcome | None] = [None] * len(items)
+    tasks: dict[int, asyncio.Task[Outcome]] = {}
+    finished: list[asyncio.Task[Outcome]] = []
+    context = contextvars.copy_context()
+    for index, item in enumerate(items):
+        task, first = eager_task(run_call(chain, ctx, index, item, signals), context=context)
+        if not first.done:
+            tasks[index] = task
+            continue
+        finished.append(task)
+        if first.error is None:
+            done[index] = first.value
+        else:  # run_call contains every failure: this would be a bug in the chain
+            done[index] = _internal_error(ctx, item, first.error)
+    if tasks:
+        await _wait(chain, ctx, items, tasks, signals)
+    for task in finished:  # on 3.11 they still take one empty step: leave none behind
+        await settle(task)
+    return [
+        outcome
+        if outcome is not None
+        else _outcome_of(chain, ctx, items[index], tasks[index], signals.why.get(index))
+        for index, outcome in enumerate(done)
+    ]
+
+
+async def run_alone(chain: ChainSettings, ctx: ExecutionContext, item: ToolCall | str) -> Outcome:
+    """One call, driven in the caller's own task: no task, no loop turn when it
+    finishes without suspending, and task-bound state (cancel scopes) intact.
+
+    Timeouts and the run's cancellation are thrown into the call as a task would see
+    them; a call that ignores them for ``cancel_grace`` seconds is abandoned (no longer
+    driven) and reported.
+    """
+    signals = Signals()
+    step = run_call(chain, ctx, 0, item, signals)
+    waiting_on: object
+    try:
+        waiting_on = step.send(None)
+    except StopIteration as stop:  # the common case: it never suspended
+        finished: Outcome = stop.value
+        return finished
+    loop = asyncio.get_running_loop()
+    wake: asyncio.Future[Wake] = loop.create_future()
+
+    def signal(kind: Wake) -> None:
+        if not wake.done():
+            wake.set_result(kind)
+
+    def on_cancel() -> None:
+        loop.call_soon_threadsafe(signal, "cancelled")
+
+    def ready(_: object) -> None:
+        signal("ready")
+
+    limit = chain.timeout_of(item)
+    timer = None if limit is None else loop.call_later(limit, signal, "timeout")
+    remove = ctx.on_cancel(on_cancel)
+    grace: asyncio.TimerHandle | None = None
+    try:
+        while True:
+            pending = _future_of(waiting_on)
+            if pending is not None:
+                pending.add_done_callback(ready)
+            else:  # a bare yield (asyncio.sleep(0)): one loop turn
+                loop.call_soon(signal, "ready")
+            try:
+                kind = await wake
+            except asyncio.CancelledError as error:
+                # This task was cancelled (its caller, or a cancel scope inside the
+                # call): deliver it into the call exactly as a Task would.
+                wake = loop.create_future()
+                if pending is not None and not pending.done():
+                    pending.cancel(*error.args[:1])
+                    waiting_on = step.send(None)
+                else:
+                    waiting_on = step.throw(error)
+                continue
+            wake = loop.create_future()
+            if kind == "abandon":
+                abandon(step)
+                return _stopped(chain, ctx, item, signals.why.get(0), abandoned=True)
+            if kind in ("timeout", "cancelled") and 0 not in signals.why:
+                signals.why[0] = "timeout" if kind == "timeout" else "cancelled"
+                grace = loop.call_later(chain.cancel_grace, signal, "abandon")
+                if pending is None:
+                    waiting_on = step.throw(asyncio.CancelledError())
+                    continue
+                pending.cancel()  # as Task.cancel does: the call reads it on resuming
+            elif kind != "ready" or (pending is not None and not pending.done()):
+                continue  # a signal after the first, or a stale wake-up
+            waiting_on = step.send(None)
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome
+    finally:
+        remove()
+        for handle in (timer, grace):
+            if handle is not None:
+                handle.cancel()
+
+
+async def _wait(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    items: list[ToolCall | str],
+    tasks: dict[int, asyncio.Task[Outcome]],
+    signals: Signals,
+) -> None:
+    """Wait for the suspended calls, enforcing timeouts and cancellation.
+
+    A call that ignores its cancellation is waited for ``cancel_grace`` seconds,
+    then abandoned: its task is left running and the call reported as such.
+    """
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+    remaining = len(tasks)
+    grace = chain.cancel_grace
+
+    def finished(_: object) -> None:
+        nonlocal remaining
+        remaining -= 1
+        if remaining == 0 and not waiter.done():
+            waiter.set_result(None)
+
+    def give_up() -> None:
+        # Stop waiting once every unfinished call was cancelled at least `grace` ago.
+        if waiter.done():
+            return
+        deadline = loop.time() - grace
+        if all(
+            task.done() or signals.at.get(index, deadline + 1) <= deadline
+            for index, task in tasks.items()
+        ):
+            waiter.set_result(None)
+
+    def stop(index: int, why: ErrorKind) -> None:
+        task = tasks.get(index)
+        if task is None or task.done() or index in signals.why:
+            return
+        signals.why[index] = why
+        signals.at[index] = loop.time()
+        task.cancel()
+        loop.call_later(grace + 1e-3, give_up)
+
+    def cancel_all() -> None:
+        for index in tasks:
+            stop(index, "cancelled")
+
+    for task in tasks.values():
+        task.add_done_callback(finished)
+
+    def on_cancel() -> None:
+        loop.call_soon_threadsafe(cancel_all)
+
+    remove = ctx.on_cancel(on_cancel)
+    timers = _arm_timeouts(chain, items, tasks, stop)
+    try:
+        await waiter
+    except asyncio.CancelledError:
+        for task in tasks.values():
+            task.cancel()
+        raise
+    finally:
+        remove()
+        for timer in timers:
+            timer.cancel()
+
+
+def _arm_timeouts(
+    chain: ChainSettings,
+    items: list[ToolCall | str],
+    tasks: Mapping[int, asyncio.Task[Outcome]],
+    stop: Callable[[int, ErrorKind], None],
+) -> list[asyncio.TimerHandle]:
+    """One timer per distinct timeout in the action, cancelling the calls still running.
+
+    Calls start together, so a call's deadline is the action's start plus its
+    timeout; timers are far cheaper than an ``asyncio.timeout`` around each call.
+    """
+    limits = {index: chain.timeout_of(items[index]) for index in tasks}
+    distinct = {t for t in limits.values() if t is not None}
+    if not distinct:
+        return []
+
+    def expire(limit: float) -> None:
+        for index, value in limits.items():
+            if value == limit:
+                stop(index, "timeout")
+
+    loop = asyncio.get_running_loop()
+    return [loop.call_later(t, expire, t) for t in distinct]
+
+
+def _outcome_of(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    item: ToolCall | str,
+    task: asyncio.Task[Outcome],
+    why: ErrorKind | None,
+) -> Outcome:
+    if task.done() and not task.cancelled():
+        error = task.exception()
+        if error is None:
+            return task.result()
+        return _internal_error(ctx, item, error)
+    return _stopped(chain, ctx, item, why, abandoned=not task.done())
+
+
+def _internal_error(ctx: ExecutionContext, item: ToolCall | str, error: BaseException) -> Outcome:
+    """A failure that escaped the per-call pipeline, which contains every failure: a bug."""
+    _log.error("a tool call failed inside the chain itself", exc_info=error)
+    call = item if isinstance(item, ToolCall) else ToolCall("error", {})
+    return fail(ctx, call, "tool_error", f"internal error: {describe_exception(error)}")
+
+
+def _stopped(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    item: ToolCall | str,
+    why: ErrorKind | None,
+    *,
+    abandoned: bool,
+) -> Outcome:
+    """The outcome of a call the chain cancelled (timeout or the run's cancellation)."""
+    call = item if isinstance(item, ToolCall) else ToolCall("error", {})
+    if why == "timeout":
+        message = f"{call.name} did not finish within {chain.timeout_of(call):g} s"
+    else:
+        message = f"{call.name} was cancelled: {ctx.cancel_reason or 'cancelled'}"
+    if abandoned:
+        message += " (it ignored cancellation and was abandoned)"
+        _log.warning("abandoned tool call %s (%s): it ignored cancellation", call.name, call.id)
+    return fail(ctx, call, why or "cancelled", message, TimeoutError(message))
+
+
+def _future_of(value: object) -> asyncio.Future[object] | None:
+    """What a suspended coroutine yielded, as the future it waits on (or None)."""
+    return cast("asyncio.Future[object]", value) if isinstance(value, asyncio.Future) else None
