@@ -60,7 +60,7 @@ class Connection:
     ) -> None:
         self.endpoint = endpoint
         self.redact = redact
-        self.name = name
+        self._name = name
         self._greeted = greeted
         self._mode = mode
         self._connect_timeout = connect_timeout
@@ -73,10 +73,9 @@ class Connection:
         self.watch = ListWatch(tools, redact, self.closing)
         self.ended = ""  # why the connection ended, when it ended by itself
         self.lost = ""  # the call during which the connection was found closed
-        # Closed by close(), once the process is gone.
-        self.errlog = (
-            StderrLog() if endpoint.command is not None and endpoint.stderr is None else None
-        )
+        self.errlog: StderrLog | None = None  # closed by release(), once the process is gone
+        if endpoint.command is not None and endpoint.stderr is None:
+            self.errlog = StderrLog()
 
     @property
     def alive(self) -> bool:
@@ -88,7 +87,7 @@ class Connection:
         """Start the connection's task; return once it is open, or raise
         ``MCPConnectionError`` (the task is then closing)."""
         ready: asyncio.Future[None] = self.loop.create_future()
-        self.runner = self.loop.create_task(self._run(ready), name=f"mcp server {self.name()}")
+        self.runner = self.loop.create_task(self._run(ready), name=f"mcp server {self._name()}")
         await asyncio.shield(ready)
 
     async def close(self) -> None:
@@ -164,7 +163,7 @@ class Connection:
             elif not self.closing.is_set():
                 self.ended = self.lost or self.redact(reason(error))
                 _log.warning(
-                    "the connection to the MCP server %s ended: %s", self.name(), self.ended
+                    "the connection to the MCP server %s ended: %s", self._name(), self.ended
                 )
             if isinstance(error, asyncio.CancelledError):
                 raise
@@ -179,7 +178,7 @@ class Connection:
         from toolchain.mcp._listing import ListingGuard
 
         target = await self.endpoint.open(stack, self.errlog)
-        listing = ListingGuard(self.name)  # a malformed tool costs itself, not all
+        listing = ListingGuard(self._name)  # a malformed tool costs itself, not all
         client = Client(
             listing.guard(target),
             mode=self._mode,
@@ -194,7 +193,7 @@ class Connection:
 
     def _cannot_connect(self, why: str) -> str:
         where = self.endpoint.where()
-        message = f"could not connect to the MCP server {self.name()!r} ({where}): {why}"
+        message = f"could not connect to the MCP server {self._name()!r} ({where}): {why}"
         return self.redact(message) + self.tail()
 
     async def _on_message(self, message: IncomingMessage) -> None:
@@ -205,14 +204,14 @@ class Connection:
         elif isinstance(message, Exception):
             _log.warning(
                 "the MCP server %s: transport error: %s",
-                self.name(),
+                self._name(),
                 self.redact(describe_exception(message)),
             )
 
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(params.level, logging.ERROR)
         said = self.redact(str(params.data)[:_LOG_CHARS])
-        _log.log(level, "the MCP server %s says: %s", self.name(), said)
+        _log.log(level, "the MCP server %s says: %s", self._name(), said)
 
 
 def unavailable(connection: Connection | None, name: str) -> str:
