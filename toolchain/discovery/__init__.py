@@ -1,3 +1,27 @@
+# toolchain.discovery: an extension package; tool_search, a searchable tool index,
+# approvals and working memory.
+#
+# What lives here, one job a module (each imports only those listed before it):
+#   _documents   ToolDocument, Hit, SearchOutcome and the SearchBackend protocol
+#   _metadata    ToolInfo, Risk, Extraction, Entity: what the index knows of a tool
+#   _text        a tool's text as the backends read it (identifiers split into words)
+#   _index       ToolIndex: the tools joined with their ToolInfo, checked whole
+#   _keyword _bm25 _regex _embeddings _hybrid   the search backends, one a module
+#   _approval    Approval, ApprovalRequest, Approver: the public side of approvals
+#   _quoting     the model's text quoted back, bounded or as JSON
+#   _activation  which tools a run found and used (ctx.state)
+#   _held        calls held for approval and decisions on them, sealed (approval_key)
+#   _saved       discovery's part of extension_state: saved, loaded, pending, decided
+#   _search_tool the tool_search tool and one search: activation, descriptions, suggestions
+#   _gate        the guard on every call: not found yet is refused, needing approval waits
+#   _tool_search ToolSearch: the options and the extension, the rest delegated
+#   _memory      WorkingMemory: entities picked out of results, listed each step
+#
+# May import: the toolchain core through its own modules (toolchain._context, _hooks,
+# _extension, _result, _tool, _errors, _output, _tokens, _oneline); msgspec and pydantic;
+# a backend's own libraries (bm25s, re2, numpy, an embeddings model or client) only in
+# that backend, the heavy ones when first used. Never agents (a step request is typed
+# loosely for that), never another extension.
 """Tool discovery: ``tool_search``, a searchable tool index, approvals and working memory.
 
 Agents with many tools drown in their definitions. With ``ToolSearch`` the model starts
@@ -31,10 +55,12 @@ from toolchain.discovery._embeddings import (
 )
 from toolchain.discovery._hybrid import HybridSearch, reciprocal_rank_fusion
 from toolchain.discovery._index import ToolIndex, ToolIndexError
+from toolchain.discovery._keyword import KeywordSearch
 from toolchain.discovery._memory import WorkingMemory, extract_entities
 from toolchain.discovery._metadata import Entity, Extraction, Extractor, Risk, ToolInfo
 from toolchain.discovery._regex import RegexSearch
-from toolchain.discovery._tool_search import KeywordSearch, SearchInput, ToolSearch
+from toolchain.discovery._search_tool import SearchInput
+from toolchain.discovery._tool_search import ToolSearch
 
 __all__ = [
     "Approval",

@@ -43,6 +43,7 @@ from toolchain._hooks import ToolHook
 from toolchain._oneline import one_line
 from toolchain._output import to_builtins
 from toolchain._result import ToolCall, ToolResult
+from toolchain.discovery._activation import found_tools
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._metadata import Entity, Extraction, Extractor
 
@@ -110,7 +111,7 @@ class WorkingMemory(Extension):
         if latest:
             lines.append("Known entities (latest last):")
             lines += [f"- {_shown(e.type)}: {_shown(e.name)} ({_shown(e.id)})" for e in latest]
-        found = _discovered(ctx)
+        found = found_tools(ctx)
         if found:
             lines.append("Tools found: " + ", ".join(found))
         if memory.used:
@@ -190,12 +191,6 @@ class _Recorder(ToolHook):
 def _shown(text: str) -> str:
     """A tool result's names on one bounded line: they must not forge lines of the list."""
     return one_line(text, 80)
-
-
-def _discovered(ctx: ExecutionContext) -> tuple[str, ...]:
-    from toolchain.discovery._tool_search import found_tools
-
-    return found_tools(ctx)
 
 
 def extract_entities(output: object, schema: Extraction) -> list[Entity]:

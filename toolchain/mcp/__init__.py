@@ -1,3 +1,23 @@
+# toolchain.mcp: an extension package; the tools of an MCP server as this library's Tools.
+#
+# What lives here, one job a module (each imports only those listed before it):
+#   _names       tool and section names made from a server's own
+#   _failures    MCPConnectionError; a connection's credentials blanked in messages and causes
+#   _schema      SchemaCodec: arguments checked against a server's JSON Schema (patterns on RE2)
+#   _results     a CallToolResult as a ToolResult (structured output, text, media)
+#   _listing     the transport guard that leaves a malformed listed tool out, not the server
+#   _transport   where a server is (stdio command, HTTP URL) and its stderr file
+#   _tool        MCPTool, and what it asks of its server (ToolHost)
+#   _tool_list   the tool list: every page listed, registered on chains, re-listed on change
+#   _connection  one connection, in a task of its own: opened, kept, ended, closed
+#   _calling     one tool call and every failure of it, as the call's ToolError
+#   _server      MCPServer: the options, the extension, and the rest delegated
+#
+# May import: the toolchain core through its own modules (toolchain._tool, _result,
+# _errors, _context, _extension, _redact, _input, _content, _nesting; _chain for types
+# only); the MCP SDK (mcp, mcp_types, httpx2, jsonschema) only inside the functions that
+# connect, or under TYPE_CHECKING: importing toolchain.mcp must not import it. Never
+# agents, never another extension.
 """The tools of an MCP server as this library's ``Tool`` s (extra ``[mcp]``).
 
 ``MCPServer`` connects to a Model Context Protocol server, over stdio (a command it
@@ -62,7 +82,9 @@ not ``run_sync``, inside ``async with``).
 
 from __future__ import annotations
 
+from toolchain.mcp._failures import MCPConnectionError
 from toolchain.mcp._schema import SchemaCodec
-from toolchain.mcp._server import MCPConnectionError, MCPServer, MCPTool, ServerOptions
+from toolchain.mcp._server import MCPServer, ServerOptions
+from toolchain.mcp._tool import MCPTool
 
 __all__ = ["MCPConnectionError", "MCPServer", "MCPTool", "SchemaCodec", "ServerOptions"]

@@ -1,0 +1,152 @@
+"""The gate on every call: a tool not found yet is refused, one that needs approval waits.
+
+``Gate`` is a guard (``ToolHook.guard_tool_call``), so it holds however deep a call is
+made: a composite's sub-call, a sub-agent's call (its context is a child of this
+run's), a composite inside a sub-agent. A call to a deferred tool that no search
+found is answered "not active — search for it", with a query that finds it. A call to
+a tool that ``requires_confirmation`` goes to the approver; with no decision it is held
+(sealed, in the outermost run's state) and pauses every run from the one that made it
+up to the outermost, for the person that run answers to.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any, Protocol
+
+from toolchain._context import ExecutionContext
+from toolchain._hooks import ToolCallRefused, ToolHook
+from toolchain._result import ToolCall, ToolResult
+from toolchain.discovery._activation import discovery
+from toolchain.discovery._approval import ApprovalRequest, Approver
+from toolchain.discovery._held import Seal, approvals, held_id, take_decision
+from toolchain.discovery._index import ToolIndex
+from toolchain.discovery._quoting import quoted
+
+__all__ = ["Gate", "Gatekeeper"]
+
+_log = logging.getLogger("toolchain")
+
+
+class Gatekeeper(Protocol):
+    """What the gate reads from its ``ToolSearch``, as it is at each call."""
+
+    @property
+    def index(self) -> ToolIndex: ...
+
+    @property
+    def defers(self) -> bool: ...
+
+    @property
+    def deferred(self) -> frozenset[str]: ...
+
+    @property
+    def approve(self) -> Approver | None: ...
+
+    def needs_approval(self, name: str) -> bool: ...
+
+    async def suggestion(self, name: str) -> str: ...
+
+
+class Gate(ToolHook):
+    """Holds back calls to tools not found yet, and calls that wait for approval; notes
+    the index tools that ran (``ToolSearch.used``).
+
+    A guard, so it sees every call: in its own run (``home``) it checks both; in a
+    child run (a sub-agent's, whose tools are its own) only approvals. Of several
+    gates that could approve one call (the same ToolSearch installed in a run and its
+    sub-agent), the outermost decides.
+    """
+
+    def __init__(self, owner: Gatekeeper, home: ExecutionContext, seal: Seal) -> None:
+        self.owner = owner
+        self.home = home.run_id  # the id, not the context: no cycle through ctx.hooks
+        self.seal = seal
+
+    def guard_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> Any:
+        owner = self.owner
+        if call.name not in owner.index.tools:
+            return None
+        inactive = (
+            owner.defers
+            and ctx.run_id == self.home
+            and call.name in owner.deferred
+            and call.name not in discovery(ctx).active
+        )
+        approving = owner.needs_approval(call.name) and self._decides(ctx, call.name)
+        if not inactive and not approving:
+            return None
+        return self._check(ctx, call, inactive)
+
+    def after_tool_call(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any]
+    ) -> None:
+        if call.name in self.owner.index.tools:
+            discovery(ctx).used[call.name] = None
+
+    def _decides(self, ctx: ExecutionContext, name: str) -> bool:
+        """Whether this gate is the outermost one that approves calls of ``name``."""
+        outermost: Gate | None = None
+        for guard in ctx.hooks.guard_chain():
+            gate = getattr(guard, "__self__", None)
+            if isinstance(gate, Gate) and gate.owner.needs_approval(name):
+                outermost = gate  # the chain runs from this run outwards
+        return outermost is self
+
+    async def _check(self, ctx: ExecutionContext, call: ToolCall, inactive: bool) -> None:
+        owner = self.owner
+        if inactive:
+            query = await owner.suggestion(call.name)
+            raise ToolCallRefused(
+                f"{call.name} is not active: search for it first, e.g. "
+                f"tool_search(query={quoted(query)})",
+                kind="unknown_tool",
+            )
+        info = owner.index.info_of(call.name)
+        held = approvals(ctx)
+        via = _via(ctx)
+        request = ApprovalRequest(
+            held_id(held, call.id), call.name, dict(call.args), info.risk, via
+        )
+        decision = take_decision(held, request)
+        if decision is None and owner.approve is not None:
+            try:
+                answer = owner.approve(ctx, request)
+                decision = await answer if inspect.isawaitable(answer) else answer
+            except Exception as error:
+                _log.warning("the approval callback failed on %s", call.name, exc_info=error)
+                raise ToolCallRefused(
+                    f"{call.name} needs approval, and asking for it failed "
+                    f"({type(error).__name__}); do not retry it now"
+                ) from error
+        if decision is None:
+            held.pending[request.call_id] = self.seal.hold(request)
+            where = f" in {' > '.join(via)}" if via else ""
+            reason = f"{call.name} (call {request.call_id}{where}) is waiting for approval"
+            _pause_outwards(ctx, reason)
+            raise ToolCallRefused(
+                f"{call.name} needs a person's approval; it is held and the run pauses "
+                "until they decide. You will be told the decision."
+            )
+        if not decision.approved:
+            why = f": {decision.reason}" if decision.reason else ""
+            raise ToolCallRefused(f"{call.name} was not approved{why}. Do not call it again")
+
+
+def _via(ctx: ExecutionContext) -> tuple[str, ...]:
+    """The child runs (sub-agents) ``ctx`` is nested in, outermost first."""
+    names: list[str] = []
+    while ctx.parent is not None:
+        names.append(ctx.name.removeprefix(ctx.parent.name + "/"))
+        ctx = ctx.parent
+    return tuple(reversed(names))
+
+
+def _pause_outwards(ctx: ExecutionContext, reason: str) -> None:
+    """Pause the run of ``ctx`` and every run it is nested in: a sub-agent's held call
+    stops its parent too, for the person the outermost run answers to."""
+    current: ExecutionContext | None = ctx
+    while current is not None:
+        current.pause(reason)
+        current = current.parent

@@ -1,0 +1,187 @@
+"""Calls held for a person's approval and the decisions made on them, sealed.
+
+A held call waits in the outermost run's state (``Approvals``): a sub-agent's held
+call belongs to the conversation a person continues. Held calls and decisions leave
+the run in ``extension_state`` and come back with the next one, so each carries a
+seal, an HMAC of every other field under the ``approval_key`` (``Seal``): an entry
+edited outside ``ToolSearch.decide``, or sealed with another key, is ignored and
+logged, and approves nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from toolchain._context import ExecutionContext, StateKey
+from toolchain.discovery._approval import Approval, ApprovalRequest
+from toolchain.discovery._quoting import args_text, shortened
+
+__all__ = [
+    "PROCESS_KEY",
+    "Approvals",
+    "SavedDecision",
+    "SavedRequest",
+    "Seal",
+    "approvals",
+    "decisions_listing",
+    "held_id",
+    "request_of",
+    "take_decision",
+]
+
+_log = logging.getLogger("toolchain")
+
+PROCESS_KEY = secrets.token_bytes(32)
+"""Seals held calls when no ``approval_key`` is given: valid in this process only."""
+
+
+class SavedRequest(msgspec.Struct, kw_only=True):
+    """A held call, as ``extension_state`` keeps it."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    risk: Literal["safe", "moderate", "destructive"] = "safe"
+    via: list[str] = msgspec.field(default_factory=list[str])
+    nonce: str = ""
+    """Minted when the call is held: two holds of the same call never share a seal."""
+    seal: str = ""
+    """HMAC (``approval_key``) of every other field."""
+
+
+class SavedDecision(SavedRequest, kw_only=True):
+    """A decision on a held call, applied to the next call with the same arguments."""
+
+    approved: bool
+    reason: str = ""
+
+
+_Sealed = TypeVar("_Sealed", bound=SavedRequest)
+
+
+@dataclass(slots=True)
+class Approvals:
+    """Held calls and decisions, kept in the outermost run's state (``approvals``):
+    a sub-agent's held call belongs to the conversation a person continues."""
+
+    pending: dict[str, SavedRequest] = field(default_factory=lambda: {})
+    """call id → a call held until a person decides (sealed)."""
+    decisions: list[SavedDecision] = field(default_factory=lambda: [])
+    """Decisions made between runs (sealed), applied to the next call with the same
+    arguments."""
+
+
+_APPROVALS = StateKey[Approvals]("toolchain.discovery.approvals")
+
+
+def approvals(ctx: ExecutionContext) -> Approvals:
+    """The held calls and decisions of the conversation ``ctx``'s run belongs to."""
+    while ctx.parent is not None:
+        ctx = ctx.parent
+    return ctx.state.setdefault(_APPROVALS, Approvals)
+
+
+class Seal:
+    """Seals entries with ``key``, and tells which entries it sealed."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def hold(self, request: ApprovalRequest) -> SavedRequest:
+        """``request`` as a held call, sealed (a fresh nonce: no two holds share a seal)."""
+        held = SavedRequest(
+            call_id=request.call_id,
+            tool=request.tool,
+            args=dict(request.args),
+            risk=request.risk,
+            via=list(request.via),
+            nonce=secrets.token_hex(8),
+        )
+        return self._sealed(held)
+
+    def decide(self, held: SavedRequest, decision: Approval) -> SavedDecision:
+        """The decision on ``held``, sealed."""
+        decided = SavedDecision(
+            call_id=held.call_id,
+            tool=held.tool,
+            args=held.args,
+            risk=held.risk,
+            via=held.via,
+            nonce=held.nonce,
+            approved=decision.approved,
+            reason=decision.reason,
+        )
+        return self._sealed(decided)
+
+    def matches(self, entry: SavedRequest) -> bool:
+        """Whether ``entry`` carries this key's seal."""
+        return bool(entry.seal) and hmac.compare_digest(entry.seal, self._mac(entry))
+
+    def verified(self, entries: Sequence[_Sealed], what: str) -> list[_Sealed]:
+        """The entries whose seal matches; the others are logged and left out."""
+        kept: list[_Sealed] = []
+        for entry in entries:
+            if self.matches(entry):
+                kept.append(entry)
+            else:
+                _log.warning(
+                    "ignoring a %s for %s (call %r) that this ToolSearch did not seal: "
+                    "the state was edited, or sealed with another approval_key",
+                    what,
+                    shortened(entry.tool, 80),
+                    shortened(entry.call_id, 80),
+                )
+        return kept
+
+    def _sealed(self, entry: _Sealed) -> _Sealed:
+        """``entry`` with its seal: an HMAC of everything else in it."""
+        return msgspec.structs.replace(entry, seal=self._mac(entry))
+
+    def _mac(self, entry: SavedRequest) -> str:
+        body = msgspec.json.encode(msgspec.structs.replace(entry, seal=""), order="deterministic")
+        return hmac.new(self._key, body, hashlib.sha256).hexdigest()
+
+
+def request_of(data: SavedRequest) -> ApprovalRequest:
+    return ApprovalRequest(data.call_id, data.tool, data.args, data.risk, tuple(data.via))
+
+
+def held_id(held: Approvals, call_id: str) -> str:
+    """``call_id``, or a variant no held call has: each run numbers its calls from
+    ``call_1`` again, and a call an earlier run held may still wait under that id."""
+    found, count = call_id, 1
+    while found in held.pending:
+        count += 1
+        found = f"{call_id}~{count}"
+    return found
+
+
+def take_decision(held: Approvals, request: ApprovalRequest) -> Approval | None:
+    """The decision made for a call like ``request`` between runs, used up once."""
+    for position, decided in enumerate(held.decisions):
+        if decided.tool == request.tool and decided.args == dict(request.args):
+            del held.decisions[position]
+            return Approval(decided.approved, decided.reason)
+    return None
+
+
+def decisions_listing(ctx: ExecutionContext) -> str:
+    """Decisions a person made on held calls since the run that held them, for the prompt."""
+    lines = [
+        f"- {d.tool} {args_text(d.args)}"
+        + (f" (through {' > '.join(d.via)})" if d.via else "")
+        + (": approved; call it again to run it" if d.approved else ": denied")
+        + (f" ({d.reason})" if d.reason else "")
+        for d in approvals(ctx).decisions
+    ]
+    return "Approval decisions:\n" + "\n".join(lines) if lines else ""
