@@ -73,7 +73,7 @@ from typing import Final, TypeAlias, cast
 
 import msgspec
 
-from toolchain._results import SCALAR_TYPES, any_string
+from toolchain.stores._strings import SCALAR_TYPES, any_string
 
 __all__ = [
     "MAX_EXPANSION",

@@ -58,18 +58,12 @@ from toolchain._relay_tools import (
     relay_guide,
 )
 from toolchain._result import ToolCall, ToolResult
-from toolchain._results import (
-    RunResults,
-    any_string,
-    decode_entry,
-    encode_entry,
-    results_of,
-    scope_of,
-    share_scope,
-)
 from toolchain._tokens import count_tokens
 from toolchain._tool import Tool
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoreError
+from toolchain.stores._entries import decode_entry, encode_entry, scope_of, share_scope
+from toolchain.stores._results import RunResults, results_of
+from toolchain.stores._strings import any_string
 
 __all__ = [
     "ContextRelay",

@@ -68,17 +68,6 @@ from toolchain._hooks import ToolCallRefused, ToolHook
 from toolchain._oneline import one_line
 from toolchain._output import to_builtins
 from toolchain._result import ToolCall, ToolResult
-from toolchain._results import (
-    UNLOADED,
-    RunResults,
-    Variable,
-    any_string,
-    decode_entry,
-    encode_entry,
-    results_of,
-    scope_of,
-    share_scope,
-)
 from toolchain._var_refs import (
     MAX_EXPANSION,
     ReferenceProblem,
@@ -88,6 +77,9 @@ from toolchain._var_refs import (
 )
 from toolchain._var_refs import resolve_text as _resolve_text
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
+from toolchain.stores._entries import decode_entry, encode_entry, scope_of, share_scope
+from toolchain.stores._results import UNLOADED, RunResults, Variable, results_of
+from toolchain.stores._strings import any_string
 
 __all__ = [
     "MAX_EXPANSION",
