@@ -15,6 +15,14 @@
 'HELLO, ADA!'
 """
 
+# The toolchain core lives at this root: tools, their inputs and outputs, results, the
+# context with its hooks and events, the extension seam, the chains. It imports `formats`
+# only, never `agents`, and no extension package: `CompositeTool` and the dialect chain
+# are implementations, loaded on first use (PEP 562) so `import toolchain` stays light.
+
+import importlib
+from typing import TYPE_CHECKING
+
 from toolchain._calls import load_json, unfence
 from toolchain._chain import ToolChain
 from toolchain._content import (
@@ -63,8 +71,13 @@ from toolchain._runner import run_sync
 from toolchain._tool import Tool, tool
 from toolchain._yaml_calls import load_yaml
 from toolchain._yaml_chain import YAMLToolChain
-from toolchain.composite import CompositeTool
-from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, DialectToolChain
+
+if TYPE_CHECKING:
+    from toolchain.composite import CompositeTool as CompositeTool
+    from toolchain.dialects import DialectParse as DialectParse
+    from toolchain.dialects import DialectPolicy as DialectPolicy
+    from toolchain.dialects import DialectStream as DialectStream
+    from toolchain.dialects import DialectToolChain as DialectToolChain
 
 __all__ = [
     "AfterToolCall",
@@ -129,3 +142,25 @@ __all__ = [
     "tool",
     "unfence",
 ]
+
+_LAZY = {
+    "CompositeTool": "toolchain.composite",
+    "DialectParse": "toolchain.dialects",
+    "DialectPolicy": "toolchain.dialects",
+    "DialectStream": "toolchain.dialects",
+    "DialectToolChain": "toolchain.dialects",
+}
+
+
+def __getattr__(name: str) -> object:
+    """``CompositeTool`` and the dialect names, imported on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -22,9 +22,9 @@ from toolchain import (
     ToolResult,
     tool,
 )
-from toolchain._results import results_of
 from toolchain.relay import ContextRelay, share_scope
 from toolchain.stores import MemoryStore, SQLiteStore, Store
+from toolchain.stores._results import results_of
 from toolchain.variables import ToolVariables
 
 BIG: dict[str, object] = {"rows": [{"id": n, "name": f"row {n}"} for n in range(2000)]}

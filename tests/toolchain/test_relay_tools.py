@@ -16,17 +16,11 @@ import pytest
 
 from formats import XMLFormat
 from toolchain import ExecutionContext, JSONToolChain, Tool, ToolCall, ToolError, ToolResult
-from toolchain._relay_tools import (
-    COUNT_LIMIT,
-    MAX_LINES,
-    MAX_MATCHES,
-    OFFLOAD_CHARS,
-    InternalResourceGrep,
-    UnknownReference,
-    parse_reference,
-    reader_tools,
-    relay_guide,
-)
+from toolchain.relay import UnknownReference, reader_tools, relay_guide
+from toolchain.relay._grep import COUNT_LIMIT, MAX_MATCHES
+from toolchain.relay._readers import InternalResourceGrep
+from toolchain.relay._references import parse_reference
+from toolchain.relay._text import MAX_LINES, OFFLOAD_CHARS
 
 Mode = Literal["opaque", "json"]
 NAMES = [
@@ -643,10 +637,7 @@ def test_backtracking_patterns_finish_at_once(value: str, pattern: str, head: st
 
 
 def test_re2_is_not_loaded_by_import_toolchain() -> None:
-    code = (
-        "import sys, toolchain, toolchain._relay_tools; "
-        "assert 're2' not in sys.modules, 're2 loaded'"
-    )
+    code = "import sys, toolchain, toolchain.relay; assert 're2' not in sys.modules, 're2 loaded'"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
 

@@ -1,8 +1,8 @@
 """References to saved tool outputs: syntax, arguments, text, streams, hostile input.
 
-Exact outputs and exact messages for each rule of ``toolchain._var_refs``; hypothesis
-properties (a stream gives the whole text's result for any split; text without ``$`` is
-unchanged; resolving twice changes nothing); linear work counted, not timed.
+Exact outputs and exact messages for each rule of the resolver in ``toolchain.variables``;
+hypothesis properties (a stream gives the whole text's result for any split; text without
+``$`` is unchanged; resolving twice changes nothing); linear work counted, not timed.
 """
 
 from __future__ import annotations
@@ -15,14 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolchain._var_refs import (
-    MAX_PENDING,
-    ReferenceProblem,
-    StreamResolver,
-    describe_fields,
-    resolve_arguments,
-    resolve_text,
-)
+from toolchain.variables import ReferenceProblem
+from toolchain.variables._arguments import resolve_arguments
+from toolchain.variables._problems import describe_fields
+from toolchain.variables._text import MAX_PENDING, StreamResolver, resolve_text
 
 NYC: dict[str, Any] = {
     "temperature": 72,

@@ -1,3 +1,8 @@
+# toolchain.stores: the Store protocol and its three stores, and, in private modules, what
+# the two extensions that file tool outputs here share (variables and the context relay):
+# the run's record of results (_results), how an output becomes an entry and the scope it
+# is filed under (_entries), and the first look for references in arguments (_strings).
+# It imports the toolchain core only, never another extension, never agents.
 """Stores of tool results: one ``Store`` protocol, three places to keep entries.
 
 Variables (``$weather_nyc``) and the context relay (``internal://…``) file tool outputs

@@ -10,30 +10,13 @@ stored value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, cast
+from typing import Final
 
-import msgspec
+from toolchain import ExecutionContext, StateKey
+from toolchain.stores._protocol import Store
 
-from toolchain._context import ExecutionContext, StateKey
-from toolchain._output import to_builtins
-from toolchain.stores._protocol import StoredEntry
-
-if TYPE_CHECKING:
-    from toolchain.stores import Store
-
-__all__ = [
-    "UNLOADED",
-    "RunResults",
-    "Variable",
-    "any_string",
-    "decode_entry",
-    "encode_entry",
-    "results_of",
-    "scope_of",
-    "share_scope",
-]
+__all__ = ["UNLOADED", "RunResults", "Variable", "results_of"]
 
 
 class _Unloaded:
@@ -186,81 +169,3 @@ def results_of(ctx: ExecutionContext) -> RunResults:
         found = RunResults()
         ctx.state.set(_RESULTS, found)
     return found
-
-
-def encode_entry(value: object, tool: str) -> StoredEntry:
-    """A tool output as a store entry: text as it is, anything else as JSON (the one
-    encoding of variables and the relay, so one entry can serve both).
-
-    >>> encode_entry({"temp": 21}, "weather")
-    StoredEntry(data=b'{"temp":21}', kind='json', tool='weather')
-    """
-    if isinstance(value, str):  # most large outputs: kept as text, no JSON round trip
-        return StoredEntry(value.encode("utf-8", "surrogatepass"), "text", tool)
-    return StoredEntry(msgspec.json.encode(to_builtins(value)), "json", tool)
-
-
-def decode_entry(entry: StoredEntry) -> object:
-    """The value ``encode_entry`` stored.
-
-    >>> decode_entry(encode_entry("hello", "echo"))
-    'hello'
-    """
-    if entry.kind == "text":
-        return entry.data.decode("utf-8", "surrogatepass")
-    return msgspec.json.decode(entry.data)
-
-
-_SCOPE = StateKey[str]("toolchain.relay.scope")
-
-
-def scope_of(ctx: ExecutionContext) -> str:
-    """The store scope of a run: its own id unless a conversation scope was set.
-
-    >>> ctx = ExecutionContext()
-    >>> scope_of(ctx) == ctx.run_id
-    True
-    """
-    return ctx.state.get(_SCOPE) or ctx.run_id
-
-
-def share_scope(ctx: ExecutionContext, scope: str) -> None:
-    """File this run's stored values under ``scope`` (one conversation across runs)."""
-    ctx.state.set(_SCOPE, scope)
-
-
-def any_string(value: object, test: Callable[[str], bool]) -> bool:
-    """Whether ``test`` holds for some string inside ``value`` (nested dicts, lists,
-    tuples): the cheap first check before arguments are searched for references.
-
-    >>> any_string({"a": [1, {"b": "$x"}]}, lambda text: "$" in text)
-    True
-    """
-    kind = type(value)
-    if kind is str:
-        return test(cast(str, value))
-    if kind is dict:  # exact types first: every call's arguments pass here
-        items: Iterable[object] = cast("dict[object, object]", value).values()
-    elif kind is list or kind is tuple:
-        items = cast("list[object]", value)
-    elif isinstance(value, str):
-        return test(value)
-    elif isinstance(value, Mapping):
-        items = cast("Mapping[object, object]", value).values()
-    elif isinstance(value, list | tuple):
-        items = cast("list[object]", value)
-    else:
-        return False
-    for item in items:  # a loop, not any(<generator>): this runs on every call
-        if type(item) in SCALAR_TYPES:
-            continue
-        if type(item) is str:
-            if test(item):
-                return True
-        elif any_string(item, test):
-            return True
-    return False
-
-
-SCALAR_TYPES = frozenset({int, float, bool, type(None)})
-"""Types of the JSON scalars beside strings: no reference can hide in them."""

@@ -1,40 +1,6 @@
-"""``ContextRelay``: large tool outputs travel as ``internal://`` references, not text.
-
-Tool calls are RPC the client runs, so the client chooses what the model sees of a
-result. Over a threshold (characters or o200k tokens, globally or per tool) an output
-is stored and the model sees a short reference instead: ``internal://<id>`` (mode
-``opaque``) or ``{"type":"resource_link","uri":"internal://<id>"}`` (mode ``json``),
-with an optional head and tail preview. A reference passed back in any argument,
-however nested, is unboxed before the tool runs: tools only ever see real values.
-When the model must look inside, reader tools slice, count, read lines of or grep the
-stored value (``internal_resource_read`` is the last resort). A boxed output is also
-a variable when ``ToolVariables`` is installed: ``$name`` and the reference name one
-value (one entry in the store). References are scoped to the run: another run's
-reference is unknown, unless the run continues its conversation (``share_scope``, or
-the ``extension_state`` of ``ToolVariables``, which carries the conversation's scope).
-
->>> from formats import XMLFormat
->>> from toolchain import ExecutionContext, JSONToolChain, tool
->>> @tool
-... def transcribe(video_id: str) -> str:
-...     '''Transcribe a video.'''
-...     return "word " * 5000
->>> @tool
-... def count_words(text: str) -> int:
-...     '''Count the words of a text.'''
-...     return len(text.split())
->>> relay = ContextRelay(threshold=1000)
->>> chain = JSONToolChain(extensions=[relay]).register_tool(transcribe)
->>> chain = chain.register_tool(count_words)
->>> ctx = ExecutionContext()
->>> call = '{"tool": "transcribe", "args": {"video_id": "123"}}'
->>> shown = chain.execute_sync(ctx, call, XMLFormat()).observations[0].text
->>> shown.startswith("internal://")
-True
->>> call = f'{{"tool": "count_words", "args": {{"text": "{shown}"}}}}'
->>> chain.execute_sync(ctx, call, XMLFormat()).raw.output(0, int)
-5000
-"""
+"""``ContextRelay``, the extension, and the tool hook it installs on each run: outputs
+over the threshold boxed into a store (shown as a reference), references in a call's
+arguments unboxed before the tool runs."""
 
 from __future__ import annotations
 
@@ -45,41 +11,28 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-from toolchain._content import TextContent
-from toolchain._context import ExecutionContext
-from toolchain._errors import describe_exception
-from toolchain._extension import Extension
-from toolchain._hooks import Shown, ToolCallRefused, ToolHook
-from toolchain._relay_tools import (
-    ReferenceReader,
-    UnknownReference,
-    parse_reference,
-    reader_tools,
-    relay_guide,
+from toolchain import (
+    ExecutionContext,
+    Extension,
+    TextContent,
+    Tool,
+    ToolCall,
+    ToolCallRefused,
+    ToolHook,
+    ToolResult,
+    describe_exception,
 )
-from toolchain._result import ToolCall, ToolResult
-from toolchain._results import (
-    RunResults,
-    any_string,
-    decode_entry,
-    encode_entry,
-    results_of,
-    scope_of,
-    share_scope,
-)
+from toolchain._hooks import Shown
 from toolchain._tokens import count_tokens
-from toolchain._tool import Tool
+from toolchain.relay._guide import relay_guide
+from toolchain.relay._readers import reader_tools
+from toolchain.relay._references import ReferenceReader, UnknownReference, parse_reference
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoreError
+from toolchain.stores._entries import decode_entry, encode_entry, scope_of
+from toolchain.stores._results import RunResults, results_of
+from toolchain.stores._strings import any_string
 
-__all__ = [
-    "ContextRelay",
-    "ReferenceReader",
-    "UnknownReference",
-    "reader_tools",
-    "relay_guide",
-    "scope_of",
-    "share_scope",
-]
+__all__ = ["ContextRelay"]
 
 _log = logging.getLogger("toolchain")
 
@@ -88,7 +41,7 @@ Unit = Literal["chars", "tokens"]
 
 
 class ContextRelay(Extension):
-    """The relay extension (see the module text).
+    """The relay extension (see ``toolchain.relay``).
 
     - ``threshold``: outputs longer than this (in ``unit``: ``chars`` or o200k
       ``tokens``) are boxed; ``per_tool`` overrides it by tool name, ``None`` there

@@ -1,0 +1,103 @@
+"""Running one sub-call of a composite: its arguments validated by its sub-tool's own
+input type, the sub-tool run under its own timeout, and every failure made its error."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Mapping
+from typing import Any, cast
+
+from toolchain import (
+    ArgumentsError,
+    Cancelled,
+    ExecutionContext,
+    Tool,
+    ToolCallError,
+    ToolError,
+    ToolResult,
+    describe_exception,
+    to_json,
+)
+from toolchain._errors import exception_text
+from toolchain._workers import run_in_worker
+
+__all__ = ["cancel_text", "invoke", "unshowable"]
+
+_log = logging.getLogger("toolchain")
+
+
+async def invoke(
+    ctx: ExecutionContext, sub: Tool[Any, Any], args: Mapping[str, object]
+) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+    """Validate and run one sub-call under its own timeout; failures become its error."""
+    try:
+        value = sub.codec.validate(args)
+    except ArgumentsError as error:
+        message = f"invalid arguments for {sub.name}: {error}"
+        return None, ToolCallError("invalid_arguments", message, error)
+    except Exception as error:  # a validator raising something odd, deep nesting …
+        message = f"invalid arguments for {sub.name}: {describe_exception(error)}"
+        return None, ToolCallError("invalid_arguments", message[:1000], error)
+    scope = asyncio.timeout(sub.timeout)
+    result: object
+    try:
+        async with scope:
+            result = await _call(ctx, sub, value)
+    except ToolError as error:
+        return None, ToolCallError("tool_error", exception_text(error), error)
+    except Cancelled as error:
+        return None, ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
+    except asyncio.CancelledError as error:
+        if not ctx.cancelled:
+            raise  # the composite itself was stopped (its time limit, or its caller)
+        return None, ToolCallError(
+            "cancelled", f"{sub.name} was cancelled: {cancel_text(ctx)}", error
+        )
+    except TimeoutError as error:
+        if scope.expired():
+            message = f"{sub.name} did not finish within {sub.timeout:g} s"
+            return None, ToolCallError("timeout", message, error)
+        return None, _raised(sub.name, error)
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as error:  # SystemExit … from a sub-tool: this sub-call's
+        return None, _raised(sub.name, error)
+    if not isinstance(result, ToolResult):
+        message = f"{sub.name} returned {type(result).__name__}, not a ToolResult"
+        return None, ToolCallError("output_error", message)
+    return cast("ToolResult[object]", result), None
+
+
+async def _call(ctx: ExecutionContext, sub: Tool[Any, Any], value: object) -> object:
+    if sub.is_async:
+        return await cast("Awaitable[object]", sub.call(ctx, value))
+    if sub.inline:
+        return sub.call(ctx, value)
+    result = await run_in_worker(functools.partial(sub.call, ctx, value))
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _raised(name: str, error: BaseException) -> ToolCallError:
+    _log.warning("sub-tool %s raised", name, exc_info=error)
+    return ToolCallError("tool_error", f"{name} failed: {describe_exception(error)}"[:2000], error)
+
+
+def unshowable(name: str, result: ToolResult[object]) -> ToolCallError | None:
+    """An error when the output cannot be serialised: it would sink the whole composite."""
+    try:
+        to_json(result.text)
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as error:
+        message = f"{name} produced output that cannot be shown: {describe_exception(error)}"
+        return ToolCallError("output_error", message[:500], error)
+    return None
+
+
+def cancel_text(ctx: ExecutionContext) -> str:
+    return f"the run was cancelled ({ctx.cancel_reason or 'cancelled'})"

@@ -1,0 +1,211 @@
+"""Keeping variables' values: each saved in a store within the bounds of a conversation
+(the oldest dropped first, each drop remembered with why), and the values an earlier run
+saved read back before the model can name them."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Final, Protocol, cast
+
+import msgspec
+
+from toolchain import ExecutionContext
+from toolchain._oneline import one_line
+from toolchain.stores import Store
+from toolchain.stores._entries import decode_entry, encode_entry, scope_of
+from toolchain.stores._results import UNLOADED, RunResults, Variable, results_of
+from toolchain.variables._listing import PREVIEW, type_of
+
+__all__ = [
+    "MAX_DROPPED",
+    "KeepSettings",
+    "LiveValues",
+    "keep_value",
+    "load_saved",
+    "over_bounds",
+    "why_dropped",
+]
+
+_log = logging.getLogger("toolchain")
+
+MAX_DROPPED: Final = 1_000
+"""Names of dropped variables remembered, to say why they are gone."""
+
+
+class KeepSettings(Protocol):
+    """What keeping reads of the variables extension, when it keeps: its bounds, the
+    seconds a value lives, and the store of the run's variables."""
+
+    @property
+    def max_variables(self) -> int: ...
+
+    @property
+    def max_bytes(self) -> int: ...
+
+    @property
+    def ttl(self) -> float: ...
+
+    def store_of(self, ctx: ExecutionContext) -> Store: ...
+
+
+async def keep_value(
+    settings: KeepSettings,
+    ctx: ExecutionContext,
+    results: RunResults,
+    name: str,
+    tool: str,
+    value: object,
+    call_id: str,
+    shown: str | None = None,
+    boxed: tuple[str, int] | None = None,
+) -> Variable | None:
+    """Save a variable (its value in the store, or in the relay's entry ``boxed``),
+    then drop the oldest past the bounds; None when it alone is over ``max_bytes``.
+
+    ``shown`` is the output as the model sees it, for the preview."""
+    store = settings.store_of(ctx)
+    if boxed is not None:
+        entry, size = boxed
+        data = None
+    else:
+        data = encode_entry(value, tool)
+        entry, size = "", len(data.data)
+    if size > settings.max_bytes:
+        why = f"it was larger than the {settings.max_bytes:,} bytes variables may hold"
+        _log.info("the output of %s is not kept as $%s: %s", tool, name, why)
+        results.drop(name, why, keep=MAX_DROPPED)
+        return None
+    if data is not None:
+        try:
+            entry = await store.put(scope_of(ctx), data, ttl=settings.ttl)
+        except Exception:  # kept for this run; a later one is told it was not stored
+            _log.warning("the value of $%s could not be stored", name, exc_info=True)
+    if shown is None:  # a program's value: its JSON, as a tool's would be shown
+        if isinstance(value, str):
+            shown = value
+        elif data is not None:
+            shown = data.data[: 16 * PREVIEW].decode("utf-8", "ignore")
+        else:
+            shown = msgspec.json.encode(value).decode()
+    variable = Variable(
+        name,
+        tool,
+        value,
+        call_id,
+        type_of(value),
+        one_line(shown[: 4 * PREVIEW], PREVIEW),
+        size,
+        entry,
+        shared=boxed is not None,
+    )
+    replaced = results.save(variable)
+    gone = [replaced] if replaced is not None else []
+    for old in over_bounds(settings, results, keep=name):
+        dropped = results.drop(old, why_dropped(settings, results, old), keep=MAX_DROPPED)
+        if dropped is not None:
+            _log.info("variable $%s is dropped: over the bounds", old)
+            gone.append(dropped)
+    await _forget(ctx, store, results, gone)
+    return variable
+
+
+def over_bounds(settings: KeepSettings, results: RunResults, *, keep: str) -> list[str]:
+    """The oldest names to drop so the variables fit the bounds (never ``keep``)."""
+    count, size = len(results.variables), results.size
+    names: list[str] = []
+    for v in results.variables.values():
+        if count <= settings.max_variables and size <= settings.max_bytes:
+            break
+        if v.name == keep:
+            continue
+        names.append(v.name)
+        count, size = count - 1, size - v.size
+    return names
+
+
+def why_dropped(settings: KeepSettings, results: RunResults, name: str) -> str:
+    """Why ``name`` goes, for a call that names it later: the bound passed, and how to
+    get the value again."""
+    v = results.variables.get(name)
+    again = f"; call {v.tool} again for a fresh value" if v is not None else ""
+    if len(results.variables) > settings.max_variables:
+        return f"a conversation keeps its {settings.max_variables} most recent variables{again}"
+    return f"a conversation's variables may hold {settings.max_bytes:,} bytes in all{again}"
+
+
+async def _forget(
+    ctx: ExecutionContext, store: Store, results: RunResults, gone: list[Variable]
+) -> None:
+    """Delete the entries of variables that are gone, but not one an ``internal://``
+    reference still names."""
+    scope = scope_of(ctx)
+    for v in gone:
+        if not v.entry or v.shared or v.call_id in results.boxed:
+            continue
+        try:
+            await store.delete(scope, v.entry)
+        except Exception:  # it expires with its ttl anyway
+            _log.warning("the entry of $%s could not be deleted", v.name, exc_info=True)
+
+
+async def load_saved(settings: KeepSettings, ctx: ExecutionContext) -> None:
+    """Read the values of variables an earlier run saved from the store (agents do
+    this before each run's first step). One whose entry has expired, or that
+    cannot be read, is dropped, and a call naming it is told why."""
+    results = results_of(ctx)
+    if not results.waiting:
+        return
+    waiting = [v for v in results.variables.values() if v.value is UNLOADED]
+    results.waiting = 0
+    store, scope = settings.store_of(ctx), scope_of(ctx)
+    read = await asyncio.gather(*(_read(store, scope, v) for v in waiting))
+    for variable, (value, why) in zip(waiting, read, strict=True):
+        if results.variables.get(variable.name) is not variable:
+            continue  # replaced by a newer output meanwhile
+        if why:
+            _log.info("variable $%s is dropped: %s", variable.name, why)
+            results.drop(variable.name, why, keep=MAX_DROPPED)
+        else:
+            results.variables[variable.name] = dataclasses.replace(variable, value=value)
+
+
+async def _read(store: Store, scope: str, variable: Variable) -> tuple[object, str]:
+    """(the value, "") or (None, why it cannot be read)."""
+    try:
+        entry = await store.get(scope, variable.entry)
+    except Exception:
+        _log.warning("the value of $%s could not be read", variable.name, exc_info=True)
+        return None, "its value could not be read from the store"
+    if entry is None:
+        return None, f"its stored value has expired; call {variable.tool} again for a fresh one"
+    try:
+        return decode_entry(entry), ""
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None, "its stored value could not be read"
+
+
+class LiveValues(Mapping[str, object]):
+    """The run's variables as they are when read (the answer may follow new results);
+    values not read from the store yet are not there."""
+
+    def __init__(self, ctx: ExecutionContext) -> None:
+        self._results = results_of(ctx)
+
+    def __getitem__(self, name: str) -> object:
+        value = self._results.variables[name].value
+        if value is UNLOADED:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:  # Mapping's goes through __getitem__
+        found = self._results.variables.get(cast(str, name))
+        return found is not None and found.value is not UNLOADED
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, v in self._results.variables.items() if v.value is not UNLOADED)
+
+    def __len__(self) -> int:
+        return sum(1 for v in self._results.variables.values() if v.value is not UNLOADED)

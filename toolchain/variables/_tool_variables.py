@@ -1,0 +1,261 @@
+"""``ToolVariables``, the extension, and the tool hook it installs on each run: references
+resolved in a call's arguments, each result saved and named in what the model sees."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Mapping
+from typing import Any, Literal
+
+from toolchain import (
+    ExecutionContext,
+    Extension,
+    TextFilter,
+    ToolCall,
+    ToolCallRefused,
+    ToolHook,
+    ToolResult,
+    to_builtins,
+)
+from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
+from toolchain.stores._results import results_of
+from toolchain.stores._strings import any_string
+from toolchain.variables._arguments import resolve_arguments
+from toolchain.variables._expansion import MAX_EXPANSION
+from toolchain.variables._keeping import LiveValues, keep_value, load_saved
+from toolchain.variables._listing import FULL_GUIDE, MINIMAL_GUIDE, VariableInfo, listing
+from toolchain.variables._naming import Naming, clean_name, name_output
+from toolchain.variables._problems import ReferenceProblem, UnknownVariable
+from toolchain.variables._state import saved_variables, take_up
+from toolchain.variables._text import StreamResolver
+from toolchain.variables._text import resolve_text as _resolve_text
+
+__all__ = ["ToolVariables"]
+
+_log = logging.getLogger("toolchain")
+
+
+class ToolVariables(Extension):
+    """The variables extension (see ``toolchain.variables``).
+
+    - ``naming`` names each output (default ``<tool>_<n>``: ``weather_1``,
+      ``weather_2``); a name used again is overwritten by the newer output.
+    - ``instruction_style`` picks the ``full`` guide (default) or a ``minimal`` one.
+    - ``store`` keeps the values (None: the context relay's when one is installed on
+      the run, else a ``MemoryStore`` of this extension). Pass a ``SQLiteStore`` or
+      ``RedisStore`` to continue conversations in another process.
+    - ``max_variables`` and ``max_bytes`` bound a conversation's variables (the oldest
+      go first); ``ttl`` is the seconds a value lives in the store.
+    - ``max_expansion``: characters that filling in references may add to one call's
+      arguments or one answer.
+    - ``listed``: how many of the most recent variables each step lists (the others
+      are counted).
+    """
+
+    name = "tool_variables"
+
+    def __init__(
+        self,
+        naming: Naming | None = None,
+        *,
+        instruction_style: Literal["full", "minimal"] = "full",
+        store: Store | None = None,
+        max_variables: int = 512,
+        max_bytes: int = 32 * 1024 * 1024,
+        max_expansion: int = MAX_EXPANSION,
+        ttl: float = DEFAULT_TTL,
+        listed: int = 10,
+    ) -> None:
+        if max_variables < 1 or max_bytes < 1 or max_expansion < 0 or listed < 0:
+            raise ValueError(
+                "max_variables and max_bytes must be at least 1, max_expansion and "
+                "listed at least 0"
+            )
+        self.naming = naming
+        self.instruction_style = instruction_style
+        self.store = store
+        self.max_variables = max_variables
+        self.max_bytes = max_bytes
+        self.max_expansion = max_expansion
+        self.ttl = ttl
+        self.listed = listed
+        self._own_store: Store = MemoryStore()
+
+    # -- Extension -------------------------------------------------------------------
+
+    def install(self, ctx: ExecutionContext) -> None:
+        results = results_of(ctx)
+        results.enlist()
+        results.naming = True
+        results.variable_store = self.store
+        ctx.hooks.add(_VariablesHook(self))
+
+    def instructions(self) -> str:
+        return FULL_GUIDE if self.instruction_style == "full" else MINIMAL_GUIDE
+
+    def prompt_section(self, ctx: ExecutionContext) -> str:
+        """The most recent variables, one line each (name, tool, type, preview), and a
+        count of the older ones; nothing before the first."""
+        return listing(results_of(ctx), self.listed)
+
+    def text_filter(self, ctx: ExecutionContext) -> TextFilter:
+        return StreamResolver(LiveValues(ctx), max_expansion=self.max_expansion)
+
+    async def before_step(self, ctx: ExecutionContext, request: object) -> None:
+        """Reads the values an earlier run of the conversation left in the store, before
+        the model can name them (a step hook of the agents; ``request`` is theirs)."""
+        await self.load(ctx)
+
+    def save_state(self, ctx: ExecutionContext) -> object | None:
+        """The conversation's variables (names and store entries, not values), the
+        per-tool counts that number the next names, and why dropped ones are gone."""
+        return saved_variables(ctx)
+
+    def load_state(self, ctx: ExecutionContext, state: object) -> None:
+        """Takes up the variables an earlier run saved: their values are read from the
+        store before the first step (``load``)."""
+        take_up(self, ctx, state)
+
+    # -- the programs' side ----------------------------------------------------------
+
+    def list_variables(self, ctx: ExecutionContext) -> list[VariableInfo]:
+        """The run's variables, oldest first.
+
+        >>> ToolVariables().list_variables(ExecutionContext())
+        []
+        """
+        return [
+            VariableInfo(v.name, v.tool, v.kind, v.preview, v.size)
+            for v in results_of(ctx).variables.values()
+        ]
+
+    async def get_variable(self, ctx: ExecutionContext, name: str) -> object:
+        """The value of ``$name`` (the ``$`` is optional); ``UnknownVariable`` when it
+        is not saved, or no longer kept (the message says why)."""
+        await self.load(ctx)
+        results = results_of(ctx)
+        name = name.removeprefix("$")
+        found = results.variables.get(name)
+        if found is not None:
+            return found.value
+        why = results.dropped.get(name)
+        if why is not None:
+            raise UnknownVariable(f"variable ${name} is no longer available: {why}")
+        try:
+            resolve_arguments({"name": f"${name}"}, LiveValues(ctx))
+        except ReferenceProblem as problem:
+            raise UnknownVariable(problem.problem) from None
+        raise UnknownVariable(f"{name!r} is not a variable name")
+
+    async def set_variable(
+        self, ctx: ExecutionContext, name: str, value: object, *, tool: str = "program"
+    ) -> str:
+        """Save ``value`` (as plain data) as a variable the model can use; returns its
+        name as cleaned (``weather NYC`` → ``weather_nyc``). A name in use is replaced.
+        ``ValueError`` for a name with no letters or digits, or a value over ``max_bytes``.
+        """
+        cleaned = clean_name(name.removeprefix("$"))
+        if not cleaned:
+            raise ValueError(f"{name!r} cannot be a variable name")
+        plain = to_builtins(value)
+        kept = await keep_value(self, ctx, results_of(ctx), cleaned, tool, plain, f"set:{cleaned}")
+        if kept is None:
+            raise ValueError(
+                f"${cleaned} was not saved: it is over the {self.max_bytes:,} bytes "
+                "variables may hold"
+            )
+        return cleaned
+
+    async def resolve(self, ctx: ExecutionContext, value: object) -> object:
+        """``value`` with its references resolved as a call's arguments are: a string
+        that is one reference becomes the value itself; ``ReferenceProblem`` for one
+        that does not resolve (the message is the one the model would read)."""
+        await self.load(ctx)
+        results = results_of(ctx)
+        given: dict[str, object] = {"value": value}
+        wrapped = resolve_arguments(
+            given, LiveValues(ctx), max_expansion=self.max_expansion, gone=results.dropped
+        )
+        return wrapped["value"]
+
+    async def resolve_text(self, ctx: ExecutionContext, text: str) -> str:
+        """``text`` resolved as the model's answer is: what does not resolve stays."""
+        await self.load(ctx)
+        return _resolve_text(text, LiveValues(ctx), max_expansion=self.max_expansion)
+
+    async def load(self, ctx: ExecutionContext) -> None:
+        """Read the values of variables an earlier run saved from the store (agents do
+        this before each run's first step). One whose entry has expired, or that
+        cannot be read, is dropped, and a call naming it is told why."""
+        await load_saved(self, ctx)
+
+    def store_of(self, ctx: ExecutionContext) -> Store:
+        """The store the run's variables live in."""
+        if self.store is not None:
+            return self.store
+        shared = results_of(ctx).store  # the context relay's
+        return shared if shared is not None else self._own_store
+
+    def name_for(self, tool: str, args: Mapping[str, object], output: object, n: int) -> str:
+        """The variable name of a tool's ``n``-th output."""
+        return name_output(self.naming, tool, args, output, n)
+
+
+class _VariablesHook(ToolHook):
+    def __init__(self, extension: ToolVariables) -> None:
+        self.extension = extension
+
+    def before_tool_call(
+        self, ctx: ExecutionContext, call: ToolCall
+    ) -> ToolCall | Awaitable[ToolCall | None] | None:
+        if not any_string(call.args, _mentions_dollar):
+            return None
+        if results_of(ctx).waiting:  # a run continued without the agents' first step
+            return self._loaded_then_resolved(ctx, call)
+        return self._resolved(ctx, call)
+
+    async def _loaded_then_resolved(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall:
+        await self.extension.load(ctx)
+        return self._resolved(ctx, call)
+
+    def _resolved(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall:
+        results = results_of(ctx)
+        try:
+            resolved = resolve_arguments(
+                call.args,
+                LiveValues(ctx),
+                max_expansion=self.extension.max_expansion,
+                gone=results.dropped,
+            )
+        except ReferenceProblem as problem:
+            raise ToolCallRefused(str(problem), kind="invalid_arguments") from problem
+        return ToolCall(call.name, resolved, call.id)
+
+    async def rewrite_observation(
+        self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
+    ) -> str:
+        # Saved here, not after the call: this is the result the relay boxes too (any
+        # after-hook has run), so a boxed output and its variable are one entry.
+        results = results_of(ctx)
+        original = results.original(call.id, text)
+        boxed = results.boxed_entries.pop(call.id, None)
+        n = results.counts.get(call.name, 0) + 1
+        results.counts[call.name] = n
+        value = to_builtins(result.text)
+        name = self.extension.name_for(call.name, call.args, value, n)
+        await keep_value(
+            self.extension,
+            ctx,
+            results,
+            name,
+            call.name,
+            value,
+            call.id,
+            shown=original,
+            boxed=boxed,
+        )
+        return results.observation(call.id, original)
+
+
+def _mentions_dollar(text: str) -> bool:
+    return "$" in text
