@@ -6,6 +6,11 @@
 {'answer': ['42']}
 """
 
+# What lives here: the TextFormat protocol (_protocol), sections (_section), the shared
+# registry both formats keep (_registry), one module per format (_xml, _markdown) and the
+# streaming parser (_stream, _collector). It imports nothing of toolchain or agents: both
+# build on it.
+
 from formats._markdown import MarkdownFormat, markdown_decode, markdown_encode
 from formats._protocol import TextFormat
 from formats._section import FormatParseError, FormattedSection, Section, TextSection

@@ -16,9 +16,13 @@
 """
 
 # The toolchain core lives at this root: tools, their inputs and outputs, results, the
-# context with its hooks and events, the extension seam, the chains. It imports `formats`
-# only, never `agents`, and no extension package: `CompositeTool` and the dialect chain
-# are implementations, loaded on first use (PEP 562) so `import toolchain` stays light.
+# context with its hooks and events, the extension seam, the chains and their stages
+# (read: _chain's CallSyntax; plan and check: _plan; run: _invoke, _schedule; observe:
+# _observe; wired by _pipeline). It imports `formats` only, never `agents`, and no
+# extension package. The extensions are packages beside it (variables, relay, composite,
+# discovery, dialects, mcp, stores), each importing the core and none importing another
+# but stores; `CompositeTool` and the dialect chain load on first use (PEP 562), so
+# `import toolchain` stays light.
 
 import importlib
 from typing import TYPE_CHECKING

@@ -46,6 +46,11 @@ Where the peers that read these formats disagree, the choices are:
   the tool's only (required) parameter, else to ``INPUT_KEY``.
 """
 
+# What lives here: the reader (_scan, _engine, _assemble, _stream), one module per family
+# of formats, what a read returns (_result) and DialectToolChain (_chain), the chain core
+# with a syntax that reads these formats. It imports the toolchain core's modules, never
+# agents and no other extension.
+
 from toolchain.dialects._catalog import INPUT_KEY, ToolSpec
 from toolchain.dialects._chain import DialectToolChain
 from toolchain.dialects._registry import FAMILIES
