@@ -6,10 +6,11 @@ a threshold stored and shown as ``internal://<id>``). Each is judged on the task
 seed describes, run by both agents (``ReActAgent``, text mode; ``ToolCallingAgent``,
 native mode) with a scripted model that reads each observation and plans the next step:
 
-* the relay's prompt cases, with a 50 KB transcript: case1 (transcribe, deep_check),
-  case2 (transcribe, save to Drive), case3 (transcribe, deep_check, the number at its
-  end), case4 (transcribe, deep_check, save both), and web1 (fetch a ~100 KB HTML page,
-  list its images);
+* the relay's prompt cases, in the PoC's world the relay's eval cases and tests use
+  (``agents.evals.toolsets.RelayWorld``: its tools, video 123's ~70 KB transcript and
+  its ~90 KB page): case1 (transcribe, deep_check), case2 (transcribe, save to Drive),
+  case3 (transcribe, deep_check, the number at its end), case4 (transcribe, deep_check,
+  save both), and web1 (fetch the HTML page, list its images);
 * the mastra weather flow: get_weather NYC and London (mastra's weather tool output:
   temperature, feelsLike, humidity, windSpeed, windGust, conditions, location), then
   compare_weather of both, then an answer quoting both temperatures.
@@ -37,11 +38,11 @@ values themselves in the call through a plain chain (the baseline: the tool rece
 the same values by reference) and through the extension's chain (a model that copies);
 and references in the call through the extension's chain. The overhead is the last
 median minus the baseline's, per call; for ToolVariables two weather dicts, for the
-relay a 2,500-character text and the 50 KB transcript.
+relay a 2,500-character text and the long transcript.
 
 The token counts do not depend on ``--quick`` (only the timing does); they vary by a
 few tokens between runs, as the relay's reference ids are random. Targets
-(reported, never asserted): the step carrying a 50 KB output costs >= 99 %
+(reported, never asserted): the step carrying the long transcript costs >= 99 %
 fewer tokens; the weather compare flow >= 50 % fewer over the run (the variables plan
 claims ~70 %); resolution overhead < 20 µs per call.
 
@@ -51,7 +52,6 @@ Run alone with ``python -m benchmarks.pass_by_reference [--quick]``.
 from __future__ import annotations
 
 import asyncio
-import random
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -61,6 +61,7 @@ import msgspec
 from pydantic import BaseModel
 
 from agents import ReActAgent, ToolCallingAgent
+from agents.evals.toolsets import LONG_TRANSCRIPT, PAGE, RELAY_THRESHOLD, RelayWorld
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from benchmarks._timing import Job, Settings, Timing, measure_jobs, render_table, verdict
 from formats import XMLFormat
@@ -79,14 +80,11 @@ from toolchain.variables import ToolVariables
 
 __all__ = ["run"]
 
-STEP_TARGET = 99.0  # % fewer tokens in the step that would carry the 50 KB output
+STEP_TARGET = 99.0  # % fewer tokens in the step that would carry the long transcript
 WEATHER_TARGET = 50.0  # % fewer tokens over the weather compare flow
 COMPARE_REPLY = 3  # the model's reply that calls compare_weather (1-based)
 WEATHER_CLAIM = 70.0  # the variables plan's claim
 OVERHEAD_TARGET_US = 20.0
-TRANSCRIPT_CHARS = 50_000
-PAGE_CHARS = 100_000
-RELAY_THRESHOLD = 2_000  # characters, as in tests/test_pass_by_reference.py
 RUNS = 3000
 WARMUP = 200
 BLOCK = 100
@@ -95,82 +93,9 @@ Mode = Literal["text", "native"]
 MODES: tuple[Mode, ...] = ("text", "native")
 
 # -- the data ------------------------------------------------------------------------------
-
-_WORDS = (
-    "the a and of to in that it is was for on with as at by this we you they be have "
-    "from or one had but not what all were when there can an your which their said if "
-    "do will each about how up out them then she many some so these would other into "
-    "has more her two like him see time could no make than first been its who now people "
-    "my made over did down only way find use may water long little very after words "
-    "called just where most know get through back much before go good new write our used "
-    "me man too any day same right look think also around another came come work three "
-    "word must because does part even place well such here take why things help put years "
-    "different away again off went old number great tell men say small every found still "
-    "between name should home big give air line set own under read last never us left end "
-    "along while might next sound below saw something thought both few those always looked "
-    "show large often together asked house world going want school important until form "
-    "food keep children feet land side without boy once animals life enough took sometimes "
-    "four head above kind began almost live page got earth need far hand high year mother "
-    "light parts country father let night following picture being study second eyes soon "
-    "times story boys since white days ever paper hard near sentence better best across "
-    "during today others however sure means knew try told young miles sun ways thing whole "
-    "hear example heard several change answer room sea against top turned learn point city "
-    "play toward five using himself usually"
-)
-_VOCABULARY = _WORDS.split()
-
-
-def _prose(chars: int, seed: int) -> str:
-    """Deterministic English-like sentences, at least ``chars`` characters long."""
-    rng = random.Random(seed)
-    sentences: list[str] = []
-    size = 0
-    while size < chars:
-        words = [rng.choice(_VOCABULARY) for _ in range(rng.randint(6, 22))]
-        if rng.random() < 0.3:
-            words.insert(rng.randint(1, len(words) - 1), ",")
-        sentence = " ".join(words).replace(" ,", ",").capitalize() + rng.choice(".....?!")
-        sentences.append(sentence)
-        size += len(sentence) + 1
-    return " ".join(sentences)
-
-
-TRANSCRIPT_END = " And the last number is 4242."
-TRANSCRIPT = _prose(TRANSCRIPT_CHARS - len(TRANSCRIPT_END), seed=1) + TRANSCRIPT_END
-SHORT_ANALYSIS = "Analysis: {words} words, nothing alarming."
-IMAGES = ("/images/cat.png", "/images/dog.png")
-
-
-def _page() -> str:
-    rng = random.Random(2)
-    head = (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        "<title>Pets of the week</title>\n"
-        '<link rel="stylesheet" href="/static/site.css">\n'
-        '<script src="/static/app.js" defer></script>\n</head>\n<body>\n'
-        '<nav><a href="/">Home</a> <a href="/pets">Pets</a> <a href="/about">About</a></nav>\n'
-        "<main>\n"
-    )
-    sections: list[str] = []
-    size = len(head)
-    while size < PAGE_CHARS:
-        n = len(sections)
-        section = (
-            f'<section id="s{n}" class="story">\n'
-            f"<h2>{_prose(30, seed=1000 + n).rstrip('.?!')}</h2>\n"
-            f'<p class="lead">{_prose(rng.randint(150, 300), seed=2000 + n)}</p>\n'
-            f"<p>{_prose(rng.randint(300, 600), seed=3000 + n)} "
-            f'<a href="/articles/{n}">Read more</a></p>\n</section>\n'
-        )
-        sections.append(section)
-        size += len(section)
-    for position, (src, alt) in enumerate(zip(IMAGES, ("A cat", "A dog"), strict=True), 1):
-        at = len(sections) * position // 3
-        sections.insert(at, f'<figure><img src="{src}" alt="{alt}"></figure>\n')
-    return head + "".join(sections) + "</main>\n<footer>© Pets</footer>\n</body>\n</html>\n"
-
-
-PAGE = _page()
+# The relay's tools and data are the PoC's world (`RelayWorld`), the one the relay's eval
+# cases and tests run against: video 123's long transcript ends "... and the last number is
+# 4242.", and every page is one large HTML document with two images.
 
 # mastra's weather tool (create-mastra template) returns exactly these seven fields.
 WEATHER: dict[str, dict[str, object]] = {
@@ -198,43 +123,20 @@ WEATHER_ANSWER = "New York is warmer: {a} °C against {b} °C in London."
 # -- the tools ---------------------------------------------------------------------------
 
 Toolset = Literal["relay", "weather"]
+"""``relay``: `RelayWorld`'s tools; ``weather``: `WeatherWorld`'s."""
 
 
 @dataclass
-class World:
-    """The simulated tools of a task, recording what they received."""
+class WeatherWorld:
+    """mastra's weather tools, recording what they received (as `RelayWorld` does)."""
 
     received: dict[str, list[dict[str, object]]] = field(default_factory=lambda: {})
 
     def record(self, name: str, **args: object) -> None:
         self.received.setdefault(name, []).append(args)
 
-    def chain(self, toolset: Toolset, extensions: Sequence[Extension]) -> JSONToolChain:
+    def tools(self) -> tuple[Tool[Any, Any], ...]:
         world = self
-
-        @tool
-        def yt_transcribe(video_id: str) -> str:
-            """Transcribe a YouTube video."""
-            world.record("yt_transcribe", video_id=video_id)
-            return TRANSCRIPT
-
-        @tool
-        def deep_check(text: str) -> str:
-            """Analyse a text in depth."""
-            world.record("deep_check", text=text)
-            return SHORT_ANALYSIS.format(words=len(text.split()))
-
-        @tool
-        def google_drive_write_file(file_content: str, file_name: str) -> str:
-            """Write a file to Google Drive."""
-            world.record("google_drive_write_file", file_content=file_content, file_name=file_name)
-            return f"saved {file_name}"
-
-        @tool
-        def get_page(url: str) -> str:
-            """Fetch a web page's HTML."""
-            world.record("get_page", url=url)
-            return PAGE
 
         @tool
         def get_weather(location: str) -> dict[str, object]:
@@ -253,15 +155,7 @@ class World:
                 f"{_number(warmer, 'temperature') - _number(cooler, 'temperature'):.1f} °C."
             )
 
-        chain = JSONToolChain(extensions=extensions)
-        chosen = (
-            (yt_transcribe, deep_check, google_drive_write_file, get_page)
-            if toolset == "relay"
-            else (get_weather, compare_weather)
-        )
-        for each in chosen:
-            chain.register_tool(each)
-        return chain
+        return (get_weather, compare_weather)
 
 
 def _number(report: dict[str, object], key: str) -> float:
@@ -289,14 +183,14 @@ def _ref(seen: str) -> str:
 
 def case1(by_reference: bool) -> list[Step]:
     def check(seen: str) -> Calls:
-        return [("deep_check", {"text": _ref(seen) if by_reference else TRANSCRIPT})]
+        return [("deep_check", {"text": _ref(seen) if by_reference else LONG_TRANSCRIPT})]
 
     return [lambda seen: [("yt_transcribe", {"video_id": "123"})], check, lambda seen: "Checked."]
 
 
 def case2(by_reference: bool) -> list[Step]:
     def save(seen: str) -> Calls:
-        content = _ref(seen) if by_reference else TRANSCRIPT
+        content = _ref(seen) if by_reference else LONG_TRANSCRIPT
         args: dict[str, object] = {"file_content": content, "file_name": "transcript.txt"}
         return [("google_drive_write_file", args)]
 
@@ -314,7 +208,7 @@ def case3(by_reference: bool) -> list[Step]:
     box: list[str] = []
 
     def check(seen: str) -> Calls:
-        box.append(_ref(seen) if by_reference else TRANSCRIPT)
+        box.append(_ref(seen) if by_reference else LONG_TRANSCRIPT)
         return [("deep_check", {"text": box[0]})]
 
     def read_end(seen: str) -> Calls:
@@ -331,7 +225,7 @@ def case4(by_reference: bool) -> list[Step]:
     box: list[str] = []
 
     def check(seen: str) -> Calls:
-        box.append(_ref(seen) if by_reference else TRANSCRIPT)
+        box.append(_ref(seen) if by_reference else LONG_TRANSCRIPT)
         return [("deep_check", {"text": box[0]})]
 
     def save(seen: str) -> Calls:
@@ -363,7 +257,7 @@ def web1(by_reference: bool) -> list[Step]:
         args: dict[str, object] = {"opaque_reference": _ref(seen), "pattern": "<img", "window": 0}
         return [("internal_resource_grep", args)]
 
-    first: Step = lambda seen: [("get_page", {"url": "https://example.com/pets"})]  # noqa: E731
+    first: Step = lambda seen: [("get_page", {"url": "https://demo.local/history"})]  # noqa: E731
     return [first, grep, _images] if by_reference else [first, _images]
 
 
@@ -443,7 +337,7 @@ TASKS = (
     ),
     Task(
         "web1",
-        "Fetch https://example.com/pets and list the images on the page.",
+        "Fetch https://demo.local/history and list the images on the page.",
         "relay",
         web1,
         lambda: ContextRelay(RELAY_THRESHOLD),
@@ -542,9 +436,12 @@ class Count:
 
 
 def count_run(task: Task, mode: Mode, by_reference: bool, tokens: Tokens) -> Count:
-    world = World()
+    world = RelayWorld() if task.toolset == "relay" else WeatherWorld()
     extensions = [task.extension()] if by_reference else []
-    chain = world.chain(task.toolset, extensions)
+    # The extension sits on the chain, its reader tools registered before the task's.
+    chain = JSONToolChain(extensions=extensions)
+    for each in world.tools():
+        chain.register_tool(each)
     player = Player(mode, task.script(by_reference), tokens)
     model = ScriptedModel(player)
     agent: ReActAgent[str] | ToolCallingAgent[str] = (
@@ -615,9 +512,9 @@ def _agent_of(mode: Mode) -> str:
 def report_tokens(compared: list[Compared]) -> None:
     tokens = Tokens()
     print(
-        f"transcript: {len(TRANSCRIPT):,} characters, {tokens.of(TRANSCRIPT):,} o200k tokens; "
-        f"page: {len(PAGE):,} characters, {tokens.of(PAGE):,} tokens; relay threshold "
-        f"{RELAY_THRESHOLD:,} characters"
+        f"transcript: {len(LONG_TRANSCRIPT):,} characters, "
+        f"{tokens.of(LONG_TRANSCRIPT):,} o200k tokens; page: {len(PAGE):,} characters, "
+        f"{tokens.of(PAGE):,} tokens; relay threshold {RELAY_THRESHOLD:,} characters"
     )
     weather_json = msgspec.json.encode(WEATHER["NYC"]).decode()
     print(f"weather report: {len(WEATHER['NYC'])} fields, {tokens.of(weather_json)} tokens each")
@@ -689,7 +586,8 @@ def report_tokens(compared: list[Compared]) -> None:
     transcript_steps = [c for c in compared if c.task.big_output and c.task.name != "web1"]
     worst_step = min(_saving(c.without.big_step, c.with_.big_step) for c in transcript_steps)
     print(
-        f"step carrying the 50 KB transcript: at worst {worst_step:.2f} % fewer tokens "
+        f"step carrying the {len(LONG_TRANSCRIPT) / 1000:.0f} KB transcript: at worst "
+        f"{worst_step:.2f} % fewer tokens "
         f"(case1-4, both agents); target >= {STEP_TARGET:g} %: {verdict(worst_step >= STEP_TARGET)}"
     )
     relay_savings = [
@@ -871,11 +769,13 @@ async def _relay_overhead(settings: Settings, value: str, label: str) -> Overhea
 
 
 async def measure_overheads(settings: Settings) -> list[Overhead]:
-    small = TRANSCRIPT[: RELAY_THRESHOLD + 500]
+    small = LONG_TRANSCRIPT[: RELAY_THRESHOLD + 500]
     return [
         await _variables_overhead(settings),
         await _relay_overhead(settings, small, f"{len(small):,}-character text"),
-        await _relay_overhead(settings, TRANSCRIPT, f"{len(TRANSCRIPT):,}-character transcript"),
+        await _relay_overhead(
+            settings, LONG_TRANSCRIPT, f"{len(LONG_TRANSCRIPT):,}-character transcript"
+        ),
     ]
 
 
