@@ -17,7 +17,8 @@ leave the cyclic garbage collector on while timing.
   interpreters, against a bare interpreter;
 * ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration;
 * ``benchmarks.pass_by_reference``: tokens saved by ToolVariables and ContextRelay, and
-  their cost per call;
+  their cost per call (its tasks in ``_reference_tasks``, its timing in
+  ``_reference_overhead``);
 * ``benchmarks.discovery_tokens``: tokens of a 60-tool task with every tool in the prompt
   and with ToolSearch, and how much of each request the prompt cache can reuse;
 * ``benchmarks.tool_retrieval``: R@5, R@10 and nDCG@10 of the discovery search backends on

@@ -6,10 +6,11 @@ a threshold stored and shown as ``internal://<id>``). Each is judged on the task
 seed describes, run by both agents (``ReActAgent``, text mode; ``ToolCallingAgent``,
 native mode) with a scripted model that reads each observation and plans the next step:
 
-* the relay's prompt cases, with a 50 KB transcript: case1 (transcribe, deep_check),
-  case2 (transcribe, save to Drive), case3 (transcribe, deep_check, the number at its
-  end), case4 (transcribe, deep_check, save both), and web1 (fetch a ~100 KB HTML page,
-  list its images);
+* the relay's prompt cases, in the PoC's world the relay's eval cases and tests use
+  (``agents.evals.toolsets.RelayWorld``: its tools, video 123's ~70 KB transcript and
+  its ~90 KB page): case1 (transcribe, deep_check), case2 (transcribe, save to Drive),
+  case3 (transcribe, deep_check, the number at its end), case4 (transcribe, deep_check,
+  save both), and web1 (fetch the HTML page, list its images);
 * the mastra weather flow: get_weather NYC and London (mastra's weather tool output:
   temperature, feelsLike, humidity, windSpeed, windGust, conditions, location), then
   compare_weather of both, then an answer quoting both temperatures.
@@ -30,18 +31,16 @@ Per-message framing tokens of the providers' chat formats are left out (alike in
 The weather flow runs twice with variables: with the default (full) guide in the
 prompt, and with ``instruction_style="minimal"``.
 
-Resolution overhead: ``execute_calls`` of one call on an instant async tool, five ways,
-interleaved in the same process: a small call without references through a plain chain
-and through the extension's chain (what the extension's hooks cost any call); the
-values themselves in the call through a plain chain (the baseline: the tool receives
-the same values by reference) and through the extension's chain (a model that copies);
-and references in the call through the extension's chain. The overhead is the last
-median minus the baseline's, per call; for ToolVariables two weather dicts, for the
-relay a 2,500-character text and the 50 KB transcript.
+Resolution overhead (``benchmarks._reference_overhead``): ``execute_calls`` of one call
+on an instant async tool, with references against the values themselves, through a plain
+chain and the extension's; for ToolVariables two weather dicts, for the relay a
+2,500-character text and the long transcript.
+
+The tasks and their scripts are in ``benchmarks._reference_tasks``.
 
 The token counts do not depend on ``--quick`` (only the timing does); they vary by a
 few tokens between runs, as the relay's reference ids are random. Targets
-(reported, never asserted): the step carrying a 50 KB output costs >= 99 %
+(reported, never asserted): the step carrying the long transcript costs >= 99 %
 fewer tokens; the weather compare flow >= 50 % fewer over the run (the variables plan
 claims ~70 %); resolution overhead < 20 µs per call.
 
@@ -51,423 +50,38 @@ Run alone with ``python -m benchmarks.pass_by_reference [--quick]``.
 from __future__ import annotations
 
 import asyncio
-import random
-import re
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import msgspec
-from pydantic import BaseModel
 
 from agents import ReActAgent, ToolCallingAgent
+from agents.evals.toolsets import LONG_TRANSCRIPT, PAGE, RELAY_THRESHOLD
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
-from benchmarks._timing import Job, Settings, Timing, measure_jobs, render_table, verdict
-from formats import XMLFormat
-from toolchain import (
-    ExecutionContext,
-    Extension,
-    JSONToolChain,
-    Tool,
-    ToolCall,
-    ToolResult,
-    tool,
+from benchmarks._reference_overhead import measure_overheads, report_overheads
+from benchmarks._reference_tasks import (
+    TASKS,
+    WEATHER,
+    WEATHER_CLAIM,
+    ScriptError,
+    Step,
+    Task,
+    new_world,
 )
+from benchmarks._timing import Settings, render_table, verdict
+from toolchain import JSONToolChain
 from toolchain._tokens import count_tokens
-from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
 
 __all__ = ["run"]
 
-STEP_TARGET = 99.0  # % fewer tokens in the step that would carry the 50 KB output
+STEP_TARGET = 99.0  # % fewer tokens in the step that would carry the long transcript
 WEATHER_TARGET = 50.0  # % fewer tokens over the weather compare flow
 COMPARE_REPLY = 3  # the model's reply that calls compare_weather (1-based)
-WEATHER_CLAIM = 70.0  # the variables plan's claim
-OVERHEAD_TARGET_US = 20.0
-TRANSCRIPT_CHARS = 50_000
-PAGE_CHARS = 100_000
-RELAY_THRESHOLD = 2_000  # characters, as in tests/test_pass_by_reference.py
-RUNS = 3000
-WARMUP = 200
-BLOCK = 100
 
 Mode = Literal["text", "native"]
 MODES: tuple[Mode, ...] = ("text", "native")
-
-# -- the data ------------------------------------------------------------------------------
-
-_WORDS = (
-    "the a and of to in that it is was for on with as at by this we you they be have "
-    "from or one had but not what all were when there can an your which their said if "
-    "do will each about how up out them then she many some so these would other into "
-    "has more her two like him see time could no make than first been its who now people "
-    "my made over did down only way find use may water long little very after words "
-    "called just where most know get through back much before go good new write our used "
-    "me man too any day same right look think also around another came come work three "
-    "word must because does part even place well such here take why things help put years "
-    "different away again off went old number great tell men say small every found still "
-    "between name should home big give air line set own under read last never us left end "
-    "along while might next sound below saw something thought both few those always looked "
-    "show large often together asked house world going want school important until form "
-    "food keep children feet land side without boy once animals life enough took sometimes "
-    "four head above kind began almost live page got earth need far hand high year mother "
-    "light parts country father let night following picture being study second eyes soon "
-    "times story boys since white days ever paper hard near sentence better best across "
-    "during today others however sure means knew try told young miles sun ways thing whole "
-    "hear example heard several change answer room sea against top turned learn point city "
-    "play toward five using himself usually"
-)
-_VOCABULARY = _WORDS.split()
-
-
-def _prose(chars: int, seed: int) -> str:
-    """Deterministic English-like sentences, at least ``chars`` characters long."""
-    rng = random.Random(seed)
-    sentences: list[str] = []
-    size = 0
-    while size < chars:
-        words = [rng.choice(_VOCABULARY) for _ in range(rng.randint(6, 22))]
-        if rng.random() < 0.3:
-            words.insert(rng.randint(1, len(words) - 1), ",")
-        sentence = " ".join(words).replace(" ,", ",").capitalize() + rng.choice(".....?!")
-        sentences.append(sentence)
-        size += len(sentence) + 1
-    return " ".join(sentences)
-
-
-TRANSCRIPT_END = " And the last number is 4242."
-TRANSCRIPT = _prose(TRANSCRIPT_CHARS - len(TRANSCRIPT_END), seed=1) + TRANSCRIPT_END
-SHORT_ANALYSIS = "Analysis: {words} words, nothing alarming."
-IMAGES = ("/images/cat.png", "/images/dog.png")
-
-
-def _page() -> str:
-    rng = random.Random(2)
-    head = (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        "<title>Pets of the week</title>\n"
-        '<link rel="stylesheet" href="/static/site.css">\n'
-        '<script src="/static/app.js" defer></script>\n</head>\n<body>\n'
-        '<nav><a href="/">Home</a> <a href="/pets">Pets</a> <a href="/about">About</a></nav>\n'
-        "<main>\n"
-    )
-    sections: list[str] = []
-    size = len(head)
-    while size < PAGE_CHARS:
-        n = len(sections)
-        section = (
-            f'<section id="s{n}" class="story">\n'
-            f"<h2>{_prose(30, seed=1000 + n).rstrip('.?!')}</h2>\n"
-            f'<p class="lead">{_prose(rng.randint(150, 300), seed=2000 + n)}</p>\n'
-            f"<p>{_prose(rng.randint(300, 600), seed=3000 + n)} "
-            f'<a href="/articles/{n}">Read more</a></p>\n</section>\n'
-        )
-        sections.append(section)
-        size += len(section)
-    for position, (src, alt) in enumerate(zip(IMAGES, ("A cat", "A dog"), strict=True), 1):
-        at = len(sections) * position // 3
-        sections.insert(at, f'<figure><img src="{src}" alt="{alt}"></figure>\n')
-    return head + "".join(sections) + "</main>\n<footer>© Pets</footer>\n</body>\n</html>\n"
-
-
-PAGE = _page()
-
-# mastra's weather tool (create-mastra template) returns exactly these seven fields.
-WEATHER: dict[str, dict[str, object]] = {
-    "NYC": {
-        "temperature": 22.4,
-        "feelsLike": 24.1,
-        "humidity": 63,
-        "windSpeed": 14.8,
-        "windGust": 31.0,
-        "conditions": "Partly cloudy",
-        "location": "New York",
-    },
-    "London": {
-        "temperature": 14.2,
-        "feelsLike": 12.9,
-        "humidity": 81,
-        "windSpeed": 19.4,
-        "windGust": 38.2,
-        "conditions": "Light drizzle",
-        "location": "London",
-    },
-}
-WEATHER_ANSWER = "New York is warmer: {a} °C against {b} °C in London."
-
-# -- the tools ---------------------------------------------------------------------------
-
-Toolset = Literal["relay", "weather"]
-
-
-@dataclass
-class World:
-    """The simulated tools of a task, recording what they received."""
-
-    received: dict[str, list[dict[str, object]]] = field(default_factory=lambda: {})
-
-    def record(self, name: str, **args: object) -> None:
-        self.received.setdefault(name, []).append(args)
-
-    def chain(self, toolset: Toolset, extensions: Sequence[Extension]) -> JSONToolChain:
-        world = self
-
-        @tool
-        def yt_transcribe(video_id: str) -> str:
-            """Transcribe a YouTube video."""
-            world.record("yt_transcribe", video_id=video_id)
-            return TRANSCRIPT
-
-        @tool
-        def deep_check(text: str) -> str:
-            """Analyse a text in depth."""
-            world.record("deep_check", text=text)
-            return SHORT_ANALYSIS.format(words=len(text.split()))
-
-        @tool
-        def google_drive_write_file(file_content: str, file_name: str) -> str:
-            """Write a file to Google Drive."""
-            world.record("google_drive_write_file", file_content=file_content, file_name=file_name)
-            return f"saved {file_name}"
-
-        @tool
-        def get_page(url: str) -> str:
-            """Fetch a web page's HTML."""
-            world.record("get_page", url=url)
-            return PAGE
-
-        @tool
-        def get_weather(location: str) -> dict[str, object]:
-            """Get current weather for a location."""
-            world.record("get_weather", location=location)
-            return WEATHER[location]
-
-        @tool
-        def compare_weather(a: dict[str, object], b: dict[str, object]) -> str:
-            """Compare two weather reports: which is warmer, windier and wetter."""
-            world.record("compare_weather", a=a, b=b)
-            hotter = _number(a, "temperature") > _number(b, "temperature")
-            warmer, cooler = (a, b) if hotter else (b, a)
-            return (
-                f"{warmer['location']} is warmer than {cooler['location']} by "
-                f"{_number(warmer, 'temperature') - _number(cooler, 'temperature'):.1f} °C."
-            )
-
-        chain = JSONToolChain(extensions=extensions)
-        chosen = (
-            (yt_transcribe, deep_check, google_drive_write_file, get_page)
-            if toolset == "relay"
-            else (get_weather, compare_weather)
-        )
-        for each in chosen:
-            chain.register_tool(each)
-        return chain
-
-
-def _number(report: dict[str, object], key: str) -> float:
-    return float(str(report[key]))
-
-
-# -- the scripts -------------------------------------------------------------------------
-
-Calls = list[tuple[str, dict[str, object]]]
-Step = Callable[[str], "Calls | str"]
-"""Given the text of the latest observations, the next calls, or the final answer."""
-REFERENCE = re.compile(r"internal://[A-Za-z0-9_-]+")
-
-
-class ScriptError(RuntimeError):
-    """A scripted run did not go as planned: its figures would mean nothing."""
-
-
-def _ref(seen: str) -> str:
-    found = REFERENCE.findall(seen)
-    if not found:
-        raise ScriptError(f"no reference in what the model saw: {seen[:300]!r}")
-    return str(found[-1])
-
-
-def case1(by_reference: bool) -> list[Step]:
-    def check(seen: str) -> Calls:
-        return [("deep_check", {"text": _ref(seen) if by_reference else TRANSCRIPT})]
-
-    return [lambda seen: [("yt_transcribe", {"video_id": "123"})], check, lambda seen: "Checked."]
-
-
-def case2(by_reference: bool) -> list[Step]:
-    def save(seen: str) -> Calls:
-        content = _ref(seen) if by_reference else TRANSCRIPT
-        args: dict[str, object] = {"file_content": content, "file_name": "transcript.txt"}
-        return [("google_drive_write_file", args)]
-
-    return [lambda seen: [("yt_transcribe", {"video_id": "123"})], save, lambda seen: "Saved."]
-
-
-def _last_number(seen: str) -> str:
-    found = re.findall(r"last number is ([0-9]+)", seen)
-    if not found:
-        raise ScriptError(f"the number is not in what the model saw: {seen[-300:]!r}")
-    return f"The last number is {found[-1]}."
-
-
-def case3(by_reference: bool) -> list[Step]:
-    box: list[str] = []
-
-    def check(seen: str) -> Calls:
-        box.append(_ref(seen) if by_reference else TRANSCRIPT)
-        return [("deep_check", {"text": box[0]})]
-
-    def read_end(seen: str) -> Calls:
-        args: dict[str, object] = {"opaque_reference": box[0], "start_index": -40, "length": 40}
-        return [("internal_resource_read_slice", args)]
-
-    first: Step = lambda seen: [("yt_transcribe", {"video_id": "123"})]  # noqa: E731
-    if by_reference:
-        return [first, check, read_end, _last_number]
-    return [first, check, _last_number]  # the transcript is in the conversation already
-
-
-def case4(by_reference: bool) -> list[Step]:
-    box: list[str] = []
-
-    def check(seen: str) -> Calls:
-        box.append(_ref(seen) if by_reference else TRANSCRIPT)
-        return [("deep_check", {"text": box[0]})]
-
-    def save(seen: str) -> Calls:
-        analysis = re.search(r"Analysis: [^\n<\"]*", seen)
-        if analysis is None:
-            raise ScriptError(f"no analysis in what the model saw: {seen[-300:]!r}")
-        return [
-            ("google_drive_write_file", {"file_content": box[0], "file_name": "transcript.txt"}),
-            (
-                "google_drive_write_file",
-                {"file_content": analysis.group(0), "file_name": "analysis.txt"},
-            ),
-        ]
-
-    return [
-        lambda seen: [("yt_transcribe", {"video_id": "123"})],
-        check,
-        save,
-        lambda seen: "Both saved.",
-    ]
-
-
-def _images(seen: str) -> str:
-    return "Images: " + ", ".join(re.findall(r'<img src="([^"]+)"', seen))
-
-
-def web1(by_reference: bool) -> list[Step]:
-    def grep(seen: str) -> Calls:
-        args: dict[str, object] = {"opaque_reference": _ref(seen), "pattern": "<img", "window": 0}
-        return [("internal_resource_grep", args)]
-
-    first: Step = lambda seen: [("get_page", {"url": "https://example.com/pets"})]  # noqa: E731
-    return [first, grep, _images] if by_reference else [first, _images]
-
-
-def weather(by_reference: bool) -> list[Step]:
-    def compare(seen: str) -> Calls:
-        if by_reference:
-            return [("compare_weather", {"a": "$weather_nyc", "b": "$weather_london"})]
-        return [("compare_weather", {"a": WEATHER["NYC"], "b": WEATHER["London"]})]
-
-    def answer(seen: str) -> str:
-        if by_reference:
-            refs = {"a": "$weather_nyc.temperature", "b": "$weather_london.temperature"}
-            return WEATHER_ANSWER.format(**refs)
-        temps = {"a": WEATHER["NYC"]["temperature"], "b": WEATHER["London"]["temperature"]}
-        return WEATHER_ANSWER.format(**temps)
-
-    return [
-        lambda seen: [("get_weather", {"location": "NYC"})],
-        lambda seen: [("get_weather", {"location": "London"})],
-        compare,
-        answer,
-    ]
-
-
-def _weather_name(tool_name: str, args: Any, output: object) -> str | None:
-    return f"weather_{args['location']}" if tool_name == "get_weather" else None
-
-
-@dataclass(frozen=True)
-class Task:
-    name: str
-    prompt: str
-    toolset: Toolset
-    script: Callable[[bool], list[Step]]
-    extension: Callable[[], Extension]
-    claim: str
-    big_output: bool = True
-    """Whether the first call's output is the large one (its step is reported alone)."""
-
-
-_TRANSCRIBE = "Generate a transcript of the YouTube video with video_id='123'"
-TASKS = (
-    Task(
-        "case1",
-        f"{_TRANSCRIBE} and then pass it to Deep Check for analysis.",
-        "relay",
-        case1,
-        lambda: ContextRelay(RELAY_THRESHOLD),
-        "stops context bloat (no figure)",
-    ),
-    Task(
-        "case2",
-        f"{_TRANSCRIBE} and save it to a file on Google Drive named 'transcript.txt'.",
-        "relay",
-        case2,
-        lambda: ContextRelay(RELAY_THRESHOLD),
-        "stops context bloat (no figure)",
-    ),
-    Task(
-        "case3",
-        f"{_TRANSCRIBE} and then pass it to Deep Check for analysis. Then let me know what "
-        "number appears at the end of the transcript.",
-        "relay",
-        case3,
-        lambda: ContextRelay(RELAY_THRESHOLD),
-        "stops context bloat (no figure)",
-    ),
-    Task(
-        "case4",
-        f"{_TRANSCRIBE} and then pass it to Deep Check for analysis. Then save both the "
-        "transcript and the analysis to files on Google Drive named 'transcript.txt' and "
-        "'analysis.txt', respectively.",
-        "relay",
-        case4,
-        lambda: ContextRelay(RELAY_THRESHOLD),
-        "stops context bloat (no figure)",
-    ),
-    Task(
-        "web1",
-        "Fetch https://example.com/pets and list the images on the page.",
-        "relay",
-        web1,
-        lambda: ContextRelay(RELAY_THRESHOLD),
-        "stops context bloat (no figure)",
-    ),
-    Task(
-        "weather",
-        "What's the weather in NYC? What about London? Then compare them.",
-        "weather",
-        weather,
-        lambda: ToolVariables(_weather_name),
-        f"~{WEATHER_CLAIM:g} % fewer (variables plan)",
-        big_output=False,
-    ),
-    Task(
-        "weather, minimal guide",
-        "What's the weather in NYC? What about London? Then compare them.",
-        "weather",
-        weather,
-        lambda: ToolVariables(_weather_name, instruction_style="minimal"),
-        f"~{WEATHER_CLAIM:g} % fewer (variables plan)",
-        big_output=False,
-    ),
-)
 
 # -- counting ----------------------------------------------------------------------------
 
@@ -542,9 +156,12 @@ class Count:
 
 
 def count_run(task: Task, mode: Mode, by_reference: bool, tokens: Tokens) -> Count:
-    world = World()
+    world = new_world(task.toolset)
     extensions = [task.extension()] if by_reference else []
-    chain = world.chain(task.toolset, extensions)
+    # The extension sits on the chain, its reader tools registered before the task's.
+    chain = JSONToolChain(extensions=extensions)
+    for each in world.tools():
+        chain.register_tool(each)
     player = Player(mode, task.script(by_reference), tokens)
     model = ScriptedModel(player)
     agent: ReActAgent[str] | ToolCallingAgent[str] = (
@@ -615,9 +232,9 @@ def _agent_of(mode: Mode) -> str:
 def report_tokens(compared: list[Compared]) -> None:
     tokens = Tokens()
     print(
-        f"transcript: {len(TRANSCRIPT):,} characters, {tokens.of(TRANSCRIPT):,} o200k tokens; "
-        f"page: {len(PAGE):,} characters, {tokens.of(PAGE):,} tokens; relay threshold "
-        f"{RELAY_THRESHOLD:,} characters"
+        f"transcript: {len(LONG_TRANSCRIPT):,} characters, "
+        f"{tokens.of(LONG_TRANSCRIPT):,} o200k tokens; page: {len(PAGE):,} characters, "
+        f"{tokens.of(PAGE):,} tokens; relay threshold {RELAY_THRESHOLD:,} characters"
     )
     weather_json = msgspec.json.encode(WEATHER["NYC"]).decode()
     print(f"weather report: {len(WEATHER['NYC'])} fields, {tokens.of(weather_json)} tokens each")
@@ -689,7 +306,8 @@ def report_tokens(compared: list[Compared]) -> None:
     transcript_steps = [c for c in compared if c.task.big_output and c.task.name != "web1"]
     worst_step = min(_saving(c.without.big_step, c.with_.big_step) for c in transcript_steps)
     print(
-        f"step carrying the 50 KB transcript: at worst {worst_step:.2f} % fewer tokens "
+        f"step carrying the {len(LONG_TRANSCRIPT) / 1000:.0f} KB transcript: at worst "
+        f"{worst_step:.2f} % fewer tokens "
         f"(case1-4, both agents); target >= {STEP_TARGET:g} %: {verdict(worst_step >= STEP_TARGET)}"
     )
     relay_savings = [
@@ -727,192 +345,6 @@ def report_tokens(compared: list[Compared]) -> None:
         f"{full} tokens to every request ({minimal} minimal) and the list of variables "
         "one line per variable to each step."
     )
-    print()
-
-
-# -- resolution overhead -------------------------------------------------------------------
-
-
-class CompareIn(BaseModel):
-    a: dict[str, object]
-    b: dict[str, object]
-
-
-class InstantCompare(Tool[CompareIn, str]):
-    name = "compare_weather"
-    description = "Compare two weather reports."
-
-    async def call(self, ctx: ExecutionContext, input: CompareIn) -> ToolResult[str]:
-        return ToolResult[str]("ok")
-
-
-class LocationIn(BaseModel):
-    location: str
-
-
-class InstantWeather(Tool[LocationIn, dict[str, object]]):
-    name = "get_weather"
-    description = "Get current weather for a location."
-
-    async def call(self, ctx: ExecutionContext, input: LocationIn) -> ToolResult[dict[str, object]]:
-        return ToolResult[dict[str, object]](WEATHER[input.location])
-
-
-class TextIn(BaseModel):
-    text: str
-
-
-class InstantCheck(Tool[TextIn, str]):
-    name = "deep_check"
-    description = "Analyse a text in depth."
-
-    async def call(self, ctx: ExecutionContext, input: TextIn) -> ToolResult[str]:
-        return ToolResult[str]("ok")
-
-
-def _fixed_name(tool_name: str, args: Any, output: object) -> str | None:
-    """``weather_<location>``; every other output overwrites one variable (bounded memory)."""
-    return f"weather_{args['location']}" if tool_name == "get_weather" else "last"
-
-
-Timed = tuple[JSONToolChain, ExecutionContext, ToolCall]
-
-
-@dataclass(frozen=True, slots=True)
-class Overhead:
-    """One extension's timings: plain chain against the extension, per call."""
-
-    mechanism: str
-    value: str
-    small_plain: Timing
-    """A call with small arguments and no reference, through a plain chain."""
-    small_extension: Timing
-    """The same small call through the extension's chain."""
-    plain: Timing
-    """The baseline: the values themselves in the call, through a plain chain."""
-    literal: Timing
-    """The values themselves in the call, through the extension's chain."""
-    referenced: Timing
-    """References in the call, through the extension's chain."""
-
-    @property
-    def overhead_us(self) -> float:
-        """By reference through the extension, over the plain chain given the values."""
-        return self.referenced.median_us - self.plain.median_us
-
-    @property
-    def fixed_us(self) -> float:
-        """What the extension's hooks cost on any call (the small call's difference)."""
-        return self.small_extension.median_us - self.small_plain.median_us
-
-    @property
-    def literal_us(self) -> float:
-        """The values written out in the call, through the extension, over the baseline."""
-        return self.literal.median_us - self.plain.median_us
-
-
-def _executor(
-    chain: JSONToolChain, ctx: ExecutionContext, call: ToolCall, fmt: XMLFormat
-) -> Callable[[], Awaitable[object]]:
-    return lambda: chain.execute_calls(ctx, [call], fmt)
-
-
-async def _measure(settings: Settings, mechanism: str, value: str, timed: list[Timed]) -> Overhead:
-    fmt = XMLFormat()
-    jobs: list[Job] = []
-    for chain, ctx, call in timed:
-        result = await chain.execute_calls(ctx, [call], fmt)
-        if not result.raw.ok:
-            raise ScriptError(f"the timed call fails: {result.text}")
-        jobs.append(Job.awaited(_executor(chain, ctx, call, fmt), RUNS, WARMUP))
-    timings = await measure_jobs(jobs, settings, seconds=8.0, block=BLOCK)
-    return Overhead(mechanism, value, *timings)
-
-
-async def _variables_overhead(settings: Settings) -> Overhead:
-    plain = JSONToolChain().register_tool(InstantCompare())
-    named = JSONToolChain(extensions=[ToolVariables(_fixed_name)])
-    named.register_tool(InstantCompare()).register_tool(InstantWeather())
-    ctx = ExecutionContext()
-    for city in WEATHER:
-        await named.execute_calls(ctx, [ToolCall("get_weather", {"location": city})], XMLFormat())
-    small = ToolCall("compare_weather", {"a": {}, "b": {}})
-    copied = ToolCall("compare_weather", {"a": WEATHER["NYC"], "b": WEATHER["London"]})
-    referenced = ToolCall("compare_weather", {"a": "$weather_nyc", "b": "$weather_london"})
-    plain_ctx = ExecutionContext()
-    timed = [
-        (plain, plain_ctx, small),
-        (named, ctx, small),
-        (plain, plain_ctx, copied),
-        (named, ctx, copied),
-        (named, ctx, referenced),
-    ]
-    return await _measure(settings, "ToolVariables", "2 weather dicts", timed)
-
-
-async def _relay_overhead(settings: Settings, value: str, label: str) -> Overhead:
-    plain = JSONToolChain().register_tool(InstantCheck())
-    relay = ContextRelay(RELAY_THRESHOLD)
-    relayed = JSONToolChain(extensions=[relay]).register_tool(InstantCheck())
-    ctx = ExecutionContext()
-    reference = await relay.box(ctx, "yt_transcribe", value)
-    small = ToolCall("deep_check", {"text": "A short text."})
-    literal = ToolCall("deep_check", {"text": value})
-    referenced = ToolCall("deep_check", {"text": reference})
-    plain_ctx = ExecutionContext()
-    timed = [
-        (plain, plain_ctx, small),
-        (relayed, ctx, small),
-        (plain, plain_ctx, literal),
-        (relayed, ctx, literal),
-        (relayed, ctx, referenced),
-    ]
-    return await _measure(settings, "ContextRelay", label, timed)
-
-
-async def measure_overheads(settings: Settings) -> list[Overhead]:
-    small = TRANSCRIPT[: RELAY_THRESHOLD + 500]
-    return [
-        await _variables_overhead(settings),
-        await _relay_overhead(settings, small, f"{len(small):,}-character text"),
-        await _relay_overhead(settings, TRANSCRIPT, f"{len(TRANSCRIPT):,}-character transcript"),
-    ]
-
-
-def report_overheads(overheads: list[Overhead]) -> None:
-    rows: list[list[str]] = []
-    for o in overheads:
-        for what, timing in (
-            ("plain chain, a small call", o.small_plain),
-            ("extension, the same small call", o.small_extension),
-            ("plain chain, the values in the call (baseline)", o.plain),
-            ("extension, the values in the call", o.literal),
-            ("extension, by reference", o.referenced),
-        ):
-            rows.append(
-                [
-                    o.mechanism,
-                    o.value,
-                    what,
-                    f"{timing.median_us:,.1f}",
-                    f"{timing.iqr_percent:.0f}%",
-                    str(timing.runs),
-                ]
-            )
-    headers = ["extension", "value passed", "execute_calls of one call", "median µs", "IQR", "runs"]
-    print(render_table(headers, rows, "lllrrr"))
-    print()
-    for o in overheads:
-        print(
-            f"{o.mechanism} ({o.value}): by reference {o.overhead_us:,.1f} µs per call over "
-            f"the baseline; target < {OVERHEAD_TARGET_US:g} µs: "
-            f"{verdict(o.overhead_us < OVERHEAD_TARGET_US)}"
-        )
-        print(
-            f"  of which {o.fixed_us:,.1f} µs the hooks cost any call (the small call), "
-            f"{o.overhead_us - o.fixed_us:,.1f} µs finding and resolving the references; "
-            f"the values written out instead: {o.literal_us:,.1f} µs over the baseline"
-        )
     print()
 
 
