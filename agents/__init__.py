@@ -8,7 +8,7 @@
 
 from typing import TYPE_CHECKING
 
-from agents._engine import RunOptions
+from agents._options import RunOptions
 from agents.compaction import SlidingWindow, SummarizingCompaction
 from agents.events import (
     AfterModelCall,

@@ -8,6 +8,14 @@
 
 from __future__ import annotations
 
+from agents._system_prompt import (
+    NATIVE_GUIDE,
+    REACT_GUIDE,
+    PromptBuilder,
+    PromptContext,
+    default_system_prompt,
+    native_system_prompt,
+)
 from agents.prompt._agent_tool import AgentTool
 from agents.prompt._prompt import (
     Definition,
@@ -20,14 +28,6 @@ from agents.prompt._prompt import (
     Sampling,
 )
 from agents.prompt._run import PromptOptions, PromptRun, run_prompt
-from agents.prompt._system import (
-    NATIVE_GUIDE,
-    REACT_GUIDE,
-    PromptBuilder,
-    PromptContext,
-    default_system_prompt,
-    native_system_prompt,
-)
 from agents.prompt._tasks import DynamicTaskList, Task, TaskList
 
 __all__ = [

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cas
 from typing_extensions import Unpack
 
 from agents._options import check_keywords
+from agents._system_prompt import REACT_GUIDE, PromptContext
 from agents.events import (
     IterationFinished,
     ModelTextDelta,
@@ -47,7 +48,6 @@ from agents.events import (
 from agents.models import GenerateOptions, Message, Model, ToolChoice, Usage, resolve_model
 from agents.prompt._agent_tool import AgentTool
 from agents.prompt._prompt import Definition, HookInput, HookResult, Plugin, Prompt
-from agents.prompt._system import REACT_GUIDE, PromptContext
 from agents.prompt._tasks import DynamicTaskList, TaskList
 from agents.result import AgentResult, Iteration
 from agents.steps import StepHook, StepRequest
