@@ -76,8 +76,10 @@ class StepRequest:
         return self.tools if self.described is None else self.described
 
 
+# No string forward reference: options that name StepHook (RunOptions) resolve at run
+# time (typing.get_type_hints) in any module.
 StepHook: TypeAlias = Callable[
-    [ExecutionContext, StepRequest], "StepRequest | Awaitable[StepRequest | None] | None"
+    [ExecutionContext, StepRequest], StepRequest | Awaitable[StepRequest | None] | None
 ]
 """Called before each model call: return a changed ``StepRequest``, or ``None``.
 
