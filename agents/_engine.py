@@ -63,7 +63,7 @@ from toolchain import (
     run_sync,
 )
 
-__all__ = ["RunOptions", "StepEngine"]
+__all__ = ["StepEngine"]
 
 AnswerT = TypeVar("AnswerT")
 
@@ -233,8 +233,9 @@ class StepEngine(ABC, Generic[AnswerT]):
         plain = steps.plain
         messages = plain.messages
         hooked = bool(self.step_hooks or self.extensions)
-        streamed = Streaming(self._stream_events, self._extensions.text_filters)
-        stream = streamed if streaming else None
+        stream = (
+            Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
+        )
         run: RunRecord[AnswerT] = RunRecord(messages)
         stop: RunStop
 
