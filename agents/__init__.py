@@ -4,11 +4,24 @@
 >>> agent = ReActAgent(ScriptedModel(["<answer>Paris</answer>"]))
 >>> agent.run_sync("Capital of France?").answer
 'Paris'
+
+What lives here, bottom up: ``agents.models`` (the ``Model`` protocol and its
+adapters; it imports no other part of ``agents``); the values of a run (``result``,
+``events``, ``steps``, ``terminations``); the step engine (``_engine``, with the
+private modules it delegates to: ``_step_request``, ``_model_call``, ``_race``,
+``_replies``, ``_tool_runs``, ``_run_record``, ``_extensions``, ``_step_log``) and
+the two agents on it (``react``, ``tool_calling``); ``compaction`` and ``trace``;
+``agents.prompt`` (``run_prompt``, above the agents); then ``agents.demo``,
+``agents.evals`` and ``cli``. Each imports only what is below it.
+
+It may import ``formats`` and ``toolchain`` (their public names, and a few of
+toolchain's private helpers: redaction, one-line log text, the hook runner, token
+counts); neither imports ``agents``.
 """
 
 from typing import TYPE_CHECKING
 
-from agents._engine import RunOptions
+from agents._options import RunOptions
 from agents.compaction import SlidingWindow, SummarizingCompaction
 from agents.events import (
     AfterModelCall,
@@ -60,6 +73,11 @@ from toolchain import Limits
 
 if TYPE_CHECKING:
     from agents.models import AnthropicModel, OpenAIChatModel
+
+# Public objects keep the __module__ of the module that defines them (no httpx-style
+# pass setting it to "agents"): typing.get_type_hints and pydantic resolve a class's
+# string annotations in that module's namespace, and here most of those names are
+# missing (AgentResult, Iteration, StepRequest, the events and the option TypedDicts).
 
 __all__ = [
     "AfterModelCall",

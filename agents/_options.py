@@ -1,5 +1,5 @@
-"""Keyword options of the agents and ``run_prompt``: unknown names refused, ``tools=``
-made into a chain.
+"""Keyword options of the agents and ``run_prompt``: what every agent takes
+(`RunOptions`), unknown names refused, ``tools=`` made into a chain.
 
 The options are typed (``Unpack`` of a ``TypedDict``), so mypy and pyright already reject
 a misspelt keyword; these checks are for everyone else, at run time: a keyword the
@@ -8,18 +8,65 @@ callee does not know is a ``TypeError`` naming it, never an option quietly ignor
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import inspect
-from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, Final, cast
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Final, TypedDict, cast
 
-from toolchain import JSONToolChain, Tool, tool
+from agents._system_prompt import PromptBuilder
+from agents.models import GenerateOptions
+from agents.steps import StepHook
+from formats import TextFormat
+from toolchain import Extension, JSONToolChain, Limits, Tool, ToolChain, tool
 
-__all__ = ["AnyToolLike", "chain_of", "check_keywords"]
+__all__ = ["AnyToolLike", "RunOptions", "agent_chain", "chain_of", "check_keywords"]
 
 AnyToolLike = Tool[Any, Any] | Callable[..., Any]
 """What ``tools=[...]`` takes: a ``Tool`` (``@tool`` functions are ones) or a typed
 function, which is wrapped with ``@tool``."""
+
+
+class RunOptions(TypedDict, total=False):
+    """Keyword options every agent takes, besides the model and the termination.
+
+    Any other keyword is a ``TypeError`` naming it (with the closest known name).
+    """
+
+    tool_chain: ToolChain
+    """Runs the tools and serialises their outputs (JSON or YAML)."""
+    tools: Sequence[AnyToolLike]
+    """Tools for a ``JSONToolChain`` built for the agent: ``Tool`` objects (``@tool``
+    functions are ones) or typed functions, wrapped with ``@tool``. Give either
+    ``tools`` or ``tool_chain`` (register the tools on your chain), not both."""
+    text_format: TextFormat
+    """The section convention of prompts and observations (default ``XMLFormat()``)."""
+    behavior: str
+    """Who the agent is and how it behaves: the start of the system prompt."""
+    critical_rules: str
+    """Rules the model must never break, given their own prompt section."""
+    limits: Limits
+    """Bounds on each run (iterations, tool calls, tokens, errors, time)."""
+    options: GenerateOptions
+    """Sampling options for every model call."""
+    prompt_builder: PromptBuilder
+    """Builds the system prompt from a ``PromptContext``."""
+    clock: Callable[[], dt.date]
+    """Today's date for the prompt (default ``date.today``). Pass a fixed clock, such
+    as ``toolchain.testing.fixed_clock``, to make prompts and transcripts reproducible."""
+    name: str
+    """The run's name in contexts and traces (default ``agent``)."""
+    step_hooks: Sequence[StepHook]
+    """Called in order before each model call; may change that step's request (see
+    ``agents.steps``). Compactions (``agents.compaction``) are step hooks. A hook
+    with a ``check_answer(ctx) -> str | None`` method may also hold back an answer
+    while work is left (``run_prompt``'s task lists): its text is the feedback."""
+    extensions: Sequence[Extension]
+    """Installed on each run's context: their tools join the chain, their prompt
+    sections reach the model each step, their text filters rewrite its answer (see
+    ``toolchain.Extension``). An extension with a ``before_step(ctx, request)`` method
+    is also a step hook, run before ``step_hooks``."""
+
 
 # What users of other agent libraries write first, and what it is here.
 AGENT_PEERS: Final[Mapping[str, str]] = {
@@ -96,3 +143,17 @@ def chain_of(tools: object, *, callee: str) -> JSONToolChain:
         else:  # a Tool, or not one: register_tool's error then says what to pass
             chain.register_tool(cast("Tool[Any, Any]", entry))
     return chain
+
+
+def agent_chain(options: RunOptions, default: ToolChain, *, callee: str) -> ToolChain:
+    """The chain an agent runs on: ``tool_chain=``, a JSON chain of ``tools=``, or
+    ``default``; both given is a ``TypeError`` saying which to drop."""
+    given = options.get("tool_chain")
+    if "tools" in options:
+        if given is not None:
+            raise TypeError(
+                f"{callee} takes tools= or tool_chain=, not both: register the tools on "
+                "your chain (chain.register_tool(...)), or drop tool_chain= for a JSON chain"
+            )
+        given = chain_of(options["tools"], callee=callee)
+    return given or default

@@ -1,4 +1,5 @@
-"""Tools as native tool-calling specs: name, description and JSON Schema.
+"""Tools as native tool-calling specs: name, description and JSON Schema, and the
+specs a native agent sends each step (`NativeSpecs`).
 
 A spec is marked ``strict`` when its schema can be held to exactly as written: every
 object closed (``additionalProperties: false``) with all its properties required, and
@@ -8,13 +9,20 @@ rather than being bent (a strict schema would force the model to send every fiel
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, cast
 
-from agents.models import ToolSpec
-from toolchain import Tool
+from agents.models import GenerateOptions, ToolSpec
+from agents.terminations import TypedTermination
+from toolchain import Tool, ToolChain, ToolDefinitionError
 
-__all__ = ["strict_parameters", "tool_spec"]
+__all__ = ["NativeSpecs", "strict_parameters", "tool_spec"]
+
+ANSWER_DESCRIPTION = (
+    "Give your final answer. Call this alone, once you have everything the "
+    "answer needs; it ends the conversation."
+)
 
 # What OpenAI's and Anthropic's strict modes accept (anything else: not strict).
 _STRICT_KEYWORDS = frozenset(
@@ -64,6 +72,57 @@ def tool_spec(tool: Tool[Any, Any]) -> ToolSpec:
     if strict is not None:
         return ToolSpec(tool.name, description, strict, strict=True)
     return ToolSpec(tool.name, description, schema)
+
+
+class NativeSpecs:
+    """The tools a native agent offers in a step, as specs: the chain's active tools
+    (each spec built once per tool object) and, with a typed answer, the final-answer
+    tool whose parameters are the answer's schema."""
+
+    __slots__ = ("_built", "answer_tool", "chain", "typed")
+
+    def __init__(
+        self, chain: ToolChain, answer_tool: str, typed: TypedTermination[Any] | None
+    ) -> None:
+        self.chain = chain
+        self.answer_tool = answer_tool
+        self.typed = typed
+        self._built: dict[str, tuple[Tool[Any, Any], ToolSpec]] = {}
+        self.check_answer_tool()
+
+    def options(self, options: GenerateOptions, tools: tuple[str, ...]) -> GenerateOptions:
+        """``options`` with the specs of ``tools`` (and the answer tool) to send."""
+        specs = [self._spec(name) for name in tools if name in self.chain.tools]
+        choice = options.tool_choice
+        if self.typed is not None:
+            self.check_answer_tool()
+            specs.append(self._answer_spec(self.typed))
+            if choice == "auto":
+                choice = "required"  # the answer is a call too: never a bare text reply
+        return dataclasses.replace(options, tools=tuple(specs), tool_choice=choice)
+
+    def check_answer_tool(self) -> None:
+        """Refuse a chain with a tool of the final-answer tool's name."""
+        if self.typed is not None and self.answer_tool in self.chain.tools:
+            raise ToolDefinitionError(
+                f"the chain has a tool named {self.answer_tool!r}, the name of the "
+                "final-answer tool; rename the tool or pass answer_tool=..."
+            )
+
+    def _spec(self, name: str) -> ToolSpec:
+        tool = self.chain.tools[name]
+        known = self._built.get(name)
+        if known is None or known[0] is not tool:
+            known = (tool, tool_spec(tool))
+            self._built[name] = known
+        return known[1]
+
+    def _answer_spec(self, typed: TypedTermination[Any]) -> ToolSpec:
+        schema = typed.model.model_json_schema()
+        strict = strict_parameters(schema)
+        if strict is not None:
+            return ToolSpec(self.answer_tool, ANSWER_DESCRIPTION, strict, strict=True)
+        return ToolSpec(self.answer_tool, ANSWER_DESCRIPTION, schema)
 
 
 def strict_parameters(schema: Mapping[str, object]) -> dict[str, object] | None:

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from agents.models import Message, ModelResponse
+from agents.result import AgentResult, Iteration
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, ToolCallError, ToolChainResult
-
-if TYPE_CHECKING:
-    from agents.result import AgentResult, Iteration
 
 __all__ = [
     "AfterModelCall",

@@ -21,8 +21,11 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord, inactive_tool
-from agents._options import check_keywords
+from agents._engine import StepEngine
+from agents._options import RunOptions, check_keywords
+from agents._step_state import Done, RunStop, StepRecord
+from agents._system_prompt import default_system_prompt
+from agents._tool_runs import count_tool_errors, inactive_tool, run_tools
 from agents.events import ModelTextDelta, RunEvent
 from agents.models import (
     GenerateOptions,
@@ -32,7 +35,6 @@ from agents.models import (
     TextDelta,
     ToolCallDelta,
 )
-from agents.prompt._system import default_system_prompt
 from agents.terminations import Termination, TextTermination
 from formats import FormatParseError, Section, SectionDelta
 from toolchain import (
@@ -203,7 +205,7 @@ class ReActAgent(StepEngine[AnswerT]):
                 yield event
             return
         if answers:
-            self._take_answer(ctx, index, step, answers[-1])
+            self._replies.take_answer(ctx, index, step, answers[-1])
             return
         bare = self._bare_dialect(response.text)
         if bare is not None and bare.reasoning and "thinking" not in step.sections:
@@ -215,17 +217,17 @@ class ReActAgent(StepEngine[AnswerT]):
                 yield event
             return
         if bare is not None and bare.answer is not None:  # ReAct's "Final Answer:"
-            self._take_answer(ctx, index, step, bare.answer)
+            self._replies.take_answer(ctx, index, step, bare.answer)
             return
         if bare is not None and bare.unread:
             feedback = (
                 f"your tool calls could not be read: {bare.error}. Write them again, "
                 f"inside the {self.tool_chain.name!r} section"
             )
-            self._reject(ctx, index, step, "tool_calls", feedback)
+            self._replies.reject(ctx, index, step, "tool_calls", feedback)
             return
         if unsectioned is not None:
-            self._reject(ctx, index, step, "format", unsectioned)
+            self._replies.reject(ctx, index, step, "format", unsectioned)
             return
         expected = f"{self.tool_chain.name!r} or {self.termination.name!r}"
         feedback = f"no {expected} section found; write one"
@@ -236,7 +238,7 @@ class ReActAgent(StepEngine[AnswerT]):
                 f". The {inner!r} section you wrote inside {outer!r} was read as part of it: "
                 f"close {outer!r} first, and start {inner!r} on its own line"
             )
-        self._reject(ctx, index, step, "no_action", feedback)
+        self._replies.reject(ctx, index, step, "no_action", feedback)
 
     def _bare_dialect(self, text: str) -> DialectParse | None:
         """What a ``DialectToolChain`` reads in an output that has neither an action
@@ -266,7 +268,7 @@ class ReActAgent(StepEngine[AnswerT]):
                     if narrowed
                     else self.tool_chain.execute(ctx, content, self.text_format)
                 )
-                async for item in self._run_tools(ctx, index, work, deadline):
+                async for item in run_tools(ctx, index, work, deadline):
                     if isinstance(item, Done):
                         result: ToolChainResult = item.value
                         step.results.append(result)
@@ -275,7 +277,7 @@ class ReActAgent(StepEngine[AnswerT]):
                         yield item
             except ToolCallParseError as error:
                 problems.append(f"your tool calls could not be read: {error}")
-        self._count_tool_errors(ctx, step.results)
+        count_tool_errors(ctx, step.results)
         if deadline is not None and loop.time() >= deadline:
             raise RunStop("limit", "timeout")  # step.results keeps every call that finished
         if not problems and not any(result.raw.calls for result in step.results):
@@ -284,7 +286,7 @@ class ReActAgent(StepEngine[AnswerT]):
                 "or write your answer instead"
             )
         if problems:
-            self._reject(ctx, index, step, "tool_calls", "\n".join(problems))
+            self._replies.reject(ctx, index, step, "tool_calls", "\n".join(problems))
             feedback = step.replies.pop()
             step.replies.append(Message("user", (*parts, *feedback.content)))
         else:

@@ -21,13 +21,13 @@ True
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, cast
+from typing import Literal, NoReturn, TypeAlias
 
 from agents.models import GenerateOptions, Message, Model
 from toolchain import ExecutionContext
+from toolchain._hook_runner import HookFailed, run_hooks
 
 __all__ = ["StepHook", "StepHookError", "StepRequest", "apply_step_hooks"]
 
@@ -76,8 +76,10 @@ class StepRequest:
         return self.tools if self.described is None else self.described
 
 
+# No string forward reference: options that name StepHook (RunOptions) resolve at run
+# time (typing.get_type_hints) in any module.
 StepHook: TypeAlias = Callable[
-    [ExecutionContext, StepRequest], "StepRequest | Awaitable[StepRequest | None] | None"
+    [ExecutionContext, StepRequest], StepRequest | Awaitable[StepRequest | None] | None
 ]
 """Called before each model call: return a changed ``StepRequest``, or ``None``.
 
@@ -107,24 +109,44 @@ async def apply_step_hooks(
     >>> asyncio.run(apply_step_hooks(ExecutionContext(), step, [one_tool])).tools
     ('a',)
     """
-    for hook in hooks:
-        try:
-            changed = hook(ctx, request)
-            if inspect.isawaitable(changed):
-                changed = await changed
-        except StepHookError:
-            raise
-        except Exception as error:
-            raise StepHookError(f"the step hook {_name_of(hook)} raised {error!r}") from error
-        if changed is None:
-            continue
-        if not isinstance(cast(object, changed), StepRequest):  # user code: check it
-            raise StepHookError(
-                f"the step hook {_name_of(hook)} returned {type(changed).__name__}, "
-                "not a StepRequest or None"
-            )
-        request = changed
-    return request
+    applied = run_step_hooks(ctx, request, hooks)
+    return applied if isinstance(applied, StepRequest) else await applied
+
+
+def run_step_hooks(
+    ctx: ExecutionContext, request: StepRequest, hooks: Sequence[StepHook]
+) -> StepRequest | Awaitable[StepRequest]:
+    """`apply_step_hooks` for the step engine, sync-first: awaitable only once a hook
+    is ``async`` (`toolchain`'s hook runner), so plain hooks cost no coroutine."""
+    try:
+        applied = run_hooks(hooks, (ctx,), request, _accept, (StepHookError,))
+    except HookFailed as failed:
+        _reraise(failed)
+    return applied if isinstance(applied, StepRequest) else _finish(applied)
+
+
+async def _finish(pending: Awaitable[StepRequest]) -> StepRequest:
+    try:
+        return await pending
+    except HookFailed as failed:
+        _reraise(failed)
+
+
+def _accept(returned: object, request: StepRequest) -> StepRequest | None:
+    return returned if isinstance(returned, StepRequest) else None  # user code: check it
+
+
+def _reraise(failed: HookFailed) -> NoReturn:
+    """The hook's failure as the run reports it: what it raised, or what it returned."""
+    error, name = failed.error, _name_of(failed.hook)
+    if error is None:
+        raise StepHookError(
+            f"the step hook {name} returned {type(failed.returned).__name__}, "
+            "not a StepRequest or None"
+        ) from None
+    if not isinstance(error, Exception):
+        raise error  # SystemExit and the like: no hook's failure
+    raise StepHookError(f"the step hook {name} raised {error!r}") from error
 
 
 def _name_of(hook: object) -> str:

@@ -24,16 +24,19 @@ taken as the answer.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from agents._engine import Done, RunOptions, RunStop, StepEngine, StepRecord, inactive_tool
-from agents._options import check_keywords
-from agents._tool_specs import strict_parameters, tool_spec
+from agents._engine import StepEngine
+from agents._native_messages import answer_every_call, as_request, call_replies, with_unique_ids
+from agents._options import RunOptions, check_keywords
+from agents._step_state import Done, RunStop, StepRecord
+from agents._system_prompt import native_system_prompt
+from agents._tool_runs import count_tool_errors, inactive_tool, run_tools
+from agents._tool_specs import NativeSpecs
 from agents.events import ModelTextDelta, ModelToolCallDelta, RunEvent
 from agents.models import (
     GenerateOptions,
@@ -43,9 +46,7 @@ from agents.models import (
     TextDelta,
     ToolCallDelta,
     ToolCallRequest,
-    ToolSpec,
 )
-from agents.prompt._system import native_system_prompt
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from toolchain import (
     CallObservation,
@@ -54,16 +55,11 @@ from toolchain import (
     DialectToolChain,
     ExecutionContext,
     JSONToolChain,
-    OutputError,
-    StateKey,
     Stats,
     TextContent,
-    Tool,
     ToolCall,
     ToolCallError,
     ToolChainResult,
-    ToolDefinitionError,
-    to_json,
 )
 from toolchain.dialects import parse as read_dialect
 
@@ -73,7 +69,6 @@ AnswerT = TypeVar("AnswerT")
 
 _log = logging.getLogger("agents")
 ANSWER_ACCEPTED = "Answer accepted."
-NO_RESULT = "Error: no result: the run ended before this call was answered."
 
 
 class ToolCallingOptions(RunOptions, total=False):
@@ -163,8 +158,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         self._typed: TypedTermination[Any] | None = (
             self.termination if isinstance(self.termination, TypedTermination) else None
         )
-        self._specs: dict[str, tuple[Tool[Any, Any], ToolSpec]] = {}
-        self._check_answer_tool()
+        self._specs = NativeSpecs(self.tool_chain, self.answer_tool, self._typed)
 
     # -- how native calls become steps -----------------------------------------------
 
@@ -173,41 +167,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         return self.generate_options
 
     def _options(self, options: GenerateOptions, tools: tuple[str, ...]) -> GenerateOptions:
-        specs = [self._spec(name) for name in tools if name in self.tool_chain.tools]
-        choice = options.tool_choice
-        if self._typed is not None:
-            self._check_answer_tool()
-            specs.append(self._answer_spec())
-            if choice == "auto":
-                choice = "required"  # the answer is a call too: never a bare text reply
-        return dataclasses.replace(options, tools=tuple(specs), tool_choice=choice)
-
-    def _spec(self, name: str) -> ToolSpec:
-        tool = self.tool_chain.tools[name]
-        known = self._specs.get(name)
-        if known is None or known[0] is not tool:
-            known = (tool, tool_spec(tool))
-            self._specs[name] = known
-        return known[1]
-
-    def _answer_spec(self) -> ToolSpec:
-        assert self._typed is not None
-        schema = self._typed.model.model_json_schema()
-        strict = strict_parameters(schema)
-        description = (
-            "Give your final answer. Call this alone, once you have everything the "
-            "answer needs; it ends the conversation."
-        )
-        if strict is not None:
-            return ToolSpec(self.answer_tool, description, strict, strict=True)
-        return ToolSpec(self.answer_tool, description, schema)
-
-    def _check_answer_tool(self) -> None:
-        if self._typed is not None and self.answer_tool in self.tool_chain.tools:
-            raise ToolDefinitionError(
-                f"the chain has a tool named {self.answer_tool!r}, the name of the "
-                "final-answer tool; rename the tool or pass answer_tool=..."
-            )
+        return self._specs.options(options, tools)
 
     def _task_message(self, task: str | Sequence[ContentPart]) -> Message:
         if isinstance(task, str):
@@ -215,7 +175,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         return Message("user", tuple(task))
 
     def _history(self, history: Sequence[Message]) -> list[Message]:
-        return _answer_every_call([m for m in history if m.role != "system"])
+        return answer_every_call([m for m in history if m.role != "system"])
 
     def _feedback(self, feedback: str) -> Message:
         return Message.text("user", feedback)
@@ -252,14 +212,14 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                     f"your tool call could not be read: {read.error}. Write the call again "
                     "in your tool-call format, or answer without call markup"
                 )
-                self._reject(ctx, index, step, "tool_calls", feedback)
+                self._replies.reject(ctx, index, step, "tool_calls", feedback)
                 return
             from_text = (*read.calls, *read.rejected)
             written = from_text
-            requested = tuple(_as_request(call) for call in from_text)
+            requested = tuple(as_request(call) for call in from_text)
             reply = read.content or ""
             _log.debug("read %d call(s) written as text (%s)", len(requested), read.format)
-        calls = _with_unique_ids(ctx, requested)
+        calls = with_unique_ids(ctx, requested)
         step.tool_calls = calls
         shown = reply or ("" if calls else response.text)  # a reply of thinking only stays
         text = (TextContent(shown),) if shown else ()
@@ -276,32 +236,20 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         observations: list[CallObservation] = []
         if work:
             chain_work = self.tool_chain.execute_calls(ctx, work, self.text_format)
-            async for item in self._run_tools(ctx, index, chain_work, deadline):
+            async for item in run_tools(ctx, index, chain_work, deadline):
                 if isinstance(item, Done):
                     result: ToolChainResult = item.value
                     step.results.append(result)
                     observations.extend(result.observations)
                 else:
                     yield item
-            self._count_tool_errors(ctx, step.results)
+            count_tool_errors(ctx, step.results)
         answers = [call for call in calls if call.name == answer_name]
         answered = self._answer_calls(ctx, index, answers, step, alone=not work)
-        found = iter(observations)
-        attachments = 0
-        for call in calls:
-            if call.name == answer_name:
-                step.replies.append(answered[call.id])
-                continue
-            observation = next(found, None)
-            if observation is None:  # the chain lost a call: never leave one unanswered
-                lost = Message("tool", (TextContent(NO_RESULT),), tool_call_id=call.id)
-                step.replies.append(dataclasses.replace(lost, name=call.name))
-                continue
-            message, attachments = self._tool_message(call, observation, attachments)
-            step.replies.append(message)
+        step.replies += call_replies(self.text_format, calls, answered, observations)
         if read is not None and read.unread:  # the calls read ran; the rest was not read
             feedback = f"part of your reply was not read as a tool call: {read.error}"
-            self._reject(ctx, index, step, "tool_calls", feedback)
+            self._replies.reject(ctx, index, step, "tool_calls", feedback)
         if work and not step.feedback:
             ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
         if deadline is not None and asyncio.get_running_loop().time() >= deadline:
@@ -332,28 +280,6 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             return ToolCall(call.name, args, call.id, rejected=inactive_tool(call.name, tools))
         return ToolCall(call.name, args, call.id)
 
-    def _tool_message(
-        self, call: ToolCallRequest, observation: CallObservation, attachments: int
-    ) -> tuple[Message, int]:
-        """The call's tool message, and the count of attachments in the turn so far."""
-        fmt = self.text_format
-        blocks = [observation.text]
-        if observation.instructions:
-            blocks.append(fmt.format_section("instructions", observation.instructions))
-        if observation.media:
-            lines: list[str] = []
-            for part in observation.media:
-                attachments += 1
-                kind = type(part).__name__.removesuffix("Content").lower()
-                lines.append(f"[{attachments}] {kind} ({part.describe()})")  # never the text
-            blocks.append(fmt.format_section("attachments", "\n".join(lines)))
-        # Text parts follow as blocks of the text (a wire joining parts would glue them
-        # on); media stays parts, sent the way each provider takes media.
-        blocks += [part.text for part in observation.media if isinstance(part, TextContent)]
-        media = [part for part in observation.media if not isinstance(part, TextContent)]
-        content = (TextContent("\n\n".join(blocks)), *media)
-        return Message("tool", content, tool_call_id=call.id, name=call.name), attachments
-
     def _answer_calls(
         self,
         ctx: ExecutionContext,
@@ -381,12 +307,10 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             try:
                 assert self._typed is not None
                 answer = self._typed.parse_section(calls[0].arguments)
-                if self._held(ctx, index, step, reply=False):  # counted; told in the tool message
+                if self._replies.held(ctx, index, step, reply=False):  # told in the tool message
                     problem = f"the answer was not taken: {step.feedback}"
                 else:
-                    step.answer = answer
-                    step.has_answer = True
-                    ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
+                    self._replies.accept(ctx, step, answer)
             except AnswerRejected as rejected:
                 problem = f"answer rejected: {rejected}"
         text = f"Error: {problem}" if problem else ANSWER_ACCEPTED
@@ -395,7 +319,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                 "tool", (TextContent(text),), tool_call_id=call.id, name=call.name
             )
         if problem and not step.held:
-            self._count_rejection(ctx, index, step, "answer", problem)
+            self._replies.count_rejection(ctx, index, step, "answer", problem)
         return replies
 
     def _read_text(self, ctx: ExecutionContext, index: int, text: str, step: StepRecord) -> None:
@@ -403,92 +327,19 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         if self._typed is not None:
             try:
                 answer = self._typed.parse_section(text)  # JSON written as text: take it
-                if self._held(ctx, index, step):
-                    return
-                step.answer = answer
-                step.has_answer = True
-                ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
+                if not self._replies.held(ctx, index, step):
+                    self._replies.accept(ctx, step, answer)
                 return
             except AnswerRejected:
                 feedback = (
                     f"call the {self.answer_tool} tool with your final answer, or another "
                     "tool to learn more; a reply in plain text is not read as the answer"
                 )
-                self._reject(ctx, index, step, "no_action", feedback)
+                self._replies.reject(ctx, index, step, "no_action", feedback)
                 return
         if not text.strip():
-            self._reject(ctx, index, step, "empty", "your reply was empty: answer, or call a tool")
-            return
-        self._take_answer(ctx, index, step, text)
-
-
-_CALL_IDS = StateKey[set[str]]("agents.native_call_ids")
-
-
-def _as_request(call: ToolCall) -> ToolCallRequest:
-    """A call read from text as the native call the API would have sent (its arguments
-    as JSON, so the conversation shows the call the way a tool parser would)."""
-    try:
-        arguments = to_json(dict(call.args))
-    except OutputError:  # dialect values are JSON's; this would be a reader bug
-        _log.warning("the arguments of a call read from text are not JSON", exc_info=True)
-        arguments = "{}"
-    return ToolCallRequest(call.id, call.name, arguments)
-
-
-def _with_unique_ids(
-    ctx: ExecutionContext, calls: tuple[ToolCallRequest, ...]
-) -> tuple[ToolCallRequest, ...]:
-    """``calls`` with an id each, none used before in the run: each tool message answers
-    one call, and whatever keys its records by call id (extensions) never mixes two.
-
-    Some servers send no ids, or reuse them (``call_0`` every turn); those calls get
-    ids of the run's own (``call_N``), in the assistant message too.
-    """
-    seen = ctx.state.get(_CALL_IDS)
-    if seen is None:
-        seen = set[str]()
-        ctx.state.set(_CALL_IDS, seen)
-    fixed: list[ToolCallRequest] = []
-    for call in calls:
-        if not call.id or call.id in seen:
-            fresh = ctx.new_call_id()
-            while fresh in seen:  # the model may have used our pattern itself
-                fresh = ctx.new_call_id()
-            call = dataclasses.replace(call, id=fresh)
-        seen.add(call.id)
-        fixed.append(call)
-    return calls if all(a is b for a, b in zip(fixed, calls, strict=True)) else tuple(fixed)
-
-
-def _answer_every_call(messages: list[Message]) -> list[Message]:
-    """An earlier conversation whose every native call has a tool message after it.
-
-    A run that stopped part way (a limit, an error) may have left calls unanswered,
-    and a tool message may have lost its call; providers refuse both, so a call gets
-    ``NO_RESULT`` and an orphan tool message is dropped (and logged).
-    """
-    repaired: list[Message] = []
-    pending: dict[str, ToolCallRequest] = {}
-
-    def close() -> None:
-        for call in pending.values():
-            repaired.append(
-                Message("tool", (TextContent(NO_RESULT),), tool_call_id=call.id, name=call.name)
+            self._replies.reject(
+                ctx, index, step, "empty", "your reply was empty: answer, or call a tool"
             )
-        pending.clear()
-
-    for message in messages:
-        if message.role == "tool":
-            if pending.pop(message.tool_call_id, None) is None:
-                _log.warning(
-                    "history: dropped a tool message answering no call (%r)", message.tool_call_id
-                )
-                continue
-            repaired.append(message)
-            continue
-        close()
-        repaired.append(message)
-        pending.update((call.id, call) for call in message.tool_calls)
-    close()
-    return repaired
+            return
+        self._replies.take_answer(ctx, index, step, text)

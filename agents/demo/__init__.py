@@ -1,5 +1,10 @@
 """The offline demo: a SkyWings customer-service agent over an in-memory data set.
 
+Its data (``data``), tools (``tools``) and the scripted model's replies (``script``)
+live here; it may import the agents (``agents.react``, ``agents.tool_calling``,
+``agents.models``), ``toolchain`` and ``formats``. The CLI and the evals' ``airline``
+toolset import it.
+
 >>> from agents.demo import build_demo
 >>> demo = build_demo()
 >>> result = demo.agent.run_sync(demo.task)

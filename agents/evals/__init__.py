@@ -11,6 +11,10 @@ recorded once and replayed in CI.
 - `agents.evals.report` — `EvalReport`: Markdown, JSON, HTML, exit code;
 - `agents.evals.cli` — ``python -m agents eval``.
 
+It may import the agents and what they stand on (``agents.react``,
+``agents.tool_calling``, ``agents.models``, ``agents.result``, the demo's tools for
+the ``airline`` toolset), ``toolchain`` and ``formats``; only ``agents.cli`` imports it.
+
 >>> import asyncio
 >>> from agents.models import ScriptedModel
 >>> case = parse_case('''---

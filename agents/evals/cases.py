@@ -48,17 +48,33 @@ mistake raises `CaseFileError` naming the file and the key.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import glob
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import Final, Literal, cast
 
-import yaml
 from pydantic import BaseModel
 
+from agents.evals._frontmatter import (
+    MAX_FILE_BYTES,
+    MAX_FRONTMATTER_CHARS,
+    FrontmatterError,
+    boolean,
+    choice,
+    count,
+    date,
+    kind_of,
+    known_keys,
+    listed,
+    load_yaml,
+    mapping,
+    names,
+    optional_boolean,
+    split,
+    string,
+)
 from agents.evals.matchers import (
     AnswerCheck,
     MatcherSpecError,
@@ -82,9 +98,6 @@ __all__ = [
     "parse_case",
 ]
 
-MAX_FILE_BYTES: Final = 1 << 20
-MAX_FRONTMATTER_CHARS: Final = 64 << 10
-_MAX_NUMBER_CHARS: Final = 100
 
 Order = Literal["in_order", "any_order"]
 
@@ -200,87 +213,6 @@ class PromptCase:
         return "any_order" if any(e.allow_multiple for e in self.tool_calls) else "in_order"
 
 
-# -- YAML, safely and boundedly ------------------------------------------------------
-
-
-class _FrontmatterError(Exception):
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-        self.message = message
-
-
-class _Loader(yaml.SafeLoader):
-    """The safe loader without aliases (no billion laughs) or duplicate keys."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = cast(Any, self.peek_event())  # type: ignore[no-untyped-call]
-            where = cast(object, event.start_mark)
-            raise _FrontmatterError("", f"YAML aliases are not allowed ({where})")
-        return super().compose_node(parent, index)
-
-    def construct_yaml_timestamp(self, node: Any) -> Any:
-        """A date YAML cannot build (``2026-13-45``) stays text: its key's check names it."""
-        try:
-            return super().construct_yaml_timestamp(node)
-        except (ValueError, OverflowError):
-            return str(node.value)
-
-    def construct_yaml_int(self, node: Any) -> Any:
-        """No whole number longer than a sane one: Python refuses to read 4,301 digits."""
-        digits = len(str(node.value))
-        if digits > _MAX_NUMBER_CHARS:
-            mark = node.start_mark  # lines counted in the frontmatter, which starts on line 2
-            raise _FrontmatterError(
-                "",
-                f"line {mark.line + 2}, column {mark.column + 1}: a number {digits:,} "
-                f"characters long (at most {_MAX_NUMBER_CHARS})",
-            )
-        return super().construct_yaml_int(node)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            seen: set[str] = set()
-            pairs: list[tuple[Any, Any]] = node.value
-            for key_node, _ in pairs:
-                if not isinstance(key_node, yaml.ScalarNode):
-                    continue
-                key = str(key_node.value)
-                if key in seen:
-                    where: object = key_node.start_mark
-                    raise _FrontmatterError(key, f"duplicate key ({where})")
-                seen.add(key)
-        return super().construct_mapping(node, deep)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
-_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
-
-
-def _load_yaml(text: str) -> object:
-    try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
-    except yaml.YAMLError as error:
-        raise _FrontmatterError("", f"invalid YAML: {error}") from None
-    except RecursionError:
-        raise _FrontmatterError("", "invalid YAML: nested too deeply") from None
-    except (ValueError, OverflowError) as error:  # a value PyYAML's constructors cannot build
-        raise _FrontmatterError("", f"invalid YAML value: {error}") from None
-
-
-def _split(text: str) -> tuple[str | None, str]:
-    """(frontmatter or None, body)."""
-    text = text.removeprefix("\ufeff")
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return None, text.strip()
-    for index in range(1, len(lines)):
-        if lines[index].strip() in ("---", "..."):
-            return "".join(lines[1:index]), "".join(lines[index + 1 :]).strip()
-    raise _FrontmatterError("", "the frontmatter opened with '---' is never closed by '---'")
-
-
 # -- from YAML to a case -------------------------------------------------------------
 
 
@@ -297,7 +229,7 @@ def parse_case(text: str, *, path: Path | str | None = None, default_id: str = "
     shown = str(path) if path is not None else "<text>"
     try:
         return _parse(text, Path(path) if path is not None else None, default_id)
-    except _FrontmatterError as error:
+    except FrontmatterError as error:
         raise CaseFileError(shown, error.key, error.message) from None
     except MatcherSpecError as error:
         raise CaseFileError(shown, error.where, error.message) from None
@@ -305,55 +237,55 @@ def parse_case(text: str, *, path: Path | str | None = None, default_id: str = "
 
 def _parse(text: str, path: Path | None, default_id: str) -> PromptCase:
     if len(text) > MAX_FILE_BYTES:
-        raise _FrontmatterError("", f"the file is larger than {MAX_FILE_BYTES} bytes")
-    frontmatter, body = _split(text)
+        raise FrontmatterError("", f"the file is larger than {MAX_FILE_BYTES} bytes")
+    frontmatter, body = split(text)
     if not body:
-        raise _FrontmatterError("", "the prompt (the text after the frontmatter) is empty")
+        raise FrontmatterError("", "the prompt (the text after the frontmatter) is empty")
     fallback = _checked_id(
         _case_id(default_id or (path.stem if path is not None else "prompt")), "id"
     )
     if frontmatter is None:
         return PromptCase(id=fallback, prompt=body, path=path)
     if len(frontmatter) > MAX_FRONTMATTER_CHARS:
-        raise _FrontmatterError("", f"the frontmatter is longer than {MAX_FRONTMATTER_CHARS}")
-    loaded = _load_yaml(frontmatter)
+        raise FrontmatterError("", f"the frontmatter is longer than {MAX_FRONTMATTER_CHARS}")
+    loaded = load_yaml(frontmatter)
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, dict):
-        raise _FrontmatterError("", f"the frontmatter must be a mapping, got {_kind(loaded)}")
+        raise FrontmatterError("", f"the frontmatter must be a mapping, got {kind_of(loaded)}")
     data = cast("dict[object, object]", loaded)
-    _known_keys(data, _TOP_KEYS, "")
+    known_keys(data, _TOP_KEYS, "")
     raw_id = data.get("id")
     case_id = _checked_id(_case_id(str(raw_id)), "id") if raw_id not in (None, "") else fallback
-    entries = _list(data.get("tool_calls"), "tool_calls")
-    toolset = _str(data.get("toolset", "relay"), "toolset", required=True)
+    entries = listed(data.get("tool_calls"), "tool_calls")
+    toolset = string(data.get("toolset", "relay"), "toolset", required=True)
     try:
         resolve_toolset(toolset)  # a name or import path that is no toolset fails here
     except ToolsetError as error:
-        raise _FrontmatterError("toolset", str(error)) from None
+        raise FrontmatterError("toolset", str(error)) from None
     return PromptCase(
         id=case_id,
         prompt=body,
         path=path,
-        description=_str(data.get("description", ""), "description"),
+        description=string(data.get("description", ""), "description"),
         toolset=toolset,
         tool_calls=tuple(_entry(item, f"tool_calls[{i}]") for i, item in enumerate(entries)),
-        forbidden_tools=frozenset(_names(data.get("forbidden_tools"), "forbidden_tools")),
-        order=cast(Order | None, _choice(data.get("order"), "order", ("in_order", "any_order"))),
+        forbidden_tools=frozenset(names(data.get("forbidden_tools"), "forbidden_tools")),
+        order=cast(Order | None, choice(data.get("order"), "order", ("in_order", "any_order"))),
         call_counts=_counts(data.get("call_counts"), "call_counts"),
         answer=_answer(data.get("answer"), "answer"),
-        expect_internal_resolve=_optional_bool(
+        expect_internal_resolve=optional_boolean(
             data.get("expect_internal_resolve"), "expect_internal_resolve"
         ),
-        stopped_by=_choice(data.get("stopped_by"), "stopped_by", _STOPS) or "answer",
-        max_iterations=_count(data.get("max_iterations"), "max_iterations", least=1),
-        today=_date(data.get("today"), "today"),
+        stopped_by=choice(data.get("stopped_by"), "stopped_by", _STOPS) or "answer",
+        max_iterations=count(data.get("max_iterations"), "max_iterations", least=1),
+        today=date(data.get("today"), "today"),
         text_format=cast(
             "Literal['xml', 'markdown'] | None",
-            _choice(data.get("text_format"), "text_format", ("xml", "markdown")),
+            choice(data.get("text_format"), "text_format", ("xml", "markdown")),
         ),
         calls=cast(
-            "Literal['json', 'yaml'] | None", _choice(data.get("calls"), "calls", ("json", "yaml"))
+            "Literal['json', 'yaml'] | None", choice(data.get("calls"), "calls", ("json", "yaml"))
         ),
         has_frontmatter=True,
     )
@@ -368,102 +300,16 @@ def _case_id(raw: str) -> str:
 
 def _checked_id(case_id: str, key: str) -> str:
     if case_id in _FOLDER_NAMES:
-        raise _FrontmatterError(key, f"{case_id!r} cannot be a case id: it names a folder")
+        raise FrontmatterError(key, f"{case_id!r} cannot be a case id: it names a folder")
     return case_id
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    return "a boolean" if isinstance(value, bool) else type(value).__name__
-
-
-def _known_keys(data: Mapping[object, object], known: Sequence[str], where: str) -> None:
-    for key in data:
-        if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            name = f"{where}.{key}" if where else str(key)
-            raise _FrontmatterError(name, f"unknown key{hint}; known keys: {', '.join(known)}")
-
-
-def _str(value: object, key: str, *, required: bool = False) -> str:
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise _FrontmatterError(key, f"expected a non-empty string, got {_kind(value)}")
-    return value.strip()
-
-
-def _bool(value: object, key: str) -> bool:
-    if not isinstance(value, bool):
-        raise _FrontmatterError(key, f"expected true or false, got {value!r}")
-    return value
-
-
-def _optional_bool(value: object, key: str) -> bool | None:
-    return None if value is None else _bool(value, key)
-
-
-def _count(value: object, key: str, *, least: int = 0) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise _FrontmatterError(key, f"expected a whole number of at least {least}, got {value!r}")
-    return value
-
-
-def _choice(value: object, key: str, choices: Sequence[str]) -> str | None:
-    if value is None:
-        return None
-    if value not in choices:
-        raise _FrontmatterError(key, f"expected one of {', '.join(choices)}, got {value!r}")
-    return cast(str, value)
-
-
-def _date(value: object, key: str) -> dt.date | None:
-    if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    raise _FrontmatterError(key, f"expected a date such as 2026-03-05, got {value!r}")
-
-
-def _list(value: object, key: str) -> list[object]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _FrontmatterError(key, f"expected a list, got {_kind(value)}")
-    return cast("list[object]", value)
-
-
-def _mapping(value: object, key: str) -> dict[object, object]:
-    if not isinstance(value, dict):
-        raise _FrontmatterError(key, f"expected a mapping, got {_kind(value)}")
-    return cast("dict[object, object]", value)
-
-
-def _names(value: object, key: str) -> list[str]:
-    items = _list(value, key)
-    for index, item in enumerate(items):
-        if not isinstance(item, str) or not item.strip():
-            raise _FrontmatterError(f"{key}[{index}]", f"expected a tool name, got {item!r}")
-    return [cast(str, item).strip() for item in items]
-
-
 def _entry(value: object, key: str) -> CallExpectation:
-    data = _mapping(value, key)
-    _known_keys(data, _ENTRY_KEYS, key)
+    data = mapping(value, key)
+    known_keys(data, _ENTRY_KEYS, key)
     if "tool_name" not in data:
-        raise _FrontmatterError(f"{key}.tool_name", "missing: every entry names its tool")
-    args_spec = _mapping(data.get("args", {}), f"{key}.args")
+        raise FrontmatterError(f"{key}.tool_name", "missing: every entry names its tool")
+    args_spec = mapping(data.get("args", {}), f"{key}.args")
     args = {
         str(name): value_matcher(spec, f"{key}.args.{name}") for name, spec in args_spec.items()
     }
@@ -474,14 +320,14 @@ def _entry(value: object, key: str) -> CallExpectation:
         assert isinstance(args_schema, SchemaValid)
     result = None
     if "result" in data:
-        spec = _mapping(data["result"], f"{key}.result")
-        _known_keys(spec, _TEXT_KEYS, f"{key}.result")
+        spec = mapping(data["result"], f"{key}.result")
+        known_keys(spec, _TEXT_KEYS, f"{key}.result")
         result = TextCheck.from_spec(cast("dict[str, object]", spec), f"{key}.result")
     return CallExpectation(
-        tool_name=_str(data["tool_name"], f"{key}.tool_name", required=True),
-        allow_multiple=_bool(data.get("allow_multiple", False), f"{key}.allow_multiple"),
-        opaque_id_input=_bool(data.get("opaque_id_input", False), f"{key}.opaque_id_input"),
-        opaque_id_result=_bool(data.get("opaque_id_result", False), f"{key}.opaque_id_result"),
+        tool_name=string(data["tool_name"], f"{key}.tool_name", required=True),
+        allow_multiple=boolean(data.get("allow_multiple", False), f"{key}.allow_multiple"),
+        opaque_id_input=boolean(data.get("opaque_id_input", False), f"{key}.opaque_id_input"),
+        opaque_id_result=boolean(data.get("opaque_id_result", False), f"{key}.opaque_id_result"),
         args=args,
         args_schema=args_schema,
         result=result,
@@ -490,18 +336,18 @@ def _entry(value: object, key: str) -> CallExpectation:
 
 def _counts(value: object, key: str) -> dict[str, CountBound]:
     bounds: dict[str, CountBound] = {}
-    for name, spec in _mapping(value if value is not None else {}, key).items():
+    for name, spec in mapping(value if value is not None else {}, key).items():
         where = f"{key}.{name}"
         if isinstance(spec, int) and not isinstance(spec, bool):
-            exact = _count(spec, where)
+            exact = count(spec, where)
             bounds[str(name)] = CountBound(exact or 0, exact)
             continue
-        data = _mapping(spec, where)
-        _known_keys(data, ("min", "max"), where)
-        low = _count(data.get("min"), f"{where}.min") or 0
-        high = _count(data.get("max"), f"{where}.max")
+        data = mapping(spec, where)
+        known_keys(data, ("min", "max"), where)
+        low = count(data.get("min"), f"{where}.min") or 0
+        high = count(data.get("max"), f"{where}.max")
         if high is not None and high < low:
-            raise _FrontmatterError(where, f"max ({high}) is below min ({low})")
+            raise FrontmatterError(where, f"max ({high}) is below min ({low})")
         bounds[str(name)] = CountBound(low, high)
     return bounds
 
@@ -509,21 +355,21 @@ def _counts(value: object, key: str) -> dict[str, CountBound]:
 def _answer(value: object, key: str) -> AnswerCheck | None:
     if value is None:
         return None
-    data = _mapping(value, key)
-    _known_keys(data, _ANSWER_KEYS, key)
+    data = mapping(value, key)
+    known_keys(data, _ANSWER_KEYS, key)
     text = TextCheck.from_spec({str(k): v for k, v in data.items() if k in _TEXT_KEYS}, key)
     model: type[BaseModel] | None = None
     if "model" in data:
         found = import_object(data["model"], f"{key}.model")
         if not (isinstance(found, type) and issubclass(found, BaseModel)):
-            raise _FrontmatterError(f"{key}.model", f"{data['model']!r} is not a pydantic model")
+            raise FrontmatterError(f"{key}.model", f"{data['model']!r} is not a pydantic model")
         model = found
     predicate: Predicate | None = None
     name = ""
     if "predicate" in data:
         found = import_object(data["predicate"], f"{key}.predicate")
         if not callable(found):
-            raise _FrontmatterError(f"{key}.predicate", f"{data['predicate']!r} is not callable")
+            raise FrontmatterError(f"{key}.predicate", f"{data['predicate']!r} is not callable")
         predicate, name = cast(Predicate, found), str(data["predicate"])
     return AnswerCheck(text, model, predicate, name)
 

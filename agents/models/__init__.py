@@ -9,6 +9,15 @@ fixed outputs for tests. Every failure is a `ModelError`.
 ``__getattr__``), and their SDKs only when a model is built, so importing this
 package costs neither ``anthropic`` nor ``openai``.
 
+What lives here: the protocol and its values (``_types``), errors (``_errors``,
+``_failures``), reading answers (``_responses``), one module per provider for the
+client (``_openai``, ``_anthropic``), its request wire (``_openai_wire``,
+``_anthropic_wire``) and, for OpenAI, its answer reading (``_openai_read``), event-loop
+clients (``_loop_clients``), ``ScriptedModel``, conversations as JSON and
+``resolve_model``. It may import ``toolchain`` (content parts, redaction) and the
+provider SDKs, lazily; no other part of ``agents``: everything there stands on it.
+Public objects keep their defining module's ``__module__`` (see ``agents``).
+
 >>> import asyncio
 >>> model = resolve_model(ScriptedModel(["Final Answer: 42"]))
 >>> reply = asyncio.run(model.generate([Message.text("user", "6 * 7?")]))

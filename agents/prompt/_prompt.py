@@ -4,6 +4,8 @@ A build function receives a fresh ``Prompt`` and fills it: named values for the 
 prompt (``def_``, ``def_data``), labelled system parts (``def_system``), messages
 (``def_message``, ``user``), tools (``def_tool``, ``def_agent``), per-step hooks
 (``def_hook``), task lists and extensions. ``run_prompt`` then runs it on a model.
+This module also holds what those declarations make: ``FunctionTool``, ``AgentTool``
+(a sub-agent, run by the ``run_prompt`` that runs its parent) and ``Task``.
 
 >>> prompt = Prompt()
 >>> prompt.def_("USER_NAME", "Ada")
@@ -26,88 +28,47 @@ quantity: 2
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
-
-import yaml
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from agents.models import Message, Model
+from agents.prompt._definitions import Definition, Sampling, check_name, fit_data, fit_text
+from agents.prompt._prompt_hooks import PromptHook
+from agents.result import AgentResult
 from agents.steps import StepRequest
 from formats import FormattedSection, TextFormat, XMLFormat
-from toolchain import ExecutionContext, Extension, Tool, ToolResult, to_builtins
-from toolchain._tokens import count_tokens
-
-if TYPE_CHECKING:
-    from agents.prompt._tasks import Task
+from toolchain import (
+    ExecutionContext,
+    Extension,
+    StateKey,
+    Tool,
+    ToolError,
+    ToolResult,
+    to_builtins,
+)
 
 __all__ = [
-    "Definition",
+    "SUB_AGENTS",
+    "AgentTool",
     "FunctionTool",
-    "HookInput",
-    "HookResult",
+    "Plugin",
     "Prompt",
-    "PromptHook",
-    "Sampling",
+    "SubAgents",
+    "Task",
 ]
 
 InputT = TypeVar("InputT")
 OutputT = TypeVar("OutputT")
 AnyTool = Tool[Any, Any]
-Sampling = Literal["head", "tail", "sample"]
+Validation = Callable[[str], "str | Awaitable[str | None] | None"]
+Extend = Callable[["Prompt", Sequence[Message]], None]
 
 DEFINITIONS_GUIDE = (
     "The values below are named; <NAME> in a message refers to the value in that tag."
 )
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 
 
-@dataclass(frozen=True, slots=True)
-class Definition:
-    """A named value of the system prompt: its text as the model sees it."""
-
-    name: str
-    kind: Literal["text", "data"]
-    text: str
-    value: object
-    """What was given (the text, or the data before it was written as YAML)."""
-    trimmed: bool = False
-    """Whether a token budget cut it (the text then says what was left out)."""
-
-
-@dataclass(frozen=True, slots=True)
-class HookInput:
-    """What a ``def_hook`` function sees before each step.
-
-    ``step_number`` counts from 0 (lmthing's convention); ``steps`` are the finished
-    steps of the run (``agents.Iteration``); ``variables`` the definitions by name.
-    """
-
-    messages: tuple[Message, ...]
-    model: Model
-    steps: tuple[Any, ...]
-    step_number: int
-    variables: dict[str, Definition]
-    system: str
-    active_tools: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class HookResult:
-    """What a ``def_hook`` function may change for the step (None: leave it).
-
-    ``variables`` replace the definitions from this step on (new names are added);
-    the others hold for this step only, like every step hook's changes.
-    """
-
-    system: str | None = None
-    active_tools: Sequence[str] | None = None
-    messages: Sequence[Message] | None = None
-    variables: Mapping[str, str | Definition] | None = None
-
-
-PromptHook = Callable[[HookInput], "HookResult | Awaitable[HookResult | None] | None"]
 StepFn = Callable[[ExecutionContext, StepRequest], Awaitable[StepRequest | None]]
 
 
@@ -186,8 +147,8 @@ class Prompt:
         >>> p.definitions["NOTES"].trimmed, p.definitions["NOTES"].text.endswith("tokens left out]")
         (True, True)
         """
-        _check_name(name)
-        shown, trimmed = _fit_text(text, budget_tokens, keep)
+        check_name(name)
+        shown, trimmed = fit_text(text, budget_tokens, keep)
         self.definitions[name] = Definition(name, "text", shown, text, trimmed)
         return f"<{name}>"
 
@@ -211,15 +172,15 @@ class Prompt:
         >>> print(p.definitions["ROWS"].text.splitlines()[-1])
         # 96 of 100 items left out (an even sample is shown)
         """
-        _check_name(name)
+        check_name(name)
         data = to_builtins(value)
-        text, trimmed = _fit_data(data, budget_tokens, sampling)
+        text, trimmed = fit_data(data, budget_tokens, sampling)
         self.definitions[name] = Definition(name, "data", text, value, trimmed)
         return f"<{name}>"
 
     def def_system(self, name: str, text: str) -> None:
         """Add a labelled part to the system prompt (a part of the same name is replaced)."""
-        _check_name(name)
+        check_name(name)
         self.system_parts[name] = text
 
     # -- messages ----------------------------------------------------------------------
@@ -303,8 +264,6 @@ class Prompt:
         usage shared with this run) and returns its answer; with ``response_model``,
         the answer is that model, validated.
         """
-        from agents.prompt._agent_tool import AgentTool
-
         made = AgentTool(
             name,
             description,
@@ -374,79 +333,134 @@ Plugin = Callable[[Prompt], None]
 """A function that applies ``def_*`` calls to a prompt (``plugins=[...]``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One task of a fixed list.
+
+    - ``task``: what to do, as the model reads it.
+    - ``validation``: the result → ``None`` to accept it, or a message saying what is
+      wrong (sent back to the model, which tries again).
+    - ``extend``: ``(prompt, messages)`` → declares tools, values, system parts and
+      messages that exist only while this task runs.
+
+    >>> Task("Calculate 5 + 3", validation=lambda r: None if r.strip() == "8" else "not 8").task
+    'Calculate 5 + 3'
+    """
+
+    task: str
+    validation: Validation | None = None
+    extend: Extend | None = None
+
+
+class SubAgents(Protocol):
+    """How a run runs its sub-agents: ``build`` on ``model`` in ``ctx.child(name)``, to
+    its result, its tokens counted in the run of ``ctx`` (``run_prompt`` is one)."""
+
+    def __call__(
+        self,
+        ctx: ExecutionContext,
+        build: Callable[[Prompt], Awaitable[None]],
+        model: Model | str,
+        name: str,
+        options: dict[str, Any],
+    ) -> Awaitable[AgentResult[Any]]: ...
+
+
+SUB_AGENTS = StateKey[SubAgents]("agents.prompt.sub_agents")
+"""Set by ``run_prompt`` on each run's context; an `AgentTool` called in that run, or in
+a child of it (a composite tool's call), runs its sub-agent with it."""
+
+
+def _sub_agents(ctx: ExecutionContext | None) -> SubAgents | None:
+    while ctx is not None:
+        found = ctx.state.get(SUB_AGENTS)
+        if found is not None:
+            return found
+        ctx = ctx.parent
+    return None
+
+
+class AgentTool(Tool[InputT, object], Generic[InputT]):
+    """The tool ``Prompt.def_agent`` registers: a sub-agent, run in a child context.
+
+    Each call builds a fresh prompt from the call's input and runs it to an answer in
+    ``ctx.child(name)``, through the ``run_prompt`` that runs the calling run (found in
+    its context: `SUB_AGENTS`): the sub-run has its own messages, tools and state, is
+    cancelled with the parent, and adds its tool calls and tokens to the parent's stats
+    (so the parent's limits count them). A ``response_model`` makes the answer typed:
+    the sub-agent must produce that model, validated, and the tool returns it.
+
+    The child context keeps the parent's guards (``ToolHook.guard_tool_call``), so a
+    tool that needs approval is held in a sub-agent as in the parent, whether the
+    sub-agent was given the parent's ``ToolSearch`` or registered the tool itself. A
+    sub-agent that pauses (a call held for approval) pauses the parent too: the call
+    fails with the reason, the parent run ends with ``stopped_by == "paused"``, and the
+    held call waits in the parent's ``extension_state``. After the decision, the
+    parent's model calls the sub-agent again, whose model makes the call again, and it
+    runs.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        input_type: type[InputT],
+        build: Callable[[InputT, Prompt], Awaitable[None] | None],
+        *,
+        model: Model | str | None,
+        system: str,
+        response_model: type[Any] | None,
+        plugins: tuple[Plugin | Extension, ...],
+        options: Mapping[str, Any],
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input_type = input_type
+        self.build = build
+        self.model = model
+        self.system = system
+        self.response_model = response_model
+        self.plugins = plugins
+        self.options = dict(options)
+        self.parent_model: Model | str | None = None
+        """The parent run's model, used when ``model`` is None (set by ``run_prompt``)."""
+
+    async def call(self, ctx: ExecutionContext, input: InputT) -> ToolResult[object]:
+        model = self.model or self.parent_model
+        if model is None:
+            raise ToolError(f"the sub-agent {self.name} has no model")
+        sub_agents = _sub_agents(ctx)
+        if sub_agents is None:
+            raise ToolError(f"the sub-agent {self.name} runs only inside run_prompt")
+
+        async def build(prompt: Prompt) -> None:
+            done = self.build(input, prompt)
+            if inspect.isawaitable(done):
+                await done
+
+        options: dict[str, Any] = {**self.options, "plugins": self.plugins}
+        if self.system:
+            options["system"] = self.system
+        if self.response_model is not None:
+            options["response_model"] = self.response_model
+        result = await sub_agents(ctx, build, model, self.name, options)
+        if result.stopped_by == "paused":
+            # It waits for a person: so does this run (a held approval already paused
+            # it; a sub-agent's own pause reaches it here).
+            reason = result.paused or "paused"
+            ctx.pause(f"the sub-agent {self.name} paused: {reason}")
+            raise ToolError(
+                f"the sub-agent {self.name} paused: {reason}. This run pauses too; once "
+                f"it resumes, call {self.name} again to finish"
+            )
+        if not result.ok:
+            why = result.error or result.limit or result.paused or result.stopped_by
+            raise ToolError(f"the sub-agent {self.name} did not finish: {why}")
+        return ToolResult(cast(object, result.answer))
+
+
 def _as_tool(value: object) -> AnyTool:
     checked = value  # checked under another name: ``value`` stays ``object`` for the cast
     if not isinstance(checked, Tool):
         raise TypeError(f"def_tool with one argument takes a Tool, not {type(value).__name__}")
     return cast(AnyTool, value)
-
-
-def _check_name(name: str) -> None:
-    if not isinstance(cast(object, name), str) or not _NAME.fullmatch(name):
-        raise ValueError(
-            f"{name!r} is not a usable name: letters, digits, '_', '.', '-', at most 64, "
-            "not starting with a digit"
-        )
-
-
-def _fit_text(text: str, budget: int | None, keep: Literal["head", "tail"]) -> tuple[str, bool]:
-    if budget is None:
-        return text, False
-    if budget < 1:
-        raise ValueError("budget_tokens must be at least 1")
-    total = count_tokens(text)
-    if total <= budget:
-        return text, False
-    # Characters per token vary; shrink by the measured ratio until the cut fits.
-    size = max(1, len(text) * budget // total)
-    while True:
-        part = text[:size] if keep == "head" else text[-size:]
-        if count_tokens(part) <= budget or size == 1:
-            break
-        size = max(1, size * 9 // 10)
-    note = f"[… {total - count_tokens(part)} of {total} tokens left out]"
-    return (f"{part}\n{note}" if keep == "head" else f"{note}\n{part}"), True
-
-
-def _yaml(data: object) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).rstrip("\n")
-
-
-def _fit_data(data: object, budget: int | None, sampling: Sampling) -> tuple[str, bool]:
-    text = _yaml(data)
-    if budget is None:
-        return text, False
-    if budget < 1:
-        raise ValueError("budget_tokens must be at least 1")
-    if count_tokens(text) <= budget:
-        return text, False
-    if not isinstance(data, list):
-        return _fit_text(text, budget, "head")
-    items = cast("list[object]", data)
-    # The largest count of items whose YAML (and the note) fits: a binary search.
-    low, high = 0, len(items)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if count_tokens(_yaml(_choose(items, mid, sampling))) + 16 <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    chosen = _choose(items, low, sampling)
-    how = {
-        "head": "the first are shown",
-        "tail": "the last are shown",
-        "sample": "an even sample is shown",
-    }
-    note = f"# {len(items) - low} of {len(items)} items left out ({how[sampling]})"
-    return (f"{_yaml(chosen)}\n{note}" if chosen else note), True
-
-
-def _choose(items: list[object], count: int, sampling: Sampling) -> list[object]:
-    if count <= 0:
-        return []
-    if sampling == "head":
-        return items[:count]
-    if sampling == "tail":
-        return items[-count:]
-    step = len(items) / count
-    return [items[int(i * step)] for i in range(count)]

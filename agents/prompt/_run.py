@@ -32,11 +32,12 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
+from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 from typing_extensions import Unpack
 
 from agents._options import check_keywords
+from agents._system_prompt import REACT_GUIDE, PromptContext
 from agents.events import (
     IterationFinished,
     ModelTextDelta,
@@ -45,13 +46,14 @@ from agents.events import (
     RunFinished,
 )
 from agents.models import GenerateOptions, Message, Model, ToolChoice, Usage, resolve_model
-from agents.prompt._agent_tool import AgentTool
-from agents.prompt._prompt import Definition, HookInput, HookResult, Plugin, Prompt
-from agents.prompt._system import REACT_GUIDE, PromptContext
+from agents.prompt._prompt import SUB_AGENTS, AgentTool, Plugin, Prompt
+from agents.prompt._prompt_hooks import STEPS, PromptHooks
 from agents.prompt._tasks import DynamicTaskList, TaskList
+from agents.react import ReActAgent
 from agents.result import AgentResult, Iteration
-from agents.steps import StepHook, StepRequest
+from agents.steps import StepHook
 from agents.terminations import Termination, TypedTermination
+from agents.tool_calling import ToolCallingAgent
 from formats import FormattedSection, TextFormat
 from toolchain import (
     ExecutionContext,
@@ -66,10 +68,6 @@ from toolchain import (
     ToolCallError,
     run_sync,
 )
-
-if TYPE_CHECKING:  # the agents import this package's system prompt builders
-    from agents.react import ReActAgent
-    from agents.tool_calling import ToolCallingAgent
 
 __all__ = ["PromptOptions", "PromptRun", "run_prompt"]
 
@@ -260,16 +258,22 @@ def run_prompt(
     return PromptRun(lambda run: _execute(run, build, model, options), ctx)
 
 
-_STEPS = StateKey[list[Iteration]]("agents.prompt.steps")
 _SUB_USAGE = StateKey[Usage]("agents.prompt.sub_usage")
 
 
-def add_sub_usage(ctx: ExecutionContext, usage: Usage) -> None:
-    """Count a sub-agent's tokens in the run of ``ctx`` (``PromptRun.usage``)."""
-    ctx.state.set(_SUB_USAGE, ctx.state.get(_SUB_USAGE, Usage()) + usage)
-
-
-_VARIABLES = StateKey[dict[str, Definition]]("agents.prompt.variables")
+async def _run_sub_agent(
+    ctx: ExecutionContext,
+    build: Build,
+    model: Model | str,
+    name: str,
+    options: dict[str, Any],
+) -> AgentResult[Any]:
+    """How a run of ``run_prompt`` runs an ``AgentTool`` (`SubAgents`): a run of its own
+    in ``ctx.child(name)``, whose tokens count in the run of ``ctx`` (``PromptRun.usage``)."""
+    run = run_prompt(build, model=model, ctx=ctx.child(name), name=name, **options)
+    result = await run.result()
+    ctx.state.set(_SUB_USAGE, ctx.state.get(_SUB_USAGE, Usage()) + await run.usage())
+    return result
 
 
 async def _execute(
@@ -291,7 +295,8 @@ async def _execute(
     protocol = options.get("protocol", "native")
     agent = _agent(prompt, resolve_model(model) if isinstance(model, str) else model, options)
     ctx = run.ctx
-    steps = ctx.state.setdefault(_STEPS, list)
+    ctx.state.set(SUB_AGENTS, _run_sub_agent)
+    steps = ctx.state.setdefault(STEPS, list)
     on_step = options.get("on_step")
     stop_when = options.get("stop_when")
 
@@ -344,9 +349,6 @@ def _notify(ctx: ExecutionContext, callback: Callable[[Any], object], value: obj
 def _agent(
     prompt: Prompt, model: Model, options: PromptOptions
 ) -> ReActAgent[Any] | ToolCallingAgent[Any]:
-    from agents.react import ReActAgent
-    from agents.tool_calling import ToolCallingAgent
-
     chain = JSONToolChain()
     for tool in prompt.tools.values():
         if isinstance(tool, AgentTool) and tool.model is None:
@@ -385,7 +387,7 @@ def _agent(
             chain.register_tool(tool)
         hooks.append(planned)
     if prompt.hooks:
-        hooks.append(_HookAdapter(prompt, head))
+        hooks.append(PromptHooks(prompt.hooks, prompt.definitions, prompt.system_text, head))
     hooks += prompt.step_hooks
     common: dict[str, Any] = {
         "tool_chain": chain,
@@ -430,82 +432,3 @@ def _generate_options(options: PromptOptions) -> GenerateOptions:
     if "tool_choice" in options:
         given["tool_choice"] = options["tool_choice"]
     return GenerateOptions(**given)
-
-
-class _HookAdapter:
-    """Runs the prompt's ``def_hook`` functions as one step hook."""
-
-    def __init__(self, prompt: Prompt, head: str) -> None:
-        self.prompt = prompt
-        self.head = head
-
-    async def __call__(self, ctx: ExecutionContext, request: StepRequest) -> StepRequest:
-        variables = ctx.state.setdefault(_VARIABLES, lambda: dict(self.prompt.definitions))
-        done: list[Iteration] = ctx.state.setdefault(_STEPS, list)
-        steps = tuple(done)
-        head = self.head  # the definitions part the system prompt starts with now
-        defined = self.prompt.definitions
-        if len(variables) != len(defined) or any(
-            variables.get(name) is not value for name, value in defined.items()
-        ):  # changed at an earlier step: they hold from then on
-            request, head = self._with_head(request, head, variables)
-        for fn in self.prompt.hooks:
-            given = HookInput(
-                messages=request.messages,
-                model=request.model,
-                steps=steps,
-                step_number=request.index - 1,
-                variables=dict(variables),
-                system=request.system_prompt,
-                active_tools=request.tools,
-            )
-            answer = fn(given)
-            out = await answer if inspect.isawaitable(answer) else answer
-            if out is None:
-                continue
-            if not isinstance(cast(object, out), HookResult):
-                raise TypeError(
-                    f"a def_hook function returned {type(out).__name__}, not HookResult"
-                )
-            request, head = self._apply(request, head, out, variables)
-        return request
-
-    def _apply(
-        self, request: StepRequest, head: str, out: HookResult, variables: dict[str, Definition]
-    ) -> tuple[StepRequest, str]:
-        changes: dict[str, Any] = {}
-        if out.variables is not None:
-            for name, value in out.variables.items():
-                variables[name] = (
-                    value
-                    if isinstance(value, Definition)
-                    else Definition(name, "text", value, value)
-                )
-            request, head = self._with_head(request, head, variables)
-        if out.system is not None:
-            changes["system_prompt"] = out.system
-        if out.active_tools is not None:
-            changes["tools"] = active = tuple(out.active_tools)
-            if request.described is not None:  # told of no tool it may not call
-                changes["described"] = tuple(n for n in request.described if n in active)
-        if out.messages is not None:
-            changes["messages"] = tuple(out.messages)
-        return (dataclasses.replace(request, **changes) if changes else request), head
-
-    def _with_head(
-        self, request: StepRequest, head: str, variables: dict[str, Definition]
-    ) -> tuple[StepRequest, str]:
-        """``request`` with its system prompt's ``head`` (the definitions part) showing
-        ``variables``, the rest kept (the text protocol's guide and tool listing); the
-        new head. A system prompt a hook replaced becomes the new head alone."""
-        new = self.prompt.system_text(variables)
-        system = request.system_prompt
-        if not system.startswith(head):
-            system = new
-        elif head:
-            system = new + system[len(head) :]
-        elif system:
-            system = f"{new}\n\n{system}" if new else system
-        else:
-            system = new
-        return dataclasses.replace(request, system_prompt=system), new

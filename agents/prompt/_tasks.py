@@ -28,45 +28,29 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from agents.models import Message
+from agents.prompt._prompt import Prompt, Task
 from agents.steps import StepRequest
-from toolchain import ExecutionContext, StateKey, TextContent, Tool, ToolError, ToolResult
+from toolchain import (
+    ExecutionContext,
+    StateKey,
+    TextContent,
+    Tool,
+    ToolChain,
+    ToolError,
+    ToolResult,
+)
 from toolchain._oneline import one_line
 
-if TYPE_CHECKING:
-    from agents.prompt._prompt import Prompt
-    from toolchain import ToolChain
-
-__all__ = ["DynamicTaskList", "Task", "TaskList"]
+__all__ = ["DynamicTaskList", "TaskList"]
 
 AnyTool = Tool[Any, Any]
-Validation = Callable[[str], "str | Awaitable[str | None] | None"]
-Extend = Callable[["Prompt", Sequence[Message]], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """One task of a fixed list.
-
-    - ``task``: what to do, as the model reads it.
-    - ``validation``: the result → ``None`` to accept it, or a message saying what is
-      wrong (sent back to the model, which tries again).
-    - ``extend``: ``(prompt, messages)`` → declares tools, values, system parts and
-      messages that exist only while this task runs.
-
-    >>> Task("Calculate 5 + 3", validation=lambda r: None if r.strip() == "8" else "not 8").task
-    'Calculate 5 + 3'
-    """
-
-    task: str
-    validation: Validation | None = None
-    extend: Extend | None = None
 
 
 @dataclass(slots=True)
@@ -264,8 +248,6 @@ class TaskList:
         if task.extend is None:
             return (), "", ()
         if current.id not in progress.extra:
-            from agents.prompt._prompt import Prompt
-
             sub = Prompt()
             task.extend(sub, request.messages)
             tools = tuple(sub.tools.values())

@@ -1,0 +1,111 @@
+"""What an agent's extensions add to its runs, besides what they install on the context.
+
+Their tools join the agent's chain, a ``before_step`` is a step hook and a
+``check_answer`` may hold an answer back; each step, their prompt sections ride on the
+latest message; their guidance closes the system prompt, and their text filters
+rewrite what the model writes (the stream, and a text answer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TypeVar, cast
+
+from agents._step_state import AnswerCheck
+from agents.models import Message
+from agents.steps import StepHook
+from formats import FormattedSection, TextFormat
+from toolchain import ExecutionContext, Extension, TextContent, TextFilter, ToolChain
+
+__all__ = [
+    "AgentExtensions",
+    "feed",
+    "flush",
+]
+
+AnswerT = TypeVar("AnswerT")
+
+
+class AgentExtensions:
+    """The extensions of one agent: the chain's own first, then those given to it."""
+
+    __slots__ = ("all", "answer_checks", "step_hooks")
+
+    def __init__(
+        self, chain: ToolChain, given: Sequence[Extension], hooks: Sequence[StepHook]
+    ) -> None:
+        chain_extensions: Sequence[Extension] = getattr(chain, "extensions", ())
+        self.all: tuple[Extension, ...] = (
+            *chain_extensions,
+            *(e for e in given if e not in chain_extensions),
+        )
+        for extension in self.all:
+            for tool in extension.tools():
+                if chain.tools.get(tool.name) is not tool:
+                    chain.register_tool(tool)
+        extension_hooks = [
+            cast(StepHook, hook)
+            for extension in self.all
+            if callable(hook := getattr(extension, "before_step", None))
+        ]
+        self.step_hooks: tuple[StepHook, ...] = (*extension_hooks, *hooks)
+        """The extensions' ``before_step`` hooks, then ``hooks``: an agent's step hooks."""
+        self.answer_checks: tuple[AnswerCheck, ...] = tuple(
+            cast(AnswerCheck, check)
+            for hook in (*self.all, *hooks)
+            if callable(check := getattr(hook, "check_answer", None))
+        )
+
+    def guides(self, prompt: str, fmt: TextFormat) -> str:
+        """The system prompt with the extensions' ``instructions`` after it."""
+        guides = [
+            FormattedSection(extension.name, text, escape=False)
+            for extension in self.all
+            if (text := extension.instructions().strip())
+        ]
+        if guides:
+            prompt = f"{prompt}\n\n{fmt.format_sections(guides)}"
+        return prompt
+
+    def with_sections(
+        self, ctx: ExecutionContext, fmt: TextFormat, messages: list[Message]
+    ) -> list[Message]:
+        """The conversation with this step's extension sections added to a copy of its
+        last message; ``messages`` itself when no extension has anything to say."""
+        sections = [
+            fmt.format_section(extension.name, text)
+            for extension in self.all
+            if (text := extension.prompt_section(ctx).strip())
+        ]
+        if not sections:
+            return messages
+        last = messages[-1]
+        added = TextContent("\n\n" + "\n\n".join(sections))
+        return [*messages[:-1], dataclasses.replace(last, content=(*last.content, added))]
+
+    def text_filters(self, ctx: ExecutionContext) -> list[TextFilter]:
+        """Fresh filters for one reply of the model, from the extensions that have one."""
+        return [f for e in self.all if (f := e.text_filter(ctx)) is not None]
+
+    def filtered(self, ctx: ExecutionContext, answer: AnswerT) -> AnswerT:
+        """A text answer through the text filters (typed answers as they are)."""
+        filters = self.text_filters(ctx) if isinstance(answer, str) else []
+        if not filters:
+            return answer
+        return cast(AnswerT, feed(filters, cast(str, answer)) + flush(filters))
+
+
+def feed(filters: Sequence[TextFilter], text: str) -> str:
+    """``text`` through each filter in turn."""
+    for text_filter in filters:
+        text = text_filter.feed(text)
+    return text
+
+
+def flush(filters: Sequence[TextFilter]) -> str:
+    """The text every filter still holds, passed through the filters after it."""
+    text = ""
+    for text_filter in filters:
+        text = text_filter.feed(text) + text_filter.flush() if text else text_filter.flush()
+    return text

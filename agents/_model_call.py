@@ -1,0 +1,162 @@
+"""`call_model`: the model call of one step.
+
+Whole or streamed, raced against the run's deadline and cancellation (`drain`); media a
+model cannot take is replaced by a note and the call made once more; a failure ends the
+run with ``RunStop("error")`` and a log record, never an exception out of ``run``. A
+stream's pieces become run events as they arrive, through the extensions' text filters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from agents._extensions import feed, flush
+from agents._race import Inbox, drain
+from agents._step_log import log, log_model_failed
+from agents._step_state import Done, RunStop, StepCall
+from agents.events import AfterModelCall, BeforeModelCall, ModelTextDelta, RunEvent
+from agents.models import (
+    Message,
+    ModelError,
+    ModelResponse,
+    TextDelta,
+    ToolCallDelta,
+    UnsupportedContentError,
+)
+from toolchain import ExecutionContext, Stats, TextContent, TextFilter, describe_exception
+from toolchain._redact import redact
+
+__all__ = ["Streaming", "call_model"]
+
+AnswerT = TypeVar("AnswerT")
+
+StreamEvents = Callable[[TextDelta | ToolCallDelta], Iterable[RunEvent[AnswerT]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Streaming(Generic[AnswerT]):
+    """How a streamed reply becomes run events: the agent's reader of one step's pieces
+    (``events(index)``) and fresh text filters for one reply (``filters(ctx)``)."""
+
+    events: Callable[[int], StreamEvents[AnswerT]]
+    filters: Callable[[ExecutionContext], list[TextFilter]]
+
+
+async def call_model(
+    ctx: ExecutionContext,
+    index: int,
+    call: StepCall,
+    conversation: list[Message],
+    deadline: float | None,
+    streaming: Streaming[AnswerT] | None,
+) -> AsyncIterator[RunEvent[AnswerT] | Done[ModelResponse]]:
+    """Call the model of ``call``, yielding its stream's events, then ``Done(response)``.
+
+    ``conversation`` is the run's own record: media replaced in the call's messages is
+    replaced there too, so later steps do not send it again.
+    """
+    model = call.model
+    ctx.events.emit(BeforeModelCall(ctx, index, model.name, tuple(call.messages)))
+    started = time.perf_counter()
+    queue: Inbox[RunEvent[AnswerT]] = Inbox()
+    response: ModelResponse | None = None
+    try:
+        for retry in (False, True):
+            work: Awaitable[ModelResponse] = (
+                _consume_stream(ctx, index, call, queue, streaming)
+                if streaming is not None
+                else model.generate(call.messages, call.options)
+            )
+            try:
+                async for item in drain(work, queue, ctx, deadline, race_cancel=True):
+                    if isinstance(item, Done):
+                        response = item.value
+                    else:
+                        yield item
+                break
+            except UnsupportedContentError as error:
+                # A tool returned media this model cannot take: show it as a note and
+                # ask once more, rather than end the run over an attachment.
+                note = f"not shown: {model.name} cannot take it"
+                if retry or not _replace_media(call.messages, note):
+                    raise
+                if call.messages is not conversation:
+                    _replace_media(conversation, note)
+                log.warning("media dropped from the conversation: %s", error)
+    except ModelError as error:
+        status = getattr(error, "status_code", None)
+        log_model_failed(ctx, index, model.name, type(error).__name__, str(error), status)
+        raise RunStop("error", f"model call failed: {error}") from error
+    except RunStop as stopped:
+        if stopped.kind == "limit":  # the run's deadline passed while the model wrote
+            why = "it did not answer before the run's time limit"
+            log_model_failed(ctx, index, model.name, "timeout", why)
+        raise
+    except Exception as error:  # a model that breaks its protocol: end, keep the run
+        detail = redact(describe_exception(error))
+        kind = type(error).__name__
+        log_model_failed(ctx, index, model.name, kind, f"it raised {detail}", error=error)
+        raise RunStop("error", f"model call failed: {detail}") from error
+    if response is None:
+        log_model_failed(ctx, index, model.name, "no_response", "it returned no response")
+        raise RunStop("error", f"model call failed: {model.name} returned no response")
+    ctx.stats.increment(Stats.MODEL_CALLS)
+    ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
+    ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
+    if response.usage.cached_input_tokens:
+        ctx.stats.increment(Stats.CACHED_INPUT_TOKENS, response.usage.cached_input_tokens)
+    duration = time.perf_counter() - started
+    ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))
+    yield Done(response)
+
+
+async def _consume_stream(
+    ctx: ExecutionContext,
+    index: int,
+    call: StepCall,
+    queue: Inbox[RunEvent[AnswerT]],
+    streaming: Streaming[AnswerT],
+) -> ModelResponse:
+    """Read the model's stream into ``queue`` as run events; the final response."""
+    model = call.model
+    events = streaming.events(index)
+    filters = streaming.filters(ctx)
+    final: ModelResponse | None = None
+    section: str | None = None
+    async for item in model.stream(call.messages, call.options):
+        if isinstance(item, ModelResponse):
+            final = item
+        else:
+            for event in events(item):
+                if filters and isinstance(event, ModelTextDelta):
+                    section = event.section
+                    event = dataclasses.replace(event, text=feed(filters, event.text))
+                    if not event.text:
+                        continue  # held back: maybe the start of a reference
+                queue.put_nowait(event)
+    if filters and (rest := flush(filters)):
+        queue.put_nowait(ModelTextDelta(index, section, rest))
+    if final is None:
+        raise ModelError(f"{model.name}: the stream ended without a final response")
+    return final
+
+
+def _replace_media(messages: list[Message], note: str) -> bool:
+    """Swap every media part for a text note; True when anything was replaced."""
+    replaced = False
+    for position, message in enumerate(messages):
+        if all(isinstance(part, TextContent) for part in message.content):
+            continue
+        parts = tuple(
+            part if isinstance(part, TextContent) else TextContent(f"[{part.describe()}: {note}]")
+            for part in message.content
+        )
+        messages[position] = Message(
+            message.role, parts, message.tool_calls, message.tool_call_id, message.name
+        )
+        replaced = True
+    return replaced

@@ -1,0 +1,141 @@
+"""`drain`: run a model call or a chain execution while passing on the events it
+produces, raced against the run's deadline and, for model calls, its cancellation.
+
+Both the model call and the tool runs of a step go through it, so the deadline policy
+is written once: a model call is abandoned at the deadline (``RunStop("limit",
+"timeout")``); a chain execution is cancelled and its partial result kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Generic, TypeVar, cast
+
+from agents._step_state import Done, RunStop
+from toolchain import ExecutionContext, eager_task, settle
+
+__all__ = ["CANCEL_GRACE", "TIME_LIMIT", "Inbox", "drain"]
+
+T = TypeVar("T")
+Q = TypeVar("Q")
+
+CANCEL_GRACE = 1.0
+"""Seconds a cancelled call gets to end before it is left behind."""
+TIME_LIMIT = "the run's time limit was reached"
+
+
+class Inbox(Generic[Q]):
+    """The events a call produces while it runs, for `drain` to pass on in order.
+
+    `ready` is a plain future for the next event: waiting on it leaves nothing scheduled
+    when the call ends first, as a task awaiting ``Queue.get()`` would (until cancelled).
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[Q] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: Q) -> None:
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def get_nowait(self) -> Q:
+        return self._items.popleft()
+
+    def ready(self) -> asyncio.Future[None]:
+        """A future that is done once an event is waiting (at once if one is)."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._items:
+            waiter.set_result(None)
+        self._waiter = waiter
+        return waiter
+
+
+def _cancellation(ctx: ExecutionContext) -> tuple[asyncio.Future[None], Callable[[], None]]:
+    """A future done when the run is cancelled (from any thread), and the function that
+    stops watching. A plain future, not a task waiting on ``ctx.wait_cancelled()``:
+    dropping it leaves nothing scheduled."""
+    loop = asyncio.get_running_loop()
+    cancelled: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not cancelled.done():
+            cancelled.set_result(None)
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(resolve)
+
+    return cancelled, ctx.on_cancel(wake)
+
+
+async def drain(
+    work: Awaitable[T],
+    queue: Inbox[Q],
+    ctx: ExecutionContext,
+    deadline: float | None,
+    *,
+    race_cancel: bool,
+) -> AsyncIterator[Q | Done[T]]:
+    """Run ``work``, yielding what lands in ``queue`` meanwhile, then ``Done(result)``.
+
+    With ``race_cancel`` (model calls) it stops with ``RunStop`` at the deadline or when
+    the run is cancelled. Without it (tool execution), the chain handles cancellation
+    itself and returns what finished, which is kept: at the deadline the run is
+    cancelled and the chain's partial result awaited. Whatever it started is done when
+    it ends, but a call that ignores cancellation past ``CANCEL_GRACE`` (left behind).
+    """
+    loop = asyncio.get_running_loop()
+    if asyncio.iscoroutine(work):
+        task, first = eager_task(work)
+        if first.done:  # instant models and in-memory tools: no waiting at all
+            await settle(task)
+            if first.error is not None:
+                raise first.error
+            while not queue.empty():
+                yield queue.get_nowait()
+            yield Done(cast(T, first.value))
+            return
+    else:
+        task = asyncio.ensure_future(work)
+    cancelled, stop_watching = _cancellation(ctx) if race_cancel else (None, None)
+    try:
+        while True:
+            while not queue.empty():
+                yield queue.get_nowait()
+            ready = queue.ready()
+            waiting: set[asyncio.Future[Any]] = {task, ready}
+            if cancelled is not None:
+                waiting.add(cancelled)
+            timeout = None if deadline is None else max(0.0, deadline - loop.time())
+            done, _ = await asyncio.wait(
+                waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if task in done:
+                while not queue.empty():
+                    yield queue.get_nowait()
+                yield Done(task.result())
+                return
+            if ready in done:
+                continue
+            if cancelled is not None and cancelled in done:
+                raise RunStop("cancelled", ctx.cancel_reason)
+            if not race_cancel:
+                ctx.cancel(TIME_LIMIT)
+                deadline = None  # now wait for the chain to hand back what finished
+                continue
+            raise RunStop("limit", "timeout")
+    finally:
+        if stop_watching is not None:
+            stop_watching()
+        if not task.done():
+            task.cancel()
+            # Bounded: a model call or chain that ignores cancellation is left behind.
+            await asyncio.wait({task}, timeout=CANCEL_GRACE)

@@ -1,0 +1,128 @@
+"""A run's record and bounds: its context made ready, the limits checked before each
+step, the conversation and iterations kept as it goes, and the ``AgentResult`` it
+ends with.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Generic, TypeVar
+
+from agents._step_log import log, log_end, log_step
+from agents._step_state import RunStop, StepRecord
+from agents.events import RunEnded
+from agents.models import Message, ModelResponse, Usage
+from agents.result import AgentResult, Iteration
+from toolchain import (
+    ExecutionContext,
+    Extension,
+    Limits,
+    install_extensions,
+    restore_state,
+    saved_state,
+)
+
+__all__ = ["RunRecord", "check_limits", "run_context", "stopped_during_step"]
+
+AnswerT = TypeVar("AnswerT")
+
+
+def run_context(
+    ctx: ExecutionContext | None,
+    limits: Limits,
+    name: str,
+    extensions: Sequence[Extension],
+    extension_state: Mapping[str, object] | None,
+) -> ExecutionContext:
+    """The run's context, new or given, with the agent's limits, the outcome of an
+    earlier run cleared and the extensions installed (and their state restored)."""
+    if ctx is None:
+        ctx = ExecutionContext(limits=limits, name=name)
+    elif not ctx.limits_given:
+        ctx.limits = limits  # a ctx passed only to cancel or observe keeps our limits
+    # A context used by an earlier run must not end this one before it starts.
+    ctx.pause_reason, ctx.finish_text = "", None
+    install_extensions(ctx, extensions)
+    if extension_state:
+        restore_state(ctx, extensions, extension_state)
+    return ctx
+
+
+def check_limits(ctx: ExecutionContext, deadline: float | None, now: float) -> None:
+    """Raise ``RunStop`` when the run may not take another step."""
+    if ctx.cancelled:
+        raise RunStop("cancelled", ctx.cancel_reason)
+    if deadline is not None and now >= deadline:
+        raise RunStop("limit", "timeout")
+    limit = ctx.limits.exceeded(ctx.stats, starting_iteration=True)
+    if limit is not None:
+        raise RunStop("limit", limit)
+
+
+def stopped_during_step(ctx: ExecutionContext) -> RunStop | None:
+    """How the run ends when its step cancelled or paused it (a tool did); else None."""
+    if ctx.cancelled:
+        return RunStop("cancelled", ctx.cancel_reason)
+    if ctx.pause_reason:
+        return RunStop("paused", ctx.pause_reason)
+    return None
+
+
+class RunRecord(Generic[AnswerT]):
+    """What a run has done so far: the conversation, each iteration and the usage."""
+
+    __slots__ = ("answer", "iterations", "messages", "usage")
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages = messages
+        self.iterations: list[Iteration] = []
+        self.usage = Usage()
+        self.answer: AnswerT | None = None
+
+    def add(
+        self,
+        ctx: ExecutionContext,
+        response: ModelResponse,
+        step: StepRecord,
+        started: float,
+    ) -> Iteration:
+        """Keep step ``step``: the model's message, its replies and its iteration."""
+        self.messages.append(step.assistant)
+        self.messages.extend(step.replies)  # calls already made keep their answers
+        iteration = Iteration(
+            index=len(self.iterations) + 1,
+            output=response.text,
+            sections=step.sections,
+            tool_results=tuple(step.results),
+            feedback=step.feedback,
+            usage=response.usage,
+            duration=time.perf_counter() - started,
+            tool_calls=step.tool_calls,
+        )
+        self.iterations.append(iteration)
+        if log.isEnabledFor(logging.DEBUG):
+            log_step(ctx, iteration, step)
+        return iteration
+
+    def result(
+        self, ctx: ExecutionContext, stop: RunStop, extensions: Sequence[Extension]
+    ) -> AgentResult[AnswerT]:
+        """The run's result, logged and announced (``RunEnded``)."""
+        result = AgentResult(
+            answer=self.answer,
+            stopped_by=stop.kind,
+            iterations=tuple(self.iterations),
+            messages=tuple(self.messages),
+            stats=ctx.stats.snapshot(),
+            usage=self.usage,
+            limit=stop.detail if stop.kind == "limit" else None,
+            error=stop.detail if stop.kind == "error" else None,
+            paused=stop.detail if stop.kind == "paused" else None,
+            extension_state=saved_state(ctx, extensions),
+        )
+        log_end(ctx, result)
+        if ctx.events.has_subscribers(RunEnded):
+            ctx.events.emit(RunEnded(ctx, result))
+        return result

@@ -1,0 +1,166 @@
+"""`StepCalls`: each step's model call in a run whose step hooks, extensions or
+observers have a say in it.
+
+The step's `StepRequest` (the conversation with the extensions' prompt sections on its
+last message) goes through the step hooks; what they return becomes the call: the
+system prompt's tool listing follows the tools shown, and the options are made again
+only when the tools or options changed. Unchanged, the run's one plain call is used,
+so every step sends the same bytes (providers cache them). Plain hooks cost no
+coroutine: the hooks run sync-first, and only an ``async`` hook makes one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
+
+from agents._extensions import AgentExtensions
+from agents._step_log import log
+from agents._step_state import RunStop, StepCall
+from agents.events import StepReady
+from agents.models import GenerateOptions, Message
+from agents.steps import StepHook, StepHookError, StepRequest, run_step_hooks
+from formats import TextFormat
+from toolchain import ExecutionContext, ToolChain
+
+__all__ = ["StepCalls"]
+
+
+class StepCalls:
+    """The calls of one run's steps, made from the run's ``plain`` call."""
+
+    __slots__ = (
+        "_chain",
+        "_extensions",
+        "_format",
+        "_hooks",
+        "_options",
+        "_system_prompt",
+        "base_options",
+        "plain",
+        "protocol",
+        "system_text",
+        "task_index",
+    )
+
+    def __init__(
+        self,
+        plain: StepCall,
+        *,
+        system_text: str,
+        base_options: GenerateOptions,
+        task_index: int,
+        protocol: Literal["text", "native"],
+        hooks: Sequence[StepHook],
+        extensions: AgentExtensions,
+        text_format: TextFormat,
+        tool_chain: ToolChain,
+        system_prompt: Callable[[Sequence[str] | None], str],
+        options: Callable[[GenerateOptions, tuple[str, ...]], GenerateOptions],
+    ) -> None:
+        self.plain = plain
+        """The call every step makes when nothing changes it."""
+        self.system_text = system_text
+        self.base_options = base_options
+        self.task_index = task_index
+        """Where the task sits in ``StepRequest.messages``."""
+        self.protocol: Literal["text", "native"] = protocol
+        self._hooks = tuple(hooks)
+        self._extensions = extensions
+        self._format = text_format
+        self._chain = tool_chain
+        self._system_prompt = system_prompt
+        self._options = options
+
+    def call(
+        self, ctx: ExecutionContext, index: int, messages: list[Message]
+    ) -> StepCall | Awaitable[StepCall]:
+        """Step ``index``'s call over the conversation ``messages``; awaitable only
+        once a hook is ``async``. Raises ``RunStop`` when a hook failed, or cancelled
+        or paused the run."""
+        sent = self._extensions.with_sections(ctx, self._format, messages)
+        plain = self.plain
+        request = StepRequest(
+            index,
+            self.system_text,
+            tuple(sent[1:]),
+            plain.tools,
+            plain.model,
+            self.base_options,
+            self.task_index,
+            protocol=self.protocol,
+        )
+        as_is = sent is messages
+        if not self._hooks:
+            return self._made(ctx, request, request, as_is=as_is)
+        try:
+            final = run_step_hooks(ctx, request, self._hooks)
+        except StepHookError as error:
+            raise _hook_failed(error) from error
+        if isinstance(final, StepRequest):
+            return self._made(ctx, request, final, as_is=as_is)
+        return self._made_later(ctx, request, final, as_is=as_is)
+
+    async def _made_later(
+        self,
+        ctx: ExecutionContext,
+        request: StepRequest,
+        pending: Awaitable[StepRequest],
+        *,
+        as_is: bool,
+    ) -> StepCall:
+        try:
+            final = await pending
+        except StepHookError as error:
+            raise _hook_failed(error) from error
+        return self._made(ctx, request, final, as_is=as_is)
+
+    def _made(
+        self, ctx: ExecutionContext, request: StepRequest, final: StepRequest, *, as_is: bool
+    ) -> StepCall:
+        """The call of ``final``, what the hooks made of ``request``; the plain call
+        itself when nothing changed and the request is the conversation ``as_is``."""
+        call = self._call_of(ctx, request, final, as_is=as_is)
+        if ctx.cancelled:  # while the hooks ran (a summary call, say)
+            raise RunStop("cancelled", ctx.cancel_reason)
+        if ctx.pause_reason:  # a hook found a decision to wait for
+            raise RunStop("paused", ctx.pause_reason)
+        return call
+
+    def _call_of(
+        self, ctx: ExecutionContext, request: StepRequest, final: StepRequest, *, as_is: bool
+    ) -> StepCall:
+        plain = self.plain
+        changed = final is not request and final != request
+        if not changed and as_is:
+            ctx.events.emit(StepReady(ctx, final, changed))
+            return plain
+        prompt = final.system_prompt
+        shown = final.shown_tools
+        if shown != plain.tools and prompt == self.system_text:
+            prompt = self._system_prompt(shown)  # the listing follows the tools shown
+            final = dataclasses.replace(final, system_prompt=prompt)
+        elif shown != plain.tools and self.protocol == "text":
+            # A hook changed the prompt too (a task's system part, say): the listing in
+            # it, wherever it kept it, still follows the tools shown.
+            listed = self._chain.available_tools_prompt(plain.tools)
+            if listed and prompt.count(listed) == 1:
+                now = self._chain.available_tools_prompt(shown) or "(no tools)"
+                prompt = prompt.replace(listed, now)
+                final = dataclasses.replace(final, system_prompt=prompt)
+        ctx.events.emit(StepReady(ctx, final, changed))
+        system = plain.messages[0]
+        if prompt != self.system_text:
+            system = Message.text("system", prompt)
+        options = (
+            plain.options
+            if final.options is request.options and shown == plain.tools
+            else self._options(final.options, shown)
+        )
+        return StepCall(final.model, [system, *final.messages], options, final.tools)
+
+
+def _hook_failed(error: StepHookError) -> RunStop:
+    log.exception("a step hook failed")
+    return RunStop("error", str(error))

@@ -1,0 +1,70 @@
+"""A step's tool runs, shared by both agents' readers: a chain execution whose call
+events pass on as they happen, the streak of failed steps, and the error of a call to
+a tool the step's hooks turned off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Sequence
+
+from agents._race import Inbox, drain
+from agents._step_state import Done
+from agents.events import ToolCallFinished, ToolCallStarted
+from toolchain import (
+    AfterToolCall,
+    BeforeToolCall,
+    ExecutionContext,
+    Stats,
+    ToolCallError,
+    ToolChainResult,
+)
+
+__all__ = ["count_tool_errors", "inactive_tool", "run_tools"]
+
+
+async def run_tools(
+    ctx: ExecutionContext,
+    index: int,
+    work: Awaitable[ToolChainResult],
+    deadline: float | None,
+) -> AsyncIterator[ToolCallStarted | ToolCallFinished | Done[ToolChainResult]]:
+    """Run one chain execution, yielding its tool-call events as they happen."""
+    queue: Inbox[ToolCallStarted | ToolCallFinished] = Inbox()
+
+    def started(event: BeforeToolCall) -> None:
+        queue.put_nowait(ToolCallStarted(index, event.index, event.name, dict(event.args)))
+
+    def finished(event: AfterToolCall) -> None:
+        queue.put_nowait(
+            ToolCallFinished(index, event.index, event.name, event.error, event.duration)
+        )
+
+    unsubscribe = [
+        ctx.events.subscribe(BeforeToolCall, started),
+        ctx.events.subscribe(AfterToolCall, finished),
+    ]
+    try:
+        async for item in drain(work, queue, ctx, deadline, race_cancel=False):
+            yield item
+    finally:
+        for remove in unsubscribe:
+            remove()
+
+
+def count_tool_errors(ctx: ExecutionContext, results: Sequence[ToolChainResult]) -> None:
+    """The consecutive-tool-error streak: a step whose calls all failed extends it."""
+    errors = [error for result in results for error in result.raw.errors]
+    if errors:
+        failed = all(error is not None for error in errors)
+        ctx.stats.set(
+            Stats.CONSECUTIVE_TOOL_ERRORS,
+            ctx.stats.get(Stats.CONSECUTIVE_TOOL_ERRORS) + 1 if failed else 0,
+        )
+
+
+def inactive_tool(name: str, tools: Sequence[str]) -> ToolCallError:
+    """The error of a call to a tool the step's hooks turned off (both agents)."""
+    listing = ", ".join(tools) or "(none)"
+    return ToolCallError(
+        "unknown_tool", f"the tool {name!r} is not available now. Available tools: {listing}"
+    )
