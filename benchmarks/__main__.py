@@ -7,15 +7,6 @@ about one); the per-measurement time budgets in each module keep it bounded on a
 
 from __future__ import annotations
 
-import argparse
-import platform
-import sys
-import time
-from collections.abc import Callable, Sequence
-from importlib import metadata
-
-import yaml
-
 from benchmarks import (
     adversarial_chains,
     discovery_tokens,
@@ -26,9 +17,9 @@ from benchmarks import (
     tool_retrieval,
     toolchain_overhead,
 )
-from benchmarks._timing import Settings, load_note
+from benchmarks._cli import Part, parser, run_parts
 
-PARTS: dict[str, Callable[[Settings], None]] = {
+PARTS: dict[str, Part] = {
     "toolchain": toolchain_overhead.run,
     "parse": parse_scaling.run,
     "loop": loop_overhead.run,
@@ -40,56 +31,16 @@ PARTS: dict[str, Callable[[Settings], None]] = {
 }
 
 
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "?"
-
-
-def _header(settings: Settings) -> None:
-    libyaml = "yes" if getattr(yaml, "__with_libyaml__", False) else "no"
-    print("gent-py benchmarks")
-    print(
-        f"Python {platform.python_version()} ({platform.python_implementation()}) on "
-        f"{platform.machine()} {platform.system()}; {load_note()}"
+def main(argv: list[str] | None = None) -> None:
+    options = parser(
+        "python -m benchmarks",
+        "Tool-chain overhead and parse-scaling benchmarks (run on demand).",
     )
-    print(
-        f"pydantic {_version('pydantic')}, msgspec {_version('msgspec')}, "
-        f"PyYAML {_version('PyYAML')} (libyaml: {libyaml})"
-    )
-    print(settings.describe())
-    print(
-        "method: warm-up, then each run timed alone with time.perf_counter_ns; "
-        "medians; IQR = interquartile range / median"
-    )
-    print()
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks",
-        description="Tool-chain overhead and parse-scaling benchmarks (run on demand).",
-    )
-    parser.add_argument("--quick", action="store_true", help="a short run (1/5 of the work)")
-    parser.add_argument(
+    options.add_argument(
         "--only", choices=sorted(PARTS), action="append", help="run only this part (repeatable)"
     )
-    parser.add_argument(
-        "--keep-gc", action="store_true", help="leave the garbage collector on while timing"
-    )
-    args = parser.parse_args(argv)
-    settings = Settings(quick=args.quick, disable_gc=not args.keep_gc)
-    chosen = args.only or list(PARTS)
-    started = time.perf_counter()
-    _header(settings)
-    for index, name in enumerate(chosen):
-        if index:
-            print()
-        PARTS[name](settings)
-        sys.stdout.flush()
-    print()
-    print(f"total wall time: {time.perf_counter() - started:.1f} s")
+    args = options.parse_args(argv)
+    run_parts([PARTS[name] for name in args.only or list(PARTS)], args)
 
 
 if __name__ == "__main__":

@@ -536,8 +536,6 @@ def run(settings: Settings) -> None:
 
 
 if __name__ == "__main__":
-    import sys
+    from benchmarks._cli import run_alone
 
-    from benchmarks.__main__ import main
-
-    main(["--only", "parse", *sys.argv[1:]])
+    run_alone(run, "python -m benchmarks.parse_scaling")

@@ -463,8 +463,6 @@ def run(settings: Settings) -> None:
 
 
 if __name__ == "__main__":
-    import sys
+    from benchmarks._cli import run_alone
 
-    from benchmarks.__main__ import main
-
-    main(["--only", "toolchain", *sys.argv[1:]])
+    run_alone(run, "python -m benchmarks.toolchain_overhead")
