@@ -43,6 +43,7 @@ True
 """
 
 from toolchain.relay._context_relay import ContextRelay
+from toolchain.relay._events import OutputBoxed
 from toolchain.relay._guide import relay_guide
 from toolchain.relay._readers import reader_tools
 from toolchain.relay._references import ReferenceReader, UnknownReference
@@ -50,6 +51,7 @@ from toolchain.stores._entries import scope_of, share_scope
 
 __all__ = [
     "ContextRelay",
+    "OutputBoxed",
     "ReferenceReader",
     "UnknownReference",
     "reader_tools",

@@ -54,6 +54,7 @@ Programs read and write the same variables (``list_variables``, ``get_variable``
 'Oslo: 21 C'
 """
 
+from toolchain.variables._events import VariablesResolved
 from toolchain.variables._expansion import MAX_EXPANSION
 from toolchain.variables._listing import VariableInfo
 from toolchain.variables._naming import Naming
@@ -68,5 +69,6 @@ __all__ = [
     "ToolVariables",
     "UnknownVariable",
     "VariableInfo",
+    "VariablesResolved",
     "has_references",
 ]
