@@ -32,6 +32,7 @@ from agents.events import (
     IterationFinished,
     IterationStarted,
     LimitReached,
+    ModelCallFailed,
     ModelTextDelta,
     ObservationReady,
     OutputRejected,
@@ -55,6 +56,7 @@ from agents.models import (
     Usage,
     resolve_model,
 )
+from agents.otel._seam import WATCHERS, run_started
 from agents.prompt._system import PromptBuilder, PromptContext
 from agents.result import AgentResult, Iteration, StopKind
 from agents.steps import StepHook, StepHookError, StepRequest, apply_step_hooks
@@ -385,6 +387,8 @@ class StepEngine(ABC, Generic[AnswerT]):
         elif not ctx.limits_given:
             ctx.limits = self.limits  # a ctx passed only to cancel or observe keeps our limits
         _clear_outcome(ctx)
+        if WATCHERS:  # instrumentation (agents.otel) watches ctx.events; else nothing
+            run_started(ctx, self, streaming=streaming)
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         install_extensions(ctx, self.extensions)
@@ -856,6 +860,9 @@ def _model_failed(
             "status_code": status,
         },
     )
+    if ctx.events.has_subscribers(ModelCallFailed):
+        said = _clip(message, 2 * _LOGGED_CHARS)
+        ctx.events.emit(ModelCallFailed(ctx, index, model, kind, said, status))
 
 
 def _log_step(ctx: ExecutionContext, iteration: Iteration, step: StepRecord) -> None:
