@@ -1,9 +1,10 @@
 # toolchain.variables: the ToolVariables extension and its reference resolver (the syntax
 # of `$name.field[0]`, the scanner, resolving arguments and text under the expansion
 # cap), with what it keeps (values in a store, the per-step list, the conversation's
-# state). It imports the toolchain core (`toolchain`'s public names, a few private core
-# helpers) and `toolchain.stores`, whose private record of results it shares with the
-# relay; never another extension, never agents.
+# state) and the event it tells observers (VariablesResolved). It imports the toolchain
+# core (`toolchain`'s public names, a few private core helpers) and `toolchain.stores`,
+# whose private record of results it shares with the relay; never another extension,
+# never agents.
 """``ToolVariables``: every tool output saved as ``$name``, usable in later calls and answers.
 
 The model passes outputs between tools by name instead of copying them: a string
