@@ -48,6 +48,7 @@ from agents.models import (
     ToolCallDelta,
     resolve_model,
 )
+from agents.otel._seam import WATCHERS, run_started
 from agents.result import AgentResult
 from agents.steps import StepHook
 from agents.terminations import Termination
@@ -227,6 +228,8 @@ class StepEngine(ABC, Generic[AnswerT]):
         streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         ctx = run_context(ctx, self.limits, self.name, self.extensions, extension_state)
+        if WATCHERS:  # instrumentation (agents.otel) watches ctx.events; else nothing
+            run_started(ctx, self, streaming=streaming)
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         steps = self._step_calls(task, history)

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from agents._step_state import StepRecord
+from agents.events import ModelCallFailed
 from agents.result import AgentResult, Iteration
 from toolchain import ExecutionContext
 from toolchain._oneline import log_line
@@ -55,7 +56,11 @@ def log_model_failed(
 ) -> None:
     """The record of a failed model call: a WARNING, or an ERROR with the traceback for
     a model that broke its protocol (``error``). ``kind`` names the failure (the
-    ``ModelError`` class, ``timeout`` for the run's time limit)."""
+    ``ModelError`` class, ``timeout`` for the run's time limit). Observers (traces,
+    ``agents.otel``) get it too, as ``ModelCallFailed``."""
+    said = _clip(message, 2 * _LOGGED_CHARS)
+    if ctx.events.has_subscribers(ModelCallFailed):
+        ctx.events.emit(ModelCallFailed(ctx, index, model, kind, said, status))
     log.log(
         logging.WARNING if error is None else logging.ERROR,
         "%s step %d: model call to %s failed: %s",
@@ -64,7 +69,7 @@ def log_model_failed(
         model,
         # A ModelError is redacted already, a subclass's override may not be; a server's
         # body may span lines.
-        _clip(message, 2 * _LOGGED_CHARS),
+        said,
         exc_info=error,
         extra={
             "run": ctx.name,

@@ -22,6 +22,7 @@ __all__ = [
     "IterationFinished",
     "IterationStarted",
     "LimitReached",
+    "ModelCallFailed",
     "ModelTextDelta",
     "ModelToolCallDelta",
     "ObservationReady",
@@ -77,6 +78,21 @@ class AfterModelCall:
     model: str
     response: ModelResponse
     duration: float
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallFailed:
+    """A model call ended without a reply; the run ends with ``stopped_by`` ``error``
+    (or ``limit`` when its time ran out). ``kind`` names the failure: the
+    ``ModelError`` class, ``timeout``, or the class a broken model raised;
+    ``message`` is redacted."""
+
+    ctx: ExecutionContext
+    iteration: int
+    model: str
+    kind: str
+    message: str
+    status_code: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,10 @@ SCRIPTS: dict[str, list[Turn]] = {
     "Quick start": [],
     "Hooks change calls; observers only watch": [],
     "Watching a run: logs and traces": [],  # a ScriptedModel plays the model
+    "Tracing runs with OpenTelemetry": [
+        calls(("get_weather", {"city": "Oslo"})),
+        "Yes: light rain and 9 °C in Oslo today, so take one.",
+    ],
     "An agent": [
         '<thinking>Check the stock first.</thinking>\n<action>{"tool": "stock", "args": '
         '{"item": "tea"}}</action>',
@@ -193,6 +197,15 @@ def _restore_logging() -> Iterator[None]:
     root.handlers[:] = handlers
     for name, level in levels.items():
         logging.getLogger(name).setLevel(level)
+
+
+@pytest.fixture(autouse=True)
+def _uninstrument() -> Iterator[None]:
+    """A block may instrument runs (as a reader would); the next test must not be traced."""
+    yield
+    from agents.otel import uninstrument
+
+    uninstrument()
 
 
 @pytest.fixture

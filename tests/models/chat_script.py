@@ -146,7 +146,13 @@ def _anthropic_calls(text: str, made: _Made, streamed: bool) -> Reply:
     }
     if not streamed:
         return json_reply(message)
-    start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 20}}
+    # as the API sends it: output_tokens counts from 1 at the start
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 20, "output_tokens": 1},
+    }
     events: list[tuple[str | None, object]] = [
         ("message_start", {"type": "message_start", "message": start})
     ]

@@ -8,6 +8,7 @@
 #   _index       ToolIndex: the tools joined with their ToolInfo, checked whole
 #   _keyword _bm25 _regex _embeddings _hybrid   the search backends, one a module
 #   _approval    Approval, ApprovalRequest, Approver: the public side of approvals
+#   _events      what discovery tells observers: searches, deferred definitions, approvals
 #   _quoting     the model's text quoted back, bounded or as JSON
 #   _activation  which tools a run found and used (ctx.state)
 #   _held        calls held for approval and decisions on them, sealed (approval_key)
@@ -53,6 +54,7 @@ from toolchain.discovery._embeddings import (
     embeddings_available,
     extract_bundled_model,
 )
+from toolchain.discovery._events import ApprovalChecked, SchemasDeferred, ToolsFound
 from toolchain.discovery._hybrid import HybridSearch, reciprocal_rank_fusion
 from toolchain.discovery._index import ToolIndex, ToolIndexError
 from toolchain.discovery._keyword import KeywordSearch
@@ -64,6 +66,7 @@ from toolchain.discovery._tool_search import ToolSearch
 
 __all__ = [
     "Approval",
+    "ApprovalChecked",
     "ApprovalRequest",
     "Approver",
     "BM25Search",
@@ -81,6 +84,7 @@ __all__ = [
     "OpenAIEmbeddings",
     "RegexSearch",
     "Risk",
+    "SchemasDeferred",
     "SearchBackend",
     "SearchInput",
     "SearchOutcome",
@@ -89,6 +93,7 @@ __all__ = [
     "ToolIndexError",
     "ToolInfo",
     "ToolSearch",
+    "ToolsFound",
     "WorkingMemory",
     "embeddings_available",
     "extract_bundled_model",

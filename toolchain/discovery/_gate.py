@@ -20,6 +20,7 @@ from toolchain._hooks import ToolCallRefused, ToolHook
 from toolchain._result import ToolCall, ToolResult
 from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import ApprovalRequest, Approver
+from toolchain.discovery._events import ApprovalChecked, DecidedBy, Outcome
 from toolchain.discovery._held import Seal, approvals, held_id, take_decision
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._quoting import quoted
@@ -110,7 +111,9 @@ class Gate(ToolHook):
             held_id(held, call.id), call.name, dict(call.args), info.risk, via
         )
         decision = take_decision(held, request)
+        decided_by: DecidedBy = "person"
         if decision is None and owner.approve is not None:
+            decided_by = "approver"
             try:
                 answer = owner.approve(ctx, request)
                 decision = await answer if inspect.isawaitable(answer) else answer
@@ -125,10 +128,16 @@ class Gate(ToolHook):
             where = f" in {' > '.join(via)}" if via else ""
             reason = f"{call.name} (call {request.call_id}{where}) is waiting for approval"
             _pause_outwards(ctx, reason)
+            if ctx.events.has_subscribers(ApprovalChecked):
+                ctx.events.emit(ApprovalChecked(ctx, call.id, request, "held"))
             raise ToolCallRefused(
                 f"{call.name} needs a person's approval; it is held and the run pauses "
                 "until they decide. You will be told the decision."
             )
+        if ctx.events.has_subscribers(ApprovalChecked):
+            outcome: Outcome = "approved" if decision.approved else "denied"
+            checked = ApprovalChecked(ctx, call.id, request, outcome, decided_by, decision.reason)
+            ctx.events.emit(checked)
         if not decision.approved:
             why = f": {decision.reason}" if decision.reason else ""
             raise ToolCallRefused(f"{call.name} was not approved{why}. Do not call it again")

@@ -19,6 +19,7 @@ from toolchain._result import ToolResult
 from toolchain._tool import Tool
 from toolchain.discovery._activation import ProtocolName, discovery
 from toolchain.discovery._documents import SearchBackend
+from toolchain.discovery._events import ToolsFound
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._quoting import shortened
 
@@ -91,6 +92,10 @@ async def find(owner: Searched, ctx: ExecutionContext, query: str, limit: int) -
     names = [name for name in outcome.names if name in owner.index.tools][:limit]
     if outcome.note:
         _log.info("tool search %r: %s", shortened(query), outcome.note)
+    if ctx.events.has_subscribers(ToolsFound):
+        active = discovery(ctx).active
+        new = tuple(n for n in names if n in owner.deferred and n not in active)
+        ctx.events.emit(ToolsFound(ctx, query, tuple(names), new))
     if not names:
         return {
             "found": [],

@@ -55,6 +55,7 @@ from toolchain.discovery import _saved
 from toolchain.discovery._activation import ProtocolName, discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest, Approver
 from toolchain.discovery._documents import SearchBackend
+from toolchain.discovery._events import SchemasDeferred
 from toolchain.discovery._gate import Gate
 from toolchain.discovery._held import PROCESS_KEY, Seal, decisions_listing
 from toolchain.discovery._index import ToolIndex
@@ -132,6 +133,7 @@ class ToolSearch(Extension):
             self.index.tools[name] for name in sorted(self.deferred)
         )
         self.defers = defer is True or (defer == "auto" and self.definition_tokens > budget_tokens)
+        self._tokens_per_tool: dict[str, int] = {}  # counted when first asked
         self._tool = SearchTool(self)
 
     # -- Extension -------------------------------------------------------------------
@@ -169,6 +171,10 @@ class ToolSearch(Extension):
         if state.protocol == "native":
             offered = set(tools)
             shown += [name for name in state.active if name in offered]
+        if ctx.events.has_subscribers(SchemasDeferred):
+            # Found tools' definitions are in the conversation (text) or the specs (native).
+            hidden = tuple(n for n in tools if n in self.deferred and n not in state.active)
+            ctx.events.emit(SchemasDeferred(ctx, hidden, self._tokens_of(hidden)))
         return dataclasses.replace(request, described=tuple(shown))
 
     def save_state(self, ctx: ExecutionContext) -> object | None:
@@ -212,6 +218,14 @@ class ToolSearch(Extension):
         """
         saved = extension_state.get(self.name, {})
         return {**extension_state, self.name: _saved.decide(saved, call_id, decision, self._seal)}
+
+    def _tokens_of(self, names: tuple[str, ...]) -> int:
+        """The o200k tokens of these index tools' definitions, each counted once."""
+        counted = self._tokens_per_tool
+        for name in names:
+            if name not in counted:
+                counted[name] = _definition_tokens([self.index.tools[name]])
+        return sum(counted[name] for name in names)
 
     # -- searching -------------------------------------------------------------------
 

@@ -7,6 +7,7 @@
 #   _results     a CallToolResult as a ToolResult (structured output, text, media)
 #   _listing     the transport guard that leaves a malformed listed tool out, not the server
 #   _transport   where a server is (stdio command, HTTP URL) and its stderr file
+#   _events      MCPToolCalled: what a call tells observers (ctx.events)
 #   _tool        MCPTool, and what it asks of its server (ToolHost)
 #   _tool_list   the tool list: every page listed, registered on chains, re-listed on change
 #   _connection  one connection, in a task of its own: opened, kept, ended, closed
@@ -14,10 +15,10 @@
 #   _server      MCPServer: the options, the extension, and the rest delegated
 #
 # May import: the toolchain core through its own modules (toolchain._tool, _result,
-# _errors, _context, _extension, _redact, _input, _content, _nesting; _chain for types
-# only); the MCP SDK (mcp, mcp_types, httpx2, jsonschema) only inside the functions that
-# connect, or under TYPE_CHECKING: importing toolchain.mcp must not import it. Never
-# agents, never another extension.
+# _errors, _context, _extension, _redact, _input, _content, _nesting; _chain and
+# _event_bus for types only); the MCP SDK (mcp, mcp_types, httpx2, jsonschema) only
+# inside the functions that connect, or under TYPE_CHECKING: importing toolchain.mcp
+# must not import it. Never agents, never another extension.
 """The tools of an MCP server as this library's ``Tool`` s (extra ``[mcp]``).
 
 ``MCPServer`` connects to a Model Context Protocol server, over stdio (a command it
@@ -82,9 +83,17 @@ not ``run_sync``, inside ``async with``).
 
 from __future__ import annotations
 
+from toolchain.mcp._events import MCPToolCalled
 from toolchain.mcp._failures import MCPConnectionError
 from toolchain.mcp._schema import SchemaCodec
 from toolchain.mcp._server import MCPServer, ServerOptions
 from toolchain.mcp._tool import MCPTool
 
-__all__ = ["MCPConnectionError", "MCPServer", "MCPTool", "SchemaCodec", "ServerOptions"]
+__all__ = [
+    "MCPConnectionError",
+    "MCPServer",
+    "MCPTool",
+    "MCPToolCalled",
+    "SchemaCodec",
+    "ServerOptions",
+]

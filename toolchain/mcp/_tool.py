@@ -7,16 +7,22 @@ arguments against the server's schema (``SchemaCodec``) before a call is sent.
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from toolchain._context import ExecutionContext
 from toolchain._result import ToolResult
 from toolchain._tool import Tool
+from toolchain.mcp._events import MCPToolCalled
 from toolchain.mcp._schema import SchemaCodec
 
 if TYPE_CHECKING:
     import mcp_types
+
+    from toolchain._event_bus import EventBus
 
 __all__ = ["MCPTool", "ToolHost", "ToolsChanged"]
 
@@ -32,6 +38,14 @@ class ToolHost(Protocol):
 
     @property
     def timeout(self) -> float | None: ...
+
+    @property
+    def url(self) -> str | None:
+        """Where an HTTP server is (None: a stdio one)."""
+        ...
+
+    @property
+    def protocol_version(self) -> str: ...
 
     def offers(self, tool: MCPTool) -> bool: ...
 
@@ -85,4 +99,40 @@ class MCPTool(Tool[Any, object]):
         return self.server.offers(self)
 
     async def call(self, ctx: ExecutionContext, input: dict[str, object]) -> ToolResult[object]:
-        return await self.server.call(self, input)
+        events: EventBus | None = getattr(ctx, "events", None)  # a direct call may pass None
+        if events is None or not events.has_subscribers(MCPToolCalled):
+            return await self.server.call(self, input)
+        started, clock = time.time_ns(), time.perf_counter()
+        error: BaseException | None = None
+        try:
+            return await self.server.call(self, input)
+        except BaseException as raised:
+            error = raised
+            raise
+        finally:
+            events.emit(self._called(ctx, started, time.perf_counter() - clock, error))
+
+    def _called(
+        self, ctx: ExecutionContext, started: int, duration: float, error: BaseException | None
+    ) -> MCPToolCalled:
+        server = self.server
+        address: str | None = None
+        port: int | None = None
+        if server.url is not None:  # it connected, so the URL parses
+            where = urlsplit(server.url)
+            address = where.hostname
+            with contextlib.suppress(ValueError):
+                port = where.port
+        return MCPToolCalled(
+            ctx,
+            server.name,
+            self.name,
+            self.remote_name,
+            "stdio" if server.url is None else "http",
+            address,
+            port,
+            server.protocol_version,
+            started,
+            duration,
+            error,
+        )

@@ -24,6 +24,7 @@ from toolchain import (
 )
 from toolchain._hooks import Shown
 from toolchain._tokens import count_tokens
+from toolchain.relay._events import OutputBoxed
 from toolchain.relay._guide import relay_guide
 from toolchain.relay._readers import reader_tools
 from toolchain.relay._references import ReferenceReader, UnknownReference, parse_reference
@@ -247,6 +248,7 @@ class _RelayHook(ToolHook):
         else:
             shown = await self._reference(ctx, call, result.text, original, whole=True)
         results.boxed[call.id] = shown
+        _tell_boxed(ctx, call, original, shown)
         return results.observation(call.id, original)
 
     def _variables_entry(self, results: RunResults, call: ToolCall) -> str:
@@ -281,6 +283,7 @@ class _RelayHook(ToolHook):
                 part = cast(TextContent, media[at - 1])
                 shown = await self._reference(ctx, call, part.text, part.text, whole=False)
                 media[at - 1] = TextContent(shown)
+                _tell_boxed(ctx, call, part.text, shown)
         return results_of(ctx).observation(call.id, original), tuple(media)
 
     async def _reference(
@@ -311,6 +314,12 @@ class _RelayHook(ToolHook):
         if self.relay.preview:
             shown += _preview(text, self.relay.preview)
         return shown
+
+
+def _tell_boxed(ctx: ExecutionContext, call: ToolCall, original: str, shown: str) -> None:
+    if ctx.events.has_subscribers(OutputBoxed):  # counting tokens costs: only when watched
+        kept = OutputBoxed(ctx, call.id, call.name, count_tokens(original), count_tokens(shown))
+        ctx.events.emit(kept)
 
 
 def _unstored(text: str, limit: int) -> str:

@@ -1,9 +1,10 @@
 # toolchain.variables: the ToolVariables extension and its reference resolver (the syntax
 # of `$name.field[0]`, the scanner, resolving arguments and text under the expansion
 # cap), with what it keeps (values in a store, the per-step list, the conversation's
-# state). It imports the toolchain core (`toolchain`'s public names, a few private core
-# helpers) and `toolchain.stores`, whose private record of results it shares with the
-# relay; never another extension, never agents.
+# state) and the event it tells observers (VariablesResolved). It imports the toolchain
+# core (`toolchain`'s public names, a few private core helpers) and `toolchain.stores`,
+# whose private record of results it shares with the relay; never another extension,
+# never agents.
 """``ToolVariables``: every tool output saved as ``$name``, usable in later calls and answers.
 
 The model passes outputs between tools by name instead of copying them: a string
@@ -54,6 +55,7 @@ Programs read and write the same variables (``list_variables``, ``get_variable``
 'Oslo: 21 C'
 """
 
+from toolchain.variables._events import VariablesResolved
 from toolchain.variables._expansion import MAX_EXPANSION
 from toolchain.variables._listing import VariableInfo
 from toolchain.variables._naming import Naming
@@ -68,5 +70,6 @@ __all__ = [
     "ToolVariables",
     "UnknownVariable",
     "VariableInfo",
+    "VariablesResolved",
     "has_references",
 ]

@@ -21,6 +21,7 @@ from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
 from toolchain.stores._results import results_of
 from toolchain.stores._strings import any_string
 from toolchain.variables._arguments import resolve_arguments
+from toolchain.variables._events import VariablesResolved
 from toolchain.variables._expansion import MAX_EXPANSION
 from toolchain.variables._keeping import LiveValues, keep_value, load_saved
 from toolchain.variables._listing import FULL_GUIDE, MINIMAL_GUIDE, VariableInfo, listing
@@ -220,15 +221,19 @@ class _VariablesHook(ToolHook):
 
     def _resolved(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall:
         results = results_of(ctx)
+        watched = ctx.events.has_subscribers(VariablesResolved)
+        values = _ReadValues(ctx) if watched else LiveValues(ctx)
         try:
             resolved = resolve_arguments(
                 call.args,
-                LiveValues(ctx),
+                values,
                 max_expansion=self.extension.max_expansion,
                 gone=results.dropped,
             )
         except ReferenceProblem as problem:
             raise ToolCallRefused(str(problem), kind="invalid_arguments") from problem
+        if isinstance(values, _ReadValues) and values.read:
+            ctx.events.emit(VariablesResolved(ctx, call.id, call.name, tuple(values.read)))
         return ToolCall(call.name, resolved, call.id)
 
     async def rewrite_observation(
@@ -255,6 +260,19 @@ class _VariablesHook(ToolHook):
             boxed=boxed,
         )
         return results.observation(call.id, original)
+
+
+class _ReadValues(LiveValues):
+    """The run's variables, noting which ones a resolution read (for observers)."""
+
+    def __init__(self, ctx: ExecutionContext) -> None:
+        super().__init__(ctx)
+        self.read: dict[str, None] = {}
+
+    def __getitem__(self, name: str) -> object:
+        value = super().__getitem__(name)
+        self.read[name] = None
+        return value
 
 
 def _mentions_dollar(text: str) -> bool:
