@@ -254,14 +254,19 @@ def _opened_by_template(items: list[Piece]) -> list[Piece]:
     for index, item in enumerate(items):
         if isinstance(item, Placed) and item.block.kind == "think_close":
             before = items[:index]
-            if all(isinstance(p, str) for p in before):
+            if all(_is_text(p) for p in before):
                 thought = "".join(p for p in before if isinstance(p, str))
                 block = Block(0, 0, "reasoning", kind="reasoning", reasoning=thought)
                 return [Placed(block, thought), *items[index + 1 :]]
             return items
-        if isinstance(item, Placed):
+        if not _is_text(item):
             return items
     return items
+
+
+def _is_text(item: Piece) -> bool:
+    """Prose, or a mark removed from inside it (a citation)."""
+    return isinstance(item, str) or item.block.kind == "inline"
 
 
 def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectParse:
@@ -276,6 +281,8 @@ def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectPar
     for item in items:
         if isinstance(item, str):
             prose.append(item)
+            continue
+        if item.block.kind == "inline":
             continue
         segments.append("".join(prose))
         prose = []

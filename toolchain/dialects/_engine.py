@@ -103,7 +103,7 @@ class Engine:
         pos = 0
         while True:
             scan.floor = pos
-            at, opener = self._openers.next(scan, search)
+            at, opener, matched = self._openers.next(scan, search)
             if at < 0:
                 keep = len(text) if scan.final else _keep(scan, len(text))
                 resume = max(search, len(text) - self._openers.longest + 1)
@@ -111,7 +111,7 @@ class Engine:
             if opener is None:
                 return self._settle_prose(text, pos, _keep(scan, at)), at
             try:
-                outcome = opener.read(scan, at, opener.marker)
+                outcome = opener.read(scan, at, matched)
             except NeedMore:
                 return self._settle_prose(text, pos, _keep(scan, at)), at
             if isinstance(outcome, Skip):
@@ -131,5 +131,5 @@ class Engine:
 
 def _keep(scan: Scan, at: int) -> int:
     """Where the text still needed for a decision at ``at`` starts: readers look back
-    at most ``BACK`` characters, and never across a line break."""
-    return scan.line_start(at, BACK)
+    at most ``BACK`` characters, and no further than the start of the line before."""
+    return scan.line_start(at, BACK, lines=2)
