@@ -89,13 +89,18 @@ def _pairs(
 
 
 def _read(scan: Scan, at: int, marker: str) -> Block | Skip:
-    """``NAME<arg_key>…`` with no wrapper: the name is written just before the tag."""
+    """``NAME<arg_key>…`` with no wrapper: the name is written just before the tag, or
+    alone on the line before it (GLM-4.5/4.6 write a newline after the name)."""
     text = scan.text
     line = scan.line_start(at)
     start = at
     while start > line and text[start - 1] not in WS + "<>":
         start -= 1
     name = text[start:at]
+    if not name and line > scan.floor and text[line - 1] == "\n" and not text[line:at].strip(WS):
+        previous = scan.line_start(at, lines=2)
+        name = text[previous : line - 1].strip(WS)
+        start = text.find(name, previous) if name else at
     if not _NAME.fullmatch(name):
         return Skip(at + 1)
     tags = next(t for t in _TAGS if t[0] == marker)
