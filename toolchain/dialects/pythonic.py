@@ -171,8 +171,10 @@ def _read_lfm2(scan: Scan, at: int, marker: str) -> Block | Skip:
     closed = which == _LFM2_END
     body_end = stop if stop >= 0 else len(text)
     start = _ws(scan, body_start)
-    if start >= body_end:  # `[]`-less and empty: nothing was called
-        return Block(at, stop + len(_LFM2_END) if closed else body_end, LFM2, kind="token")
+    if start >= body_end:
+        if closed:  # nothing was called
+            return Block(at, stop + len(_LFM2_END), LFM2, kind="token")
+        return problem_block(at, body_end, LFM2, f"{_LFM2_START} was opened but holds no call")
     if closed:
         end = stop + len(_LFM2_END)
         found, problems = _lfm2_body(text[start:body_end], scan.catalog)
