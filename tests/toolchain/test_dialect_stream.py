@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,12 @@ from hypothesis import strategies as st
 
 from tests.toolchain.dialect_corpus import CASES, FAMILY_CASES
 from toolchain import ToolCall
-from toolchain.dialects import DialectParse, DialectStream, parse
+from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, parse
+from toolchain.dialects._assemble import assemble
+from toolchain.dialects._catalog import Catalog
+from toolchain.dialects._engine import Engine
+from toolchain.dialects._opener import Openers
+from toolchain.dialects._registry import openers_for
 
 # Markers and fragments of every family, so random texts hit the readers' edges: a
 # marker cut by a chunk, a closer that never comes, a name that may go on.
@@ -194,3 +201,34 @@ def test_hostile_text_costs_linear_time(shape: str) -> None:
 def test_unread_always_comes_with_its_error(text: str, tools: Any) -> None:
     result = parse(text, tools)
     assert result.error is not None or not result.unread
+
+
+# Gates and retired openers only save work: the scanner without them reads the same.
+SHORTCUT_FRAGMENTS = (
+    "[f(", "[f(1", "[ f ( ", "[f(x=1)]", "[", "(", ")", "{", "{ x", '{"', "}", "x", "1", " ",
+    "\n", '<invoke name="f">', "</invoke>", "<tool>", "</tool>", "<|tool_call_begin|>",
+    "functions.f:0<|tool_call_argument_begin|>{}", "<|tool_call_end|>", "<function=f", ">",
+    "</function>", "</co:", "Action: f\n", "Action Input: 1\n", "<tool_call>", "</tool_call>",
+)  # fmt: skip
+SHORTCUT_SOUP = st.lists(st.sampled_from(SHORTCUT_FRAGMENTS), max_size=30).map("".join)
+
+
+def _all_of_them(self: Openers, marker: str) -> Openers:
+    return self
+
+
+def read_without_shortcuts(text: str, tools: Any) -> DialectParse:
+    catalog = Catalog(tools)
+    full = openers_for(None)
+    plain = Openers(replace(opener, gate="") for opener in full.openers)
+    engine = Engine(catalog, plain, DialectPolicy().max_chars)
+    with patch.object(Openers, "without", _all_of_them):
+        engine.feed(text)
+        engine.finish()
+    return assemble(engine.pieces, catalog, DialectPolicy(), engine.truncated)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=SHORTCUT_SOUP, tools=TOOLS)
+def test_gates_and_retired_openers_change_nothing(text: str, tools: Any) -> None:
+    assert parse(text, tools) == read_without_shortcuts(text, tools)

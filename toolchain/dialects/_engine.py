@@ -101,12 +101,13 @@ class Engine:
         into pieces) and where the next try looks for openers."""
         text = scan.text
         pos = 0
+        openers = self._openers
         while True:
             scan.floor = pos
-            at, opener, matched = self._openers.next(scan, search)
+            at, opener, matched = openers.next(scan, search)
             if at < 0:
                 keep = len(text) if scan.final else _keep(scan, len(text))
-                resume = max(search, len(text) - self._openers.longest + 1)
+                resume = max(search, len(text) - openers.longest + 1)
                 return self._settle_prose(text, pos, keep), max(resume, keep)
             if opener is None:
                 return self._settle_prose(text, pos, _keep(scan, at)), at
@@ -116,6 +117,8 @@ class Engine:
                 return self._settle_prose(text, pos, _keep(scan, at)), at
             if isinstance(outcome, Skip):
                 search = max(outcome.resume, at + 1)
+                if outcome.retire:
+                    openers = openers.without(opener.marker)
                 continue
             if outcome.start > pos:
                 self.pieces.append(text[pos : outcome.start])

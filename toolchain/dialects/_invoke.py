@@ -96,14 +96,14 @@ def _read_invoke(scan: Scan, at: int, marker: str) -> Block | Skip:
         if dsml:
             end = head_end + 1 if head_end >= 0 else len(scan.text)
             return problem_block(at, end, family, "a DSML invoke tag is malformed")
-        return Skip(at + 1)
+        return Skip(at + 1, retire=head_end < 0)
     if tag.empty:
         return calls_block(at, tag.end, family, [ToolCall(_name(tag, scan.catalog))])
     close, which = scan.find_any(_INVOKE_CLOSES, tag.end)
     if close < 0:
         if dsml:
             return problem_block(at, len(scan.text), family, "a DSML invoke is not closed")
-        return Skip(at + 1)
+        return Skip(at + 1, retire=True)  # no later invoke is closed either
     call = invoke_call(scan.text[tag.end : close], _name(tag, scan.catalog), scan.catalog)
     return calls_block(at, close + len(which), family, [call])
 

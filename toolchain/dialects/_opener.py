@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -51,10 +52,11 @@ class Openers:
     arriving at its end; such a position is reported as undecided.
     """
 
-    __slots__ = ("_by_group", "_pattern", "_prefixes", "longest")
+    __slots__ = ("__weakref__", "_by_group", "_openers", "_pattern", "_prefixes", "longest")
 
     def __init__(self, openers: Iterable[Opener]) -> None:
         by_marker = {opener.marker: opener for opener in openers}
+        self._openers = tuple(by_marker.values())
         root: _Node = {}
         for opener in by_marker.values():
             if opener.gate and re.compile(opener.gate).groups:
@@ -71,6 +73,14 @@ class Openers:
         self._pattern = re.compile(_emit(root, self._by_group))
         self._prefixes = frozenset(m[:k] for m in by_marker for k in range(1, len(m)))
         self.longest = max((len(marker) for marker in by_marker), default=1)
+
+    @property
+    def openers(self) -> tuple[Opener, ...]:
+        return self._openers
+
+    def without(self, marker: str) -> Openers:
+        """These openers but the one of ``marker`` (built once per set)."""
+        return _without(self, marker)
 
     def next(self, scan: Scan, start: int) -> tuple[int, Opener | None, str]:
         """``(index, opener, matched)`` of the next opener; ``(index, None, "")`` when
@@ -97,6 +107,11 @@ class Openers:
             except NeedMore:
                 return at, None, ""
         return at, opener, matched
+
+
+@functools.lru_cache(maxsize=256)
+def _without(openers: Openers, marker: str) -> Openers:
+    return Openers(o for o in openers.openers if o.marker != marker)
 
 
 _Node = dict[str, "_Node | Opener"]

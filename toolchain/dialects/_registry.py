@@ -82,6 +82,11 @@ def openers_for(families: frozenset[str] | None) -> Openers:
     if json or python:
         read = bare_json.bracket_reader(json=json, python=python)
         chosen.append(
-            Opener(bare_json.BRACKET, bare_json.FAMILY if json else pythonic.FAMILY, read)
+            Opener(
+                bare_json.BRACKET,
+                bare_json.FAMILY if json else pythonic.FAMILY,
+                read,
+                gate=bare_json.BRACKET_GATE,
+            )
         )
     return Openers(chosen)

@@ -61,9 +61,15 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """Not a block here: the text up to ``resume`` stays prose; scanning goes on there."""
+    """Not a block here: the text up to ``resume`` stays prose; scanning goes on there.
+
+    ``retire``: no later marker of this opener can be read either, because what it
+    needs (its closer) is nowhere in the rest of a final text: the scan stops looking
+    for it, so a thousand unclosed openers cost one read.
+    """
 
     resume: int
+    retire: bool = False
 
 
 class Scan:

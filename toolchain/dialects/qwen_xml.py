@@ -79,7 +79,9 @@ def function_calls(
 def _read(scan: Scan, at: int, marker: str) -> Block | Skip:
     text = scan.text
     head_end = scan.find(">", at)
-    if head_end < 0 or scan.find("\n", at, head_end) >= 0:
+    if head_end < 0:
+        return Skip(at + 1, retire=True)  # no `>` in the rest: no later tag closes either
+    if scan.find("\n", at, head_end) >= 0:
         return Skip(at + 1)
     head = _head(text, at)
     if head is None:

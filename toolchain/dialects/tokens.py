@@ -105,7 +105,9 @@ def _read_inline(scan: Scan, at: int, marker: str) -> Block | Skip:
 def _read_citation_end(scan: Scan, at: int, marker: str) -> Block | Skip:
     """``</co: 0:[1,2]>`` (Command's citation close) up to its ``>`` on the same line."""
     close = scan.find(">", at)
-    if close < 0 or scan.text.find("\n", at, close) >= 0:
+    if close < 0:
+        return Skip(at + 1, retire=True)
+    if scan.text.find("\n", at, close) >= 0:
         return Skip(at + 1)
     return Block(at, close + 1, FAMILY, kind="inline")
 

@@ -32,7 +32,7 @@ def _read_tool(scan: Scan, at: int, marker: str) -> Block | Skip:
     inner = at + len(marker)
     close = scan.find("</tool>", inner)
     if close < 0:
-        return Skip(inner)
+        return Skip(inner, retire=True)
     body = text[inner:close]
     end = close + len("</tool>")
     stripped = body.strip(WS)
