@@ -18,6 +18,7 @@ import yaml
 
 from benchmarks import (
     adversarial_chains,
+    dialect_speed,
     discovery_tokens,
     import_time,
     loop_overhead,
@@ -34,6 +35,7 @@ PARTS: dict[str, Callable[[Settings], None]] = {
     "loop": loop_overhead.run,
     "imports": import_time.run,
     "chains": adversarial_chains.run,
+    "dialects": dialect_speed.run,
     "references": pass_by_reference.run,
     "discovery": discovery_tokens.run,
     "retrieval": tool_retrieval.run,

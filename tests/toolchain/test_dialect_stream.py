@@ -222,13 +222,36 @@ def read_without_shortcuts(text: str, tools: Any) -> DialectParse:
     full = openers_for(None)
     plain = Openers(replace(opener, gate="") for opener in full.openers)
     engine = Engine(catalog, plain, DialectPolicy().max_chars)
-    with patch.object(Openers, "without", _all_of_them):
+    with (
+        patch.object(Openers, "without", _all_of_them),
+        patch("toolchain.dialects._engine.repeated", _no_copies),
+    ):
         engine.feed(text)
         engine.finish()
     return assemble(engine.pieces, catalog, DialectPolicy(), engine.truncated)
 
 
+def _no_copies(*args: object) -> None:
+    return None
+
+
+# A piece of soup written over and over (a model in a loop), between two others.
+LOOPS = st.tuples(
+    st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join),
+    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=6).map("".join),
+    st.integers(min_value=2, max_value=7),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join),
+).map(lambda parts: parts[0] + parts[1] * parts[2] + parts[3])
+
+
 @settings(max_examples=500, deadline=None)
-@given(text=SHORTCUT_SOUP, tools=TOOLS)
-def test_gates_and_retired_openers_change_nothing(text: str, tools: Any) -> None:
+@given(text=SHORTCUT_SOUP | LOOPS, tools=TOOLS)
+def test_shortcuts_change_nothing(text: str, tools: Any) -> None:
+    # Gates, retired openers and runs of copies read as one only save work.
     assert parse(text, tools) == read_without_shortcuts(text, tools)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=LOOPS, cuts=st.lists(st.integers(min_value=0), max_size=12), tools=TOOLS)
+def test_any_split_of_a_loop(text: str, cuts: list[int], tools: Any) -> None:
+    assert_reads_like_whole(text, cuts, tools)

@@ -87,11 +87,17 @@ def assemble(
 def _merged(pieces: Sequence[Piece]) -> list[Piece]:
     """Adjacent prose joined (the scanner settles prose in as many runs as it likes)."""
     out: list[Piece] = []
+    run: list[str] = []
     for piece in pieces:
-        if isinstance(piece, str) and out and isinstance(out[-1], str):
-            out[-1] += piece
-        else:
-            out.append(piece)
+        if isinstance(piece, str):
+            run.append(piece)
+            continue
+        if run:
+            out.append("".join(run))
+            run = []
+        out.append(piece)
+    if run:
+        out.append("".join(run))
     return out
 
 
@@ -236,7 +242,7 @@ def _react_result(
         reasoning=reasoning,
         answer=found.answer,
         format=react.FAMILY if valid or found.answer is not None else base.format,
-        error="; ".join([*problems, *found.problems]) or None,
+        error=_said_once([*problems, *found.problems]),
         rejected=tuple(c for c in found.calls if c.rejected is not None),
         unread=unread or found.unread,
     )
@@ -307,10 +313,16 @@ def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectPar
         reasoning="\n".join(r for r in reasoning if r) or None,
         answer=answer,
         format=call_family or answer_family or "text",
-        error="; ".join(problems) or None,
+        error=_said_once(problems),
         rejected=tuple(rejected),
         unread=unread,
     )
+
+
+def _said_once(problems: list[str]) -> str | None:
+    """The problems joined, each once however often it recurs (copies of a block may be
+    read as one block or as many, depending on how the text arrived)."""
+    return "; ".join(dict.fromkeys(problems)) or None
 
 
 def _unwrapped(content: str | None) -> str | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._opener import Openers
+from toolchain.dialects._repeat import repeated
 from toolchain.dialects._scan import BACK, Block, NeedMore, Scan, Skip
 
 __all__ = ["Engine", "Piece", "Placed"]
@@ -124,6 +125,10 @@ class Engine:
                 self.pieces.append(text[pos : outcome.start])
             self.pieces.append(Placed(outcome, text[outcome.start : outcome.end]))
             pos = search = outcome.end
+            copies = repeated(scan, openers, opener, outcome)
+            if copies is not None:
+                self.pieces.append(Placed(copies, text[copies.start : copies.end]))
+                pos = search = copies.end
 
     def _settle_prose(self, text: str, pos: int, keep: int) -> int:
         if keep > pos:

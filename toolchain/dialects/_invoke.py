@@ -261,9 +261,8 @@ def wrapper_reader(marker: str, *, invoke: bool, olmo: bool) -> Reader:
             found, problems = pythonic.call_lines(body, scan.catalog)
             if found:
                 return calls_block(at, end, OLMO, found, problems)
-            if closed:
-                return problem_block(at, end, OLMO, "a <function_calls> block holds no call")
-            return Skip(body_start)
+            why = "holds no call" if closed else "is not closed and holds no call"
+            return problem_block(at, end, OLMO, f"a <function_calls> block {why}")
         if not body.strip(WS):
             if closed:
                 return Block(at, end, family, kind="token")

@@ -73,6 +73,7 @@ class Syntax:
     raw_quotes: tuple[str, ...] = (_GEMMA_QUOTE,)  # delimiters of strings taken as written
     optional_commas: bool = False  # {a:1 b:2} (FunctionGemma as vLLM reads it)
     loose_quotes: bool = False
+    stops: tuple[str, ...] = ()  # markers no string may hold: they open the next call
 
 
 class LiteralReader:
@@ -105,6 +106,7 @@ class LiteralReader:
                 raise LiteralError("a value was expected", at, at_end=True)
             if text.startswith(quote, at):
                 close = text.find(quote, at + len(quote))
+                self._no_stop(at, close)
                 if close < 0:
                     raise LiteralError(f"a {quote} string is not closed", at, at_end=True)
                 return text[at + len(quote) : close], close + len(quote)
@@ -215,11 +217,20 @@ class LiteralReader:
                 raise LiteralError("a string is not closed", at, at_end=True)
             return unescape(text[at + 3 : close]), close + 3
         close = closing_quote(text, at)
+        self._no_stop(at, close)
         if close < 0:
             raise LiteralError("a string is not closed", at, at_end=True)
         if self.syntax.loose_quotes:
             close = self._loose_close(at, close)
         return unescape(text[at + 1 : close]), close + 1
+
+    def _no_stop(self, at: int, close: int) -> None:
+        """A string (from ``at`` to ``close``, or on to the end) must not run into the
+        next call: it is broken where a stop marker shows, whatever follows."""
+        for stop in self.syntax.stops:
+            found = self.text.find(stop, at, close if close >= 0 else len(self.text))
+            if found >= 0:
+                raise LiteralError(f"a string runs into {stop}", found)
 
     def _loose_close(self, at: int, close: int) -> int:
         """The first quote from ``close`` on that a value may end with; ``close`` if none.

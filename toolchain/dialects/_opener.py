@@ -52,7 +52,7 @@ class Openers:
     arriving at its end; such a position is reported as undecided.
     """
 
-    __slots__ = ("__weakref__", "_by_group", "_openers", "_pattern", "_prefixes", "longest")
+    __slots__ = ("__weakref__", "_by_group", "_openers", "_partial", "_pattern", "longest")
 
     def __init__(self, openers: Iterable[Opener]) -> None:
         by_marker = {opener.marker: opener for opener in openers}
@@ -71,7 +71,8 @@ class Openers:
         # written, which is the order the leaves are emitted in.
         self._by_group: dict[int, Opener] = {}
         self._pattern = re.compile(_emit(root, self._by_group))
-        self._prefixes = frozenset(m[:k] for m in by_marker for k in range(1, len(m)))
+        # A proper prefix of a marker that ends the text: the marker may be arriving.
+        self._partial = re.compile(_emit_partial(root))
         self.longest = max((len(marker) for marker in by_marker), default=1)
 
     @property
@@ -91,9 +92,11 @@ class Openers:
         at = hit.start() if hit is not None else -1
         if not scan.final:
             last = at if at >= 0 else len(text) - 1
-            for position in range(max(start, len(text) - self.longest + 1), last + 1):
-                if text[position:] in self._prefixes:
-                    return position, None, ""
+            first = max(start, len(text) - self.longest + 1)
+            if first <= last:
+                partial = self._partial.search(text, first)
+                if partial is not None and partial.start() <= last:
+                    return partial.start(), None, ""
         if hit is None:
             return -1, None, ""
         group = hit.lastindex
@@ -115,6 +118,19 @@ def _without(openers: Openers, marker: str) -> Openers:
 
 
 _Node = dict[str, "_Node | Opener"]
+
+
+def _emit_partial(node: _Node) -> str:
+    """A pattern of the proper prefixes of the markers under ``node``, each followed by
+    the end of the text, as a trie like the search's."""
+    branches: list[str] = []
+    for char, child in sorted(node.items(), key=lambda item: item[0]):
+        if isinstance(child, Opener):
+            continue
+        deeper = [c for c in child.values() if not isinstance(c, Opener)]
+        if deeper:  # a marker goes on past this character
+            branches.append(f"{re.escape(char)}(?:\\Z|{_emit_partial(child)})")
+    return "(?:" + "|".join(branches) + ")" if branches else "(?!)"
 
 
 def _emit(node: _Node, groups: dict[int, Opener]) -> str:

@@ -31,12 +31,14 @@ _CALL = "call:"
 _REQUEST = "[TOOL_REQUEST]"
 _REQUEST_ENDS = ("[TOOL_REQUEST_END]", "[END_TOOL_REQUEST]")
 _NAME = re.compile(r"[^\W\d][\w.\-]{0,127}")
-_SYNTAX = Syntax(bare_keys=True, raw_quotes=('<|"|>', "<escape>"), optional_commas=True)
 # Call blocks: their opener, what closes them (first the proper close), and the
 # openers of the other blocks that end an unclosed one.
 _GEMMA4 = ("<|tool_call>", ("<tool_call|>", "<turn|>"))
 _FUNCTION_GEMMA = ("<start_function_call>", ("<end_function_call>",))
 BLOCKS = (_GEMMA4[0], _FUNCTION_GEMMA[0])
+_SYNTAX = Syntax(
+    bare_keys=True, raw_quotes=('<|"|>', "<escape>"), optional_commas=True, stops=BLOCKS
+)
 
 
 def _call_at(scan: Scan, at: int) -> tuple[ToolCall, int]:

@@ -47,9 +47,12 @@ def body_call(body: str, catalog: Catalog) -> ToolCall | None:
 
 def kv_call(text: str, catalog: Catalog) -> ToolCall | None:
     """``NAME k=v …`` as a whole output, for an offered tool and its own parameters."""
-    words = text.split()
-    if len(words) < 2 or catalog.names is None or words[0] not in catalog.names:
+    if catalog.names is None:
         return None
+    head = text.split(None, 1)
+    if len(head) < 2 or head[0] not in catalog.names:
+        return None
+    words = text.split()
     name = words[0]
     args: dict[str, object] = {}
     for word in words[1:]:

@@ -17,7 +17,7 @@ import re
 from toolchain._result import ToolCall
 from toolchain.dialects import glm, qwen_xml
 from toolchain.dialects._build import calls_block, json_body, problem_block
-from toolchain.dialects._json import JSONFail, calls_in, decode_exact, json_at
+from toolchain.dialects._json import JSONFail, calls_in, json_at
 from toolchain.dialects._opener import Opener
 from toolchain.dialects._scan import WS, Block, Scan, Skip, rejected_call
 from toolchain.dialects._values import as_mapping
@@ -51,7 +51,8 @@ def _read(scan: Scan, at: int, marker: str) -> Block | Skip:
         return _read_open_json(scan, at, body_start)
     named = _NAMED_JSON.match(body)
     if named is not None:
-        return _named_json(scan, at, body_start, named, end if closed else -1)
+        brace = body_start + named.end()
+        return _named_json(scan, at, brace, named.group(1), (end, body_end), closed=closed)
     call = glm.body_call(body, scan.catalog)
     if call is not None and (closed or stop >= 0):  # closed, or ended by the next block
         return calls_block(at, end, glm.FAMILY, [call])
@@ -75,27 +76,25 @@ def _read_open_json(scan: Scan, at: int, body_start: int) -> Block | Skip:
 
 
 def _named_json(
-    scan: Scan, at: int, body_start: int, named: re.Match[str], end: int
-) -> Block | Skip:
-    """``<tool_call>NAME {…}``: the object is the arguments, and must be one."""
-    name = scan.catalog.resolve(named.group(1))
-    brace = body_start + named.end()
-    if end < 0:  # not closed: read when the object is complete on its own
-        try:
-            value, end = json_at(scan, brace)
-        except JSONFail:
-            return Skip(body_start)
-    else:
-        try:
-            value = decode_exact(scan.text[brace : end - len(_CLOSE)])
-        except ValueError as error:
-            message = f"the arguments of {name} are not a JSON object ({error})"
-            return calls_block(at, end, glm.FAMILY, [rejected_call(name, message)])
+    scan: Scan, at: int, brace: int, name: str, ends: tuple[int, int], *, closed: bool
+) -> Block:
+    """``<tool_call>NAME {…}``: the object is the arguments, and must be one. Left open,
+    the object is read as far as it goes, within the block (the next one, or the end of
+    the output, ends it); text after it stays content."""
+    name = scan.catalog.resolve(name)
+    end, body_end = ends
+    inside = Scan(scan.text[brace:body_end], True, scan.catalog)
+    try:
+        value, value_end = json_at(inside, 0)
+    except JSONFail:
+        why = "are not a JSON object" if closed else "were cut off"
+        call = rejected_call(name, f"the arguments of {name} {why}")
+        return calls_block(at, end, glm.FAMILY, [call])
     args = as_mapping(value)
-    if args is None:
+    if args is None or (closed and inside.text[value_end:].strip(WS)):
         message = f"the arguments of {name} are not a JSON object"
         return calls_block(at, end, glm.FAMILY, [rejected_call(name, message)])
-    return calls_block(at, end, glm.FAMILY, [ToolCall(name, args)])
+    return calls_block(at, end if closed else brace + value_end, glm.FAMILY, [ToolCall(name, args)])
 
 
 OPENERS = (Opener(_OPEN, FAMILY, _read, repeats=True),)
