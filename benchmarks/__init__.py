@@ -13,6 +13,9 @@ leave the cyclic garbage collector on while timing.
   100 KB, 300 KB and 1 MB;
 * ``benchmarks.adversarial_chains``: hostile action content through both chains at
   100 KB, 300 KB and 990 KB, with its growth per size step;
+* ``benchmarks.dialect_speed``: ``toolchain.dialects`` on hostile model output (an opener
+  repeated to 1 MB and never closed), in MB/s and against one regex pass over the same
+  text, one-shot and streamed;
 * ``benchmarks.import_time``: import time and memory of each package, in fresh
   interpreters, against a bare interpreter;
 * ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from benchmarks import (
     adversarial_chains,
+    dialect_speed,
     discovery_tokens,
     import_time,
     loop_overhead,
@@ -27,6 +28,7 @@ PARTS: dict[str, Part] = {
     "otel": otel_overhead.run,
     "imports": import_time.run,
     "chains": adversarial_chains.run,
+    "dialects": dialect_speed.run,
     "references": pass_by_reference.run,
     "discovery": discovery_tokens.run,
     "retrieval": tool_retrieval.run,

@@ -1,9 +1,12 @@
-"""The peers' tool-call corpus, read where it lies beside the repository, and how a
-``DialectParse`` is judged against one of its cases (conventions: see test_dialects)."""
+"""The tool-call corpora and how a ``DialectParse`` is judged against one of their cases
+(conventions: see test_dialects): the peers' corpus, read where it lies beside the
+repository, and the corpus of current open-weight formats kept in this repository
+(``tests/corpus/dialects``, issue 19)."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,13 +16,19 @@ import pytest
 from toolchain.dialects import INPUT_KEY, DialectParse
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/toolcall-dialects/cases.jsonl"
+FAMILIES_CORPUS = Path(__file__).resolve().parents[1] / "corpus/dialects/cases.jsonl"
 
-if not CORPUS.is_file():
-    pytest.fail(f"the tool-call corpus is missing: expected it at {CORPUS}", pytrace=False)
-CASES: list[dict[str, Any]] = [
-    json.loads(line) for line in CORPUS.read_text("utf-8").splitlines() if line.strip()
-]
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        pytest.fail(f"the tool-call corpus is missing: expected it at {path}", pytrace=False)
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+CASES = _load(CORPUS)
 BY_ID = {case["id"]: case for case in CASES}
+FAMILY_CASES = _load(FAMILIES_CORPUS)
+FAMILY_BY_ID = {case["id"]: case for case in FAMILY_CASES}
 
 
 def arguments_match(expected: object, got: Mapping[str, object]) -> bool:
@@ -71,3 +80,30 @@ def misses(case: dict[str, Any], result: DialectParse) -> list[str]:
     if case.get("expected_error") and calls:
         found.append("calls read where the peer rejects the output")
     return found
+
+
+def table(cases: list[dict[str, Any]], failed: set[str]) -> list[str]:
+    """One row per format: its cases, how many pass, and the share; then the total."""
+    counts = Counter(case["format"] for case in cases)
+    passed = Counter(case["format"] for case in cases if case["id"] not in failed)
+    width = max(map(len, counts))
+    lines = [f"{'format':<{width}}  cases  passed      %"]
+    for name in sorted(counts, key=lambda n: (-counts[n], n)):
+        share = 100 * passed[name] / counts[name]
+        lines.append(f"{name:<{width}}  {counts[name]:>5}  {passed[name]:>6}  {share:5.1f}")
+    total = sum(passed.values())
+    lines.append(f"{'all':<{width}}  {len(cases):>5}  {total:>6}  {100 * total / len(cases):5.1f}")
+    return lines
+
+
+class Summary:
+    """Adds a conformance table to pytest's terminal summary."""
+
+    def __init__(self, title: str, lines: list[str]) -> None:
+        self.title = title
+        self.lines = lines
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.section(self.title)
+        for line in self.lines:
+            terminalreporter.write_line(line)

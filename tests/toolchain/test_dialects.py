@@ -26,18 +26,17 @@ terminal summary.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.toolchain.dialect_corpus import BY_ID, CASES, misses
+from tests.toolchain.dialect_corpus import BY_ID, CASES, Summary, misses, table
 from toolchain import JSONToolChain, YAMLToolChain
 from toolchain.dialects import DialectPolicy, parse
 
 CASE_COUNT = 304
-PASS_RATE = 0.95
+PASS_RATE = 0.96
 
 
 @dataclass(frozen=True)
@@ -92,6 +91,12 @@ EXPECTED_MISSES: dict[str, Miss] = {
     "vllm-granite-malformed-1": Miss(
         "vLLM's Granite parser wants a list after <|tool_call|>; a single call object "
         "there is plainly a call, so it is read"
+    ),
+    "vllm-glm45-incomplete-no-close": Miss(
+        "vLLM leaves a GLM call cut off before </tool_call> in content, markup and all; "
+        "ollama's GLM-4.6 parser reports it (ollama-glm46-unclosed-* in "
+        "tests/corpus/dialects), and so do we: call markup is never content, and the "
+        "model is told its call was cut off"
     ),
     "vllm-granite-malformed-2": Miss(
         "vLLM's Granite parser refuses a call list without its <|tool_call|> marker; "
@@ -154,47 +159,22 @@ def baseline(case: dict[str, Any]) -> bool:
 
 
 def conformance_table() -> tuple[list[str], int, set[str]]:
-    cases: Counter[str] = Counter()
-    passed: Counter[str] = Counter()
-    failed: set[str] = set()
-    for case in CASES:
-        cases[case["format"]] += 1
-        if run(case):
-            failed.add(case["id"])
-        else:
-            passed[case["format"]] += 1
-    width = max(map(len, cases))
-    lines = [f"{'format':<{width}}  cases  passed      %"]
-    for name in sorted(cases, key=lambda n: (-cases[n], n)):
-        share = 100 * passed[name] / cases[name]
-        lines.append(f"{name:<{width}}  {cases[name]:>5}  {passed[name]:>6}  {share:5.1f}")
-    total = sum(passed.values())
-    lines.append(f"{'all':<{width}}  {len(CASES):>5}  {total:>6}  {100 * total / len(CASES):5.1f}")
+    failed = {case["id"] for case in CASES if run(case)}
+    lines = table(CASES, failed)
     with_calls = [case for case in CASES if case["expected_calls"]]
     before = sum(baseline(case) for case in with_calls)
     lines.append(
         f"before dialects: JSONToolChain/YAMLToolChain read {before} of the "
         f"{len(with_calls)} cases that expect calls"
     )
-    return lines, total, failed
-
-
-class _Summary:
-    """Adds the conformance table to pytest's terminal summary."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        terminalreporter.section("tool-call dialect conformance")
-        for line in self.lines:
-            terminalreporter.write_line(line)
+    return lines, len(CASES) - len(failed), failed
 
 
 def test_conformance_table(request: pytest.FixtureRequest) -> None:
     lines, total, failed = conformance_table()
     print("\n".join(lines))  # in the captured output too, shown with -rP or on failure
-    request.config.pluginmanager.register(_Summary(lines), "dialect-conformance-table")
+    summary = Summary("tool-call dialect conformance: the peers' corpus", lines)
+    request.config.pluginmanager.register(summary, "dialect-conformance-table")
     assert total >= math.ceil(PASS_RATE * CASE_COUNT), "\n".join(lines)
     assert failed == set(EXPECTED_MISSES), (
         f"unexpected misses: {sorted(failed - set(EXPECTED_MISSES))}; "

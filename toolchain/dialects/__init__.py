@@ -9,41 +9,60 @@ runs what they read like any other chain.
 >>> result.calls[0].name, result.reasoning, result.format
 ('get_weather', 'Paris first.', 'mistral')
 
-Families (``FAMILIES``; one module each): ``hermes`` (``<tool_call>`` with JSON, and
-llama.cpp's drifted wrappers), ``qwen3_coder`` (``<function=…><parameter=…>``), ``glm``
-(``<arg_key>``/``<arg_value>``, LongCat, ``name k=v``), ``mistral`` (``[TOOL_CALLS]``
-lists, v11 ``name{…}``, ``[ARGS]``, ``[CALL_ID]``), ``json`` (bare objects and lists,
-in fences or ad-hoc tags), ``pythonic`` (``[f(a=1)]``, Llama 4 ``<|python_start|>``),
-``llama3`` (``<|python_tag|>``), ``deepseek``, ``kimi_k2``, ``harmony``, ``granite``,
-``internlm2``, ``command_r7b``, ``firefunction``, ``functionary`` (``>>>name``),
-``gemma`` (``call:name{…}``, ``[TOOL_REQUEST]``), ``invoke_xml`` (Claude-style and
-MiniMax ``<invoke>``), ``generic_xml`` (``<tool><name>``), ``langchain_xml``
-(``<tool>``/``<tool_input>``/``<final_answer>``) and ``react`` (``Thought:`` /
-``Action:`` / ``Action Input:`` / ``Final Answer:``). Thinking blocks and chat-template
-tokens are always handled.
+Families (``FAMILIES``): ``hermes`` (``<tool_call>`` with JSON, and llama.cpp's drifted
+wrappers), ``qwen3_coder`` (``<function=…><parameter=…>``, ``<function=NAME/>``),
+``seed_oss`` (``<seed:tool_call>``), ``glm`` (``<arg_key>``/``<arg_value>``, LongCat,
+``name k=v``, and ``<tool_call>NAME`` then a JSON object), ``mistral`` (``[TOOL_CALLS]``
+lists, v11 ``name{…}``, ``[ARGS]``, ``[CALL_ID]``), ``json`` (bare objects and lists, in
+fences or ad-hoc tags), ``pythonic`` (``[f(a=1)]``, Llama 4 ``<|python_start|>``),
+``lfm2`` (``<|tool_call_start|>[…]``), ``olmo3`` (``<function_calls>`` of Python-style
+lines), ``llama3`` (``<|python_tag|>``), ``deepseek``, ``dsml`` (DeepSeek V3.2
+``<|DSML|function_calls>``, bars fullwidth), ``kimi_k2``, ``harmony``, ``granite``,
+``internlm2``, ``command_r7b`` (Command R7B and A), ``gigachat``, ``firefunction``,
+``functionary`` (``>>>name``), ``gemma`` (Gemma 4 ``<|tool_call>call:name{…}``,
+FunctionGemma ``<start_function_call>``, ``[TOOL_REQUEST]``), ``invoke_xml``
+(Claude-style, MiniMax-M2 and plain DSML ``<invoke>``), ``generic_xml``
+(``<tool><name>``), ``langchain_xml`` (``<tool>``/``<tool_input>``/``<final_answer>``)
+and ``react`` (``Thought:`` / ``Action:`` / ``Action Input:`` / ``Final Answer:``).
+Thinking blocks (``<think>``, ``<seed:think>``, Gemma 4's ``<|channel>``, Command's
+``<|START_THINKING|>``) and chat-template tokens are always handled.
 
 Where the peers that read these formats disagree, the choices are:
 
-- thinking (``<think>``, harmony ``analysis``) goes to ``reasoning``, not content, and a
-  call drafted inside it is not made (``DialectPolicy.reasoning="inline"`` keeps it in
-  content, as a server without a reasoning parser does);
+- thinking (``<think>``, harmony ``analysis``, Seed-OSS budget notes) goes to
+  ``reasoning``, not content, and a call drafted inside it is not made
+  (``DialectPolicy.reasoning="inline"`` keeps it in content, as a server without a
+  reasoning parser does);
 - a call in explicit markup naming a tool not offered is kept, so a chain can tell the
   model the tool does not exist; unmarked text naming one stays text
   (``DialectPolicy.unknown_tools``);
 - unmarked JSON is a call only with a one-token name and an arguments key, and a run of
   adjacent JSON values holding any non-call is data, calls and all;
-- a block left open at the end is read when its body is complete on its own (JSON is;
-  a key/value list is not); a closed block that holds no readable call is removed from
-  the content and reported in ``error``;
+- format markup never stays in content: a block left open at the end is read when its
+  body is complete on its own (JSON is; a key/value list is not), and otherwise, like a
+  closed block that holds no readable call, it is removed from the content and reported
+  in ``error`` (an open ``<tool_call>`` or ``<invoke>`` followed by prose stays text);
+  tokens a model echoes from the prompt (DeepSeek's tool outputs, ``<|observation|>``)
+  are removed and the text between them kept;
 - prose between calls stays content (segments stripped, joined by newlines);
 - where the output is ambiguous (a ReAct action followed by a final answer, two Mistral
   ``[TOOL_CALLS]`` lists, several LangChain ``<tool>`` blocks) no call is read and
   ``error`` says why; a single malformed call (a Kimi id without ``:index``, a Python
-  value that cannot be JSON, a DeepSeek call with no end token) is dropped alone;
-- text arguments (XML parameters, ``k=v``) are typed by the tool's schema; without one
-  Qwen3-Coder and GLM values stay text, XML elements read numbers and booleans;
+  value that cannot be JSON, a DeepSeek call with no end token, a Command action that is
+  not JSON) is dropped alone, and a call whose arguments cannot be read is rejected with
+  the reason (``DialectParse.rejected``), never read as ``{}``;
+- text arguments (XML parameters, ``k=v``, DSML ``string="true"``) are typed by the
+  tool's schema, the types it allows tried in its order with ``string`` last; without
+  one Qwen3-Coder, Seed-OSS and GLM values stay text, XML elements read numbers and
+  booleans; values written in a syntax that carries their type (JSON, DSML
+  ``string="false"``, Python literals) keep it, except that a Gemma or FunctionGemma
+  string (the only way those write text) is read as the type the schema declares
+  where the schema takes no string;
 - a single opaque input (a ReAct ``Action Input`` line, string ``arguments``) goes to
   the tool's only (required) parameter, else to ``INPUT_KEY``.
+
+Hostile text costs linear time, within a few times one regex pass over it
+(``python -m benchmarks --only dialects``), and a streamed read equals a one-shot one.
 """
 
 # What lives here: the reader (_scan, _engine, _assemble, _stream), one module per family

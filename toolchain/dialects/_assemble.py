@@ -40,7 +40,10 @@ def settled_calls(
             block = piece.block
             if not block.marked or block.exclusive is not None:
                 break
-            calls.extend(c for c in block.calls if _keeps(c, block, catalog, policy))
+            if _keeps_all(catalog, policy):
+                calls.extend(block.calls)
+            else:
+                calls.extend(c for c in block.calls if _keeps(c, block, catalog, policy))
         index += 1
     return calls, index
 
@@ -87,11 +90,17 @@ def assemble(
 def _merged(pieces: Sequence[Piece]) -> list[Piece]:
     """Adjacent prose joined (the scanner settles prose in as many runs as it likes)."""
     out: list[Piece] = []
+    run: list[str] = []
     for piece in pieces:
-        if isinstance(piece, str) and out and isinstance(out[-1], str):
-            out[-1] += piece
-        else:
-            out.append(piece)
+        if isinstance(piece, str):
+            run.append(piece)
+            continue
+        if run:
+            out.append("".join(run))
+            run = []
+        out.append(piece)
+    if run:
+        out.append("".join(run))
     return out
 
 
@@ -109,6 +118,11 @@ def _functionary_header(items: list[Piece]) -> list[Piece]:
 
 def _chosen(policy: DialectPolicy, family: str) -> bool:
     return policy.families is None or family in policy.families
+
+
+def _keeps_all(catalog: Catalog, policy: DialectPolicy) -> bool:
+    """Whether every call is kept, whatever it names (no call need be looked at)."""
+    return catalog.names is None or policy.unknown_tools == "keep"
 
 
 def _keeps(call: ToolCall, block: Block, catalog: Catalog, policy: DialectPolicy) -> bool:
@@ -142,7 +156,7 @@ def _exclusive(items: list[Piece]) -> list[Piece]:
 def _offered(item: Piece, catalog: Catalog, policy: DialectPolicy) -> tuple[Piece, str]:
     """Unmarked calls to tools not offered are text; ``drop`` removes marked ones too.
     Returns the piece and a note saying what was not taken as a call."""
-    if not isinstance(item, Placed) or not item.block.calls:
+    if not isinstance(item, Placed) or not item.block.calls or _keeps_all(catalog, policy):
         return item, ""
     block = item.block
     if all(_keeps(call, block, catalog, policy) for call in block.calls):
@@ -236,7 +250,7 @@ def _react_result(
         reasoning=reasoning,
         answer=found.answer,
         format=react.FAMILY if valid or found.answer is not None else base.format,
-        error="; ".join([*problems, *found.problems]) or None,
+        error=_said_once([*problems, *found.problems]),
         rejected=tuple(c for c in found.calls if c.rejected is not None),
         unread=unread or found.unread,
     )
@@ -254,14 +268,19 @@ def _opened_by_template(items: list[Piece]) -> list[Piece]:
     for index, item in enumerate(items):
         if isinstance(item, Placed) and item.block.kind == "think_close":
             before = items[:index]
-            if all(isinstance(p, str) for p in before):
+            if all(_is_text(p) for p in before):
                 thought = "".join(p for p in before if isinstance(p, str))
                 block = Block(0, 0, "reasoning", kind="reasoning", reasoning=thought)
                 return [Placed(block, thought), *items[index + 1 :]]
             return items
-        if isinstance(item, Placed):
+        if not _is_text(item):
             return items
     return items
+
+
+def _is_text(item: Piece) -> bool:
+    """Prose, or a mark removed from inside it (a citation)."""
+    return isinstance(item, str) or item.block.kind == "inline"
 
 
 def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectParse:
@@ -277,6 +296,8 @@ def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectPar
         if isinstance(item, str):
             prose.append(item)
             continue
+        if item.block.kind == "inline":
+            continue
         segments.append("".join(prose))
         prose = []
         block = item.block
@@ -286,12 +307,12 @@ def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectPar
             reasoning.append(block.reasoning.strip())
         if block.answer is not None and answer is None:
             answer, answer_family = block.answer, block.family
-        for call in block.calls:
-            if call.rejected is None:
-                calls.append(call)
-                call_family = call_family or block.family
-            else:
-                rejected.append(call)
+        valid = [call for call in block.calls if call.rejected is None]
+        if valid:
+            calls += valid
+            call_family = call_family or block.family
+        if len(valid) < len(block.calls):
+            rejected += [call for call in block.calls if call.rejected is not None]
     segments.append("".join(prose))
     content = "\n".join(s.strip() for s in segments if s.strip()) or None
     return DialectParse(
@@ -300,10 +321,16 @@ def _result(items: list[Piece], problems: list[str], unread: bool) -> DialectPar
         reasoning="\n".join(r for r in reasoning if r) or None,
         answer=answer,
         format=call_family or answer_family or "text",
-        error="; ".join(problems) or None,
+        error=_said_once(problems),
         rejected=tuple(rejected),
         unread=unread,
     )
+
+
+def _said_once(problems: list[str]) -> str | None:
+    """The problems joined, each once however often it recurs (copies of a block may be
+    read as one block or as many, depending on how the text arrived)."""
+    return "; ".join(dict.fromkeys(problems)) or None
 
 
 def _unwrapped(content: str | None) -> str | None:
@@ -324,6 +351,8 @@ def _absorb_wrappers(items: list[Piece]) -> list[Piece]:
             continue
         before = out[index - 1] if index > 0 else None
         after = out[index + 1] if index + 1 < len(out) else None
+        if not isinstance(before, str) and not isinstance(after, str):
+            continue  # between two blocks: nothing wraps it
         new_before, new_after = _unwrap(
             before if isinstance(before, str) else "", after if isinstance(after, str) else ""
         )

@@ -75,9 +75,11 @@ class DialectToolChain(ToolChainBase):
 
     It reads Hermes ``<tool_call>``, Mistral ``[TOOL_CALLS]``, Qwen3-Coder
     ``<function=…>``, Llama 3 JSON and ``<|python_tag|>``, Python-style lists,
-    DeepSeek, Kimi-K2, GLM, Granite, harmony, Command-R7B, Functionary, InternLM2,
-    Gemma, ReAct labels and bare JSON (see ``toolchain.dialects``), then validates, runs
-    and formats the calls like ``JSONToolChain``: same hooks, errors and observations.
+    DeepSeek (V3.2's DSML too), Kimi-K2, GLM, MiniMax-M2, Seed-OSS, Olmo 3, LFM2,
+    GigaChat, Granite, harmony, Command R7B and A, Functionary, InternLM2, Gemma 4,
+    FunctionGemma, ReAct labels and bare JSON (see ``toolchain.dialects``), then
+    validates, runs and formats the calls like ``JSONToolChain``: same hooks, errors and
+    observations.
     Arguments written as text are typed by each tool's schema; a single input (a ReAct
     ``Action Input``) is passed to the tool's only parameter.
 

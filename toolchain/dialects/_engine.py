@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._opener import Openers
+from toolchain.dialects._repeat import Copy, copies, verified
 from toolchain.dialects._scan import BACK, Block, NeedMore, Scan, Skip
 
 __all__ = ["Engine", "Piece", "Placed"]
@@ -38,6 +39,7 @@ class Engine:
 
     __slots__ = (
         "_catalog",
+        "_copy",
         "_openers",
         "_parts",
         "_pending",
@@ -66,6 +68,8 @@ class Engine:
         # Where the next try resumes looking for openers, in the tail: positions before it
         # were already decided (a reader may have skipped past them), and must stay so.
         self._search = 0
+        # The last block shown to read the same wherever it is copied (see _repeat).
+        self._copy: Copy | None = None
 
     def feed(self, chunk: str) -> None:
         room = self.max_chars - self._total
@@ -101,26 +105,43 @@ class Engine:
         into pieces) and where the next try looks for openers."""
         text = scan.text
         pos = 0
+        openers = self._openers
         while True:
             scan.floor = pos
-            at, opener = self._openers.next(scan, search)
+            at, opener, matched = openers.next(scan, search)
             if at < 0:
                 keep = len(text) if scan.final else _keep(scan, len(text))
-                resume = max(search, len(text) - self._openers.longest + 1)
+                resume = max(search, len(text) - openers.longest + 1)
                 return self._settle_prose(text, pos, keep), max(resume, keep)
             if opener is None:
                 return self._settle_prose(text, pos, _keep(scan, at)), at
+            copy = self._copy
+            if copy is not None and at == pos and opener is copy.opener and matched == copy.matched:
+                run = copies(text, copy, at)
+                if run is not None:
+                    self.pieces.append(Placed(run, text[run.start : run.end]))
+                    pos = search = run.end
+                    continue
+                if not scan.final and copy.arriving(text, at):
+                    # A copy still arriving reads as the copy or waits: no read decides more.
+                    return self._settle_prose(text, pos, _keep(scan, at)), at
             try:
-                outcome = opener.read(scan, at, opener.marker)
+                outcome = opener.read(scan, at, matched)
             except NeedMore:
                 return self._settle_prose(text, pos, _keep(scan, at)), at
             if isinstance(outcome, Skip):
                 search = max(outcome.resume, at + 1)
+                if outcome.retire:
+                    openers = openers.without(opener.marker)
                 continue
             if outcome.start > pos:
                 self.pieces.append(text[pos : outcome.start])
             self.pieces.append(Placed(outcome, text[outcome.start : outcome.end]))
             pos = search = outcome.end
+            if text.startswith(text[outcome.start : outcome.end], pos):  # copied: cheap test
+                copy = verified(scan, openers, opener, outcome)
+                if copy is not None:
+                    self._copy = copy
 
     def _settle_prose(self, text: str, pos: int, keep: int) -> int:
         if keep > pos:
@@ -131,5 +152,5 @@ class Engine:
 
 def _keep(scan: Scan, at: int) -> int:
     """Where the text still needed for a decision at ``at`` starts: readers look back
-    at most ``BACK`` characters, and never across a line break."""
-    return scan.line_start(at, BACK)
+    at most ``BACK`` characters, and no further than the start of the line before."""
+    return scan.line_start(at, BACK, lines=2)

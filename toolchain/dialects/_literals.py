@@ -1,8 +1,9 @@
 """A lenient reader of argument values: JSON, Python literals and Gemma's syntax.
 
 Models write arguments in the syntax of whatever they were trained on: Python
-(``'single'``, ``True``, ``None``, tuples, ``1_000``), Gemma (``<|"|>`` quotes, bare keys)
-or JSON with ``/* comments */``. One hand-written scanner reads them all in one left-to
+(``'single'``, ``True``, ``None``, tuples, ``1_000``), Gemma (``<|"|>`` or FunctionGemma's
+``<escape>`` around raw strings, bare keys, commas sometimes left out) or JSON with
+``/* comments */``. One hand-written scanner reads them all in one left-to
 -right pass: strings are skipped with ``str.find`` and nesting is capped, so hostile
 text costs linear time and never recursion errors.
 
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 __all__ = ["LiteralError", "LiteralReader", "Syntax", "closing_quote", "unescape"]
 
 _GEMMA_QUOTE = '<|"|>'
+# What may follow the end of a value: a separator, a closer, or the end of the text.
+_AFTER_VALUE = re.compile(r"[ \t\r\n]*(?:[,)\]}:]|\Z)")
 _MAX_DEPTH = 64
 # Runs of one character class, anchored where they are used: the backtracking engine has
 # nothing to retry in them, so they stay linear.
@@ -58,10 +61,19 @@ class LiteralError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Syntax:
-    """Which leniencies a format allows beyond JSON and Python literals."""
+    """Which leniencies a format allows beyond JSON and Python literals.
+
+    ``loose_quotes``: a quote that cannot end the string (what follows it cannot follow
+    a value) is part of it, as LFM2's template writes ``'it's'`` unescaped. Only for
+    text already cut to one block: the search for the real end stops at the block's end.
+    """
 
     bare_keys: bool = False  # {a: 1} (Gemma)
     comments: bool = False  # /* … */ and // … (JSON written by hand)
+    raw_quotes: tuple[str, ...] = (_GEMMA_QUOTE,)  # delimiters of strings taken as written
+    optional_commas: bool = False  # {a:1 b:2} (FunctionGemma as vLLM reads it)
+    loose_quotes: bool = False
+    stops: tuple[str, ...] = ()  # markers no string may hold: they open the next call
 
 
 class LiteralReader:
@@ -89,13 +101,15 @@ class LiteralReader:
             return self.sequence(at, depth)
         if first in "\"'":
             return self.string(at)
-        if len(text) - at < len(_GEMMA_QUOTE) and _GEMMA_QUOTE.startswith(text[at:]):
-            raise LiteralError("a value was expected", at, at_end=True)
-        if text.startswith(_GEMMA_QUOTE, at):
-            close = text.find(_GEMMA_QUOTE, at + len(_GEMMA_QUOTE))
-            if close < 0:
-                raise LiteralError('a <|"|> string is not closed', at, at_end=True)
-            return text[at + len(_GEMMA_QUOTE) : close], close + len(_GEMMA_QUOTE)
+        for quote in self.syntax.raw_quotes:
+            if len(text) - at < len(quote) and quote.startswith(text[at:]):
+                raise LiteralError("a value was expected", at, at_end=True)
+            if text.startswith(quote, at):
+                close = text.find(quote, at + len(quote))
+                self._no_stop(at, close)
+                if close < 0:
+                    raise LiteralError(f"a {quote} string is not closed", at, at_end=True)
+                return text[at + len(quote) : close], close + len(quote)
         if first in "bB" and text[at + 1 : at + 2] in ("'", '"'):
             _, end = self.string(at + 1)
             self.problems.append("a bytes value is not JSON")
@@ -152,12 +166,16 @@ class LiteralReader:
             at = self.ws(at)
             if at < len(text) and text[at] == ",":
                 at = self.ws(at + 1)
-            elif at < len(text) and text[at] != "}":
+            elif at < len(text) and text[at] != "}" and not self._key_follows(at):
                 raise LiteralError("',' or '}' was expected", at)
+
+    def _key_follows(self, at: int) -> bool:
+        """Whether a bare key starts at ``at`` where a comma was left out."""
+        return self.syntax.optional_commas and _IDENT.match(self.text, at) is not None
 
     def key(self, at: int) -> tuple[str, int]:
         text = self.text
-        if text[at] in "\"'" or text.startswith(_GEMMA_QUOTE, at):
+        if text[at] in "\"'" or any(text.startswith(q, at) for q in self.syntax.raw_quotes):
             key, end = self.value(at)
             return str(key), end
         if self.syntax.bare_keys:
@@ -199,9 +217,31 @@ class LiteralReader:
                 raise LiteralError("a string is not closed", at, at_end=True)
             return unescape(text[at + 3 : close]), close + 3
         close = closing_quote(text, at)
+        self._no_stop(at, close)
         if close < 0:
             raise LiteralError("a string is not closed", at, at_end=True)
+        if self.syntax.loose_quotes:
+            close = self._loose_close(at, close)
         return unescape(text[at + 1 : close]), close + 1
+
+    def _no_stop(self, at: int, close: int) -> None:
+        """A string (from ``at`` to ``close``, or on to the end) must not run into the
+        next call: it is broken where a stop marker shows, whatever follows."""
+        for stop in self.syntax.stops:
+            found = self.text.find(stop, at, close if close >= 0 else len(self.text))
+            if found >= 0:
+                raise LiteralError(f"a string runs into {stop}", found)
+
+    def _loose_close(self, at: int, close: int) -> int:
+        """The first quote from ``close`` on that a value may end with; ``close`` if none.
+        Each quote is looked at once per string, and strings do not overlap: linear."""
+        text = self.text
+        candidate = close
+        while candidate >= 0:
+            if _AFTER_VALUE.match(text, candidate + 1):
+                return candidate
+            candidate = closing_quote(text, candidate)
+        return close
 
     def number(self, at: int) -> tuple[int | float, int]:
         text = self.text

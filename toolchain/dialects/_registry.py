@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 from toolchain.dialects import (
+    _invoke,
     bare_json,
     deepseek,
     functionary,
@@ -46,7 +47,10 @@ _OPENERS: tuple[Opener, ...] = (
 ALWAYS = frozenset({reasoning.FAMILY, tokens.FAMILY})
 """Read whatever families are chosen: thinking is never content, tokens never text."""
 
-FAMILIES: frozenset[str] = frozenset(o.family for o in _OPENERS) - ALWAYS | {react.FAMILY}
+FAMILIES: frozenset[str] = frozenset(o.family for o in _OPENERS) - ALWAYS | {
+    react.FAMILY,
+    _invoke.OLMO,
+}
 """The families a ``DialectPolicy`` may choose from."""
 
 
@@ -59,11 +63,30 @@ def openers_for(families: frozenset[str] | None) -> Openers:
             raise ValueError(f"unknown format families: {sorted(unknown)}; known: {known}")
     allowed = FAMILIES | ALWAYS if families is None else families | ALWAYS
     chosen = [opener for opener in _OPENERS if opener.family in allowed]
+    # Gemma's call blocks: read when gemma is chosen, else their tokens are removed.
+    chosen += [
+        Opener(marker, tokens.FAMILY, tokens.read_token)
+        for marker in gemma.BLOCKS
+        if gemma.FAMILY not in allowed
+    ]
+    # Blocks of calls whose body decides the family: one reader for the chosen ones.
+    for marker, family in _invoke.WRAPPERS.items():
+        invoke, olmo = family in allowed, marker == "<function_calls>" and _invoke.OLMO in allowed
+        if invoke or olmo:
+            read = _invoke.wrapper_reader(marker, invoke=invoke, olmo=olmo)
+            chosen.append(Opener(marker, family if invoke else _invoke.OLMO, read, repeats=True))
+        else:
+            chosen.append(Opener(marker, tokens.FAMILY, tokens.read_token))
     # `[` opens a JSON list of calls or a Python-style one: one opener reads the chosen.
     json, python = bare_json.FAMILY in allowed, pythonic.FAMILY in allowed
     if json or python:
         read = bare_json.bracket_reader(json=json, python=python)
         chosen.append(
-            Opener(bare_json.BRACKET, bare_json.FAMILY if json else pythonic.FAMILY, read)
+            Opener(
+                bare_json.BRACKET,
+                bare_json.FAMILY if json else pythonic.FAMILY,
+                read,
+                gate=bare_json.BRACKET_GATE,
+            )
         )
     return Openers(chosen)

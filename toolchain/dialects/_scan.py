@@ -21,10 +21,13 @@ if TYPE_CHECKING:
 __all__ = ["WS", "Block", "BlockKind", "NeedMore", "Scan", "Skip", "rejected_call"]
 
 WS = " \t\r\n"
-# How far back a reader may look for a name or header written before its marker.
+# How far back a reader may look for a name or header written before its marker: at
+# most this many characters, on the marker's line or the line before it.
 BACK = 256
 
-BlockKind = Literal["calls", "data", "token", "reasoning", "think_close"]
+BlockKind = Literal["calls", "data", "token", "inline", "reasoning", "think_close"]
+"""``inline``: a token inside a run of text (a citation mark): the text on both sides
+stays one run, where other blocks end one."""
 
 
 class NeedMore(Exception):
@@ -58,9 +61,15 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """Not a block here: the text up to ``resume`` stays prose; scanning goes on there."""
+    """Not a block here: the text up to ``resume`` stays prose; scanning goes on there.
+
+    ``retire``: no later marker of this opener can be read either, because what it
+    needs (its closer) is nowhere in the rest of a final text: the scan stops looking
+    for it, so a thousand unclosed openers cost one read.
+    """
 
     resume: int
+    retire: bool = False
 
 
 class Scan:
@@ -144,12 +153,16 @@ class Scan:
             raise NeedMore
         return at
 
-    def line_start(self, at: int, within: int | None = BACK) -> int:
-        """Where the line holding ``at`` starts, never before ``floor`` nor more than
-        ``within`` characters back (``None``: no limit)."""
+    def line_start(self, at: int, within: int | None = BACK, lines: int = 1) -> int:
+        """Where the line holding ``at`` starts (``lines=2``: the line before it), never
+        before ``floor`` nor more than ``within`` characters back (``None``: no limit)."""
         low = self.floor if within is None else max(self.floor, at - within)
-        newline = self.text.rfind("\n", low, at)
-        return newline + 1 if newline >= 0 else low
+        for _ in range(lines):
+            newline = self.text.rfind("\n", low, at)
+            if newline < 0:
+                return low
+            at = newline
+        return at + 1
 
 
 @functools.cache

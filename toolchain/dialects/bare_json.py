@@ -23,6 +23,12 @@ __all__ = ["FAMILY", "OPENERS"]
 FAMILY = "json"
 BRACKET = "["
 _BRACE_RUN = re.compile(r"[{ \t\r\n]*")  # one character class: linear
+_WS = "[ \\t\\r\\n]*"
+# Gates (see ``Opener``): what, right after the marker, makes its reader skip to a place
+# with no opener before it. `[` then neither a name, `{` nor `[`; or a name, `(`, and
+# something that starts no keyword (hostile `[f([f([f(…` is passed over at regex speed).
+BRACKET_GATE = f"{_WS}(?:[^\\w\\s{{\\[]|\\d|{pythonic.NAME}{_WS}\\({_WS}(?:[^\\w\\s)]|\\d))"
+_BRACE_GATE = f'{_WS}[^"}}{{ \\t\\r\\n]'  # `{` then what opens no object
 
 
 def bracket_reader(*, json: bool, python: bool) -> Reader:
@@ -66,4 +72,4 @@ def _read_value(scan: Scan, at: int) -> Block | Skip:
     return calls_block(at, end, FAMILY, found, marked=False)
 
 
-OPENERS = (Opener("{", FAMILY, _read_object),)
+OPENERS = (Opener("{", FAMILY, _read_object, gate=_BRACE_GATE),)

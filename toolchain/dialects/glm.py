@@ -47,9 +47,12 @@ def body_call(body: str, catalog: Catalog) -> ToolCall | None:
 
 def kv_call(text: str, catalog: Catalog) -> ToolCall | None:
     """``NAME k=v …`` as a whole output, for an offered tool and its own parameters."""
-    words = text.split()
-    if len(words) < 2 or catalog.names is None or words[0] not in catalog.names:
+    if catalog.names is None:
         return None
+    head = text.split(None, 1)
+    if len(head) < 2 or head[0] not in catalog.names:
+        return None
+    words = text.split()
     name = words[0]
     args: dict[str, object] = {}
     for word in words[1:]:
@@ -89,13 +92,18 @@ def _pairs(
 
 
 def _read(scan: Scan, at: int, marker: str) -> Block | Skip:
-    """``NAME<arg_key>…`` with no wrapper: the name is written just before the tag."""
+    """``NAME<arg_key>…`` with no wrapper: the name is written just before the tag, or
+    alone on the line before it (GLM-4.5/4.6 write a newline after the name)."""
     text = scan.text
     line = scan.line_start(at)
     start = at
     while start > line and text[start - 1] not in WS + "<>":
         start -= 1
     name = text[start:at]
+    if not name and line > scan.floor and text[line - 1] == "\n" and not text[line:at].strip(WS):
+        previous = scan.line_start(at, lines=2)
+        name = text[previous : line - 1].strip(WS)
+        start = text.find(name, previous) if name else at
     if not _NAME.fullmatch(name):
         return Skip(at + 1)
     tags = next(t for t in _TAGS if t[0] == marker)

@@ -29,7 +29,7 @@ def _read(scan: Scan, at: int, marker: str) -> Block | Skip:
     text = scan.text
     stop = scan.find(_END, at + len(marker))
     if stop < 0:
-        return Skip(at + len(marker))
+        return Skip(at + len(marker), retire=True)
     end = stop + len(_END)
     body = text[at + len(marker) : stop]
     call_id, found, args = body.partition(_ARGS)

@@ -1,10 +1,16 @@
 """Python-style calls: ``[get_weather(city='Paris'), ping()]`` (Llama 3.2/4 and the
 models vLLM's pythonic parser serves), optionally inside Llama 4's
-``<|python_start|>…<|python_end|>``, and Llama 3.1's built-in ``<|python_tag|>tool.call(…)``.
+``<|python_start|>…<|python_end|>`` or LFM2's ``<|tool_call_start|>…<|tool_call_end|>``,
+Llama 3.1's built-in ``<|python_tag|>tool.call(…)``, and the calls Olmo 3 writes one per
+line, without a list, inside ``<function_calls>`` (read by ``xml_tags``).
 
-Arguments are keyword-only Python literals. A call whose value cannot be JSON
-(``b'bytes'``, ``1e999``) is rejected on its own; a syntax error keeps the calls before
-it (vLLM's salvage) and, when there are none, leaves the text as content.
+Arguments are keyword-only Python literals (JSON's ``true``/``null`` too). A call whose
+value cannot be JSON (``b'bytes'``, ``1e999``) is rejected on its own; a syntax error
+keeps the calls before it (vLLM's salvage) and, when there are none, leaves unmarked
+text as content and reports a marked block. LFM2's template writes strings in single
+quotes without escaping them, so inside its block a quote that cannot end a value is
+part of the string; a list it echoes after the block, closed by a second
+``<|tool_call_end|>``, is the same calls again, not new ones.
 """
 
 from __future__ import annotations
@@ -12,15 +18,23 @@ from __future__ import annotations
 import re
 
 from toolchain._result import ToolCall
-from toolchain.dialects._build import calls_block, problem_block
-from toolchain.dialects._literals import LiteralError, LiteralReader
+from toolchain.dialects._build import calls_block, json_body, problem_block
+from toolchain.dialects._catalog import Catalog
+from toolchain.dialects._json import FinalAnswer
+from toolchain.dialects._literals import LiteralError, LiteralReader, Syntax
 from toolchain.dialects._opener import Opener
 from toolchain.dialects._scan import WS, Block, NeedMore, Scan, Skip, rejected_call
 
 __all__ = ["FAMILY", "OPENERS", "CallSyntaxError", "call_at", "read_list"]
 
 FAMILY = "pythonic"
-_NAME = re.compile(r"[^\W\d][\w\-]*(?:\.[^\W\d][\w\-]*)*")
+LFM2 = "lfm2"
+NAME = r"[^\W\d][\w\-]*(?:\.[^\W\d][\w\-]*)*"
+_NAME = re.compile(NAME)
+_PLAIN = Syntax()
+_LOOSE = Syntax(loose_quotes=True)
+_LFM2_START = "<|tool_call_start|>"
+_LFM2_END = "<|tool_call_end|>"
 
 
 class CallSyntaxError(Exception):
@@ -31,24 +45,26 @@ class CallSyntaxError(Exception):
         self.position = position
 
 
-def read_list(scan: Scan, at: int, *, marked: bool) -> Block | Skip:
+def read_list(
+    scan: Scan, at: int, *, marked: bool, family: str = FAMILY, syntax: Syntax = _PLAIN
+) -> Block | Skip:
     """The list of calls whose ``[`` is at ``at``."""
     text = scan.text
     found: list[ToolCall] = []
     cursor = at + 1
     try:
         while True:
-            call, cursor = call_at(scan, _ws(scan, cursor))
+            call, cursor = call_at(scan, _ws(scan, cursor), syntax)
             found.append(call)
             cursor = _ws(scan, cursor)
             char = scan.char(cursor)
             if char == ",":
                 cursor = _ws(scan, cursor + 1)
                 if scan.char(cursor) == "]":
-                    return calls_block(at, cursor + 1, FAMILY, found, marked=marked)
+                    return calls_block(at, cursor + 1, family, found, marked=marked)
                 continue
             if char == "]":
-                return calls_block(at, cursor + 1, FAMILY, found, marked=marked)
+                return calls_block(at, cursor + 1, family, found, marked=marked)
             raise CallSyntaxError(cursor)
     except CallSyntaxError as broken:
         if not found:
@@ -56,10 +72,32 @@ def read_list(scan: Scan, at: int, *, marked: bool) -> Block | Skip:
         newline = scan.find("\n", broken.position)
         end = len(text) if newline < 0 else newline
         problem = "a call after the ones read is not valid Python call syntax"
-        return calls_block(at, end, FAMILY, found, [problem], marked=marked)
+        return calls_block(at, end, family, found, [problem], marked=marked)
 
 
-def call_at(scan: Scan, at: int) -> tuple[ToolCall, int]:
+def call_lines(body: str, catalog: Catalog) -> tuple[list[ToolCall], list[str]]:
+    """Calls one after another in a delimited body (Olmo 3: one per line, no list). A
+    line that is not a call is reported and skipped; the calls around it are kept."""
+    scan = Scan(body, True, catalog)
+    found: list[ToolCall] = []
+    problems: list[str] = []
+    cursor = _ws(scan, 0)
+    while cursor < len(body):
+        try:
+            call, cursor = call_at(scan, cursor)
+        except CallSyntaxError as broken:
+            line_end = body.find("\n", broken.position)
+            line = body[body.rfind("\n", 0, cursor) + 1 : line_end if line_end >= 0 else None]
+            problems.append(f"{line.strip()[:80]!r} is not a call")
+            cursor = len(body) if line_end < 0 else line_end + 1
+        else:
+            found.append(call)
+        while cursor < len(body) and body[cursor] in WS + ",;":
+            cursor += 1
+    return found, problems
+
+
+def call_at(scan: Scan, at: int, syntax: Syntax = _PLAIN) -> tuple[ToolCall, int]:
     """``name(key=value, …)`` at ``at`` (``name.call(…)`` names ``name``)."""
     text = scan.text
     named = _NAME.match(text, at)
@@ -72,7 +110,7 @@ def call_at(scan: Scan, at: int) -> tuple[ToolCall, int]:
     cursor = _ws(scan, named.end())
     if scan.char(cursor) != "(":
         raise CallSyntaxError(cursor)
-    reader = LiteralReader(text)
+    reader = LiteralReader(text, syntax)
     args: dict[str, object] = {}
     cursor = _ws(scan, cursor + 1)
     while scan.char(cursor) != ")":
@@ -125,4 +163,62 @@ def _read_tagged(scan: Scan, at: int, marker: str) -> Block | Skip:
     )
 
 
-OPENERS = (Opener("<|python_start|>", FAMILY, _read_tagged),)
+def _read_lfm2(scan: Scan, at: int, marker: str) -> Block | Skip:
+    """``<|tool_call_start|>[…]<|tool_call_end|>``; left open, read when the list closes."""
+    text = scan.text
+    body_start = at + len(marker)
+    stop, which = scan.find_any((_LFM2_END, _LFM2_START), body_start)
+    closed = which == _LFM2_END
+    body_end = stop if stop >= 0 else len(text)
+    start = _ws(scan, body_start)
+    if start >= body_end:
+        if closed:  # nothing was called
+            return Block(at, stop + len(_LFM2_END), LFM2, kind="token")
+        return problem_block(at, body_end, LFM2, f"{_LFM2_START} was opened but holds no call")
+    if closed:
+        end = stop + len(_LFM2_END)
+        found, problems = _lfm2_body(text[start:body_end], scan.catalog)
+        return calls_block(at, _past_echo(scan, end), LFM2, found, problems)
+    if text[start] == "[":
+        listed = read_list(scan, start, marked=True, family=LFM2, syntax=_LOOSE)
+        if isinstance(listed, Block):
+            return Block(at, listed.end, LFM2, calls=listed.calls, problems=listed.problems)
+    return problem_block(at, body_end, LFM2, "a <|tool_call_start|> block is not closed")
+
+
+def _lfm2_body(body: str, catalog: Catalog) -> tuple[list[ToolCall | FinalAnswer], list[str]]:
+    body = body.strip(WS)
+    if body.startswith(("{", "[{")):
+        return json_body(body, catalog, "<|tool_call_start|> body")
+    if not body.startswith("["):
+        calls, problems = call_lines(body, catalog)
+        return list(calls), problems
+    scan = Scan(body, True, catalog)
+    listed = read_list(scan, 0, marked=True, family=LFM2, syntax=_LOOSE)
+    if isinstance(listed, Skip):
+        if body[1:].strip(WS) == "]":
+            return [], []  # `[]`: no call
+        return [], ["the calls in a <|tool_call_start|> block are not Python call syntax"]
+    problems = list(listed.problems)
+    if body[listed.end :].strip(WS):
+        problems.append("text follows the call list in a <|tool_call_start|> block")
+    return list(listed.calls), problems
+
+
+def _past_echo(scan: Scan, end: int) -> int:
+    """After a block: a call list closed by a second ``<|tool_call_end|>`` is the model
+    echoing its calls; it ends the block, read no further."""
+    start = scan.skip_ws(end)
+    if scan.char(start) != "[":
+        return end
+    echo = read_list(scan, start, marked=True, family=LFM2, syntax=_LOOSE)
+    if isinstance(echo, Skip):
+        return end
+    close = scan.skip_ws(echo.end)
+    return close + len(_LFM2_END) if scan.has(_LFM2_END, close) else end
+
+
+OPENERS = (
+    Opener("<|python_start|>", FAMILY, _read_tagged),
+    Opener(_LFM2_START, LFM2, _read_lfm2, repeats=True),
+)

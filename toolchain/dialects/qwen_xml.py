@@ -1,5 +1,7 @@
-"""``<function=NAME>`` calls: Qwen3-Coder's ``<parameter=KEY>value</parameter>`` and
-the JSON body llama.cpp accepts from Functionary v3.1 and drifting Hermes models.
+"""``<function=NAME>`` calls: Qwen3-Coder's ``<parameter=KEY>value</parameter>``, the
+same calls inside Seed-OSS's ``<seed:tool_call>`` blocks, and the JSON body llama.cpp
+accepts from Functionary v3.1 and drifting Hermes models. ``<function=NAME/>`` is a
+call with no arguments (the ``/`` is never part of the name).
 
 Parameter values are raw text (the template writes strings as they are and other values
 as JSON), so their types come from the tool's schema: a string parameter stays text,
@@ -20,14 +22,31 @@ from toolchain.dialects._scan import WS, Block, Scan, Skip
 __all__ = ["FAMILY", "OPENERS", "function_calls"]
 
 FAMILY = "qwen3_coder"
+SEED = "seed_oss"
 _OPENS = ("<function=", "<function name=")
-_ENDS = ("</function>", "<function=", "<function name=", "</tool_call>", "<tool_call>")
+_SEED_OPEN = "<seed:tool_call>"
+_SEED_CLOSE = "</seed:tool_call>"
+_ENDS = (
+    "</function>",
+    "<function=",
+    "<function name=",
+    "</tool_call>",
+    "<tool_call>",
+    _SEED_CLOSE,
+    _SEED_OPEN,
+)
 _PARAM = "<parameter="
-_PARAM_CLOSE = "</parameter>"
+# Models drift on the closing tag (`</parameter1>`, `</parameter` cut short): its start
+# ends the value.
+_PARAM_CLOSE = "</parameter"
 
 
-def function_calls(body: str, catalog: Catalog) -> tuple[list[ToolCall | FinalAnswer], list[str]]:
-    """Every ``<function=…>`` call in a delimited body (a ``<tool_call>`` block's)."""
+def function_calls(
+    body: str, catalog: Catalog, *, whole: bool = False
+) -> tuple[list[ToolCall | FinalAnswer], list[str]]:
+    """Every ``<function=…>`` call in a delimited body (a ``<tool_call>`` block's).
+    ``whole``: each call must end with ``</function>`` (a block cut off at the end of the
+    output may have lost parameters); one that does not is reported, not read."""
     found: list[ToolCall | FinalAnswer] = []
     problems: list[str] = []
     at = _next_open(body, 0)
@@ -38,10 +57,18 @@ def function_calls(body: str, catalog: Catalog) -> tuple[list[ToolCall | FinalAn
             at = _next_open(body, at + 1)
             continue
         name, inner = head
+        if body.startswith("/>", inner - 2):  # <function=NAME/>
+            found.append(ToolCall(catalog.resolve(name)))
+            at = _next_open(body, inner)
+            continue
         following = _next_open(body, inner)
         limit = following if following >= 0 else len(body)
         close = body.find("</function>", inner, limit)
         stop = close if close >= 0 else limit
+        if whole and close < 0:
+            problems.append(f"the call to {name} was cut off before </function>")
+            at = following
+            continue
         calls, trouble = _one_call(name, body[inner:stop], catalog)
         found.extend(calls)
         problems.extend(trouble)
@@ -52,12 +79,16 @@ def function_calls(body: str, catalog: Catalog) -> tuple[list[ToolCall | FinalAn
 def _read(scan: Scan, at: int, marker: str) -> Block | Skip:
     text = scan.text
     head_end = scan.find(">", at)
-    if head_end < 0 or scan.find("\n", at, head_end) >= 0:
+    if head_end < 0:
+        return Skip(at + 1, retire=True)  # no `>` in the rest: no later tag closes either
+    if scan.find("\n", at, head_end) >= 0:
         return Skip(at + 1)
     head = _head(text, at)
     if head is None:
         return Skip(at + 1)
     name, inner = head
+    if text.startswith("/>", inner - 2):
+        return calls_block(at, inner, FAMILY, [ToolCall(scan.catalog.resolve(name))])
     stop, which = scan.find_any(_ENDS, inner)
     if which == "</function>":
         end = stop + len(which)
@@ -117,13 +148,15 @@ def _head(text: str, at: int) -> tuple[str, int] | None:
     """The function name and where its body starts, from ``<function=N>`` or
     ``<function name="N">``; ``None`` when the tag does not close on its line."""
     close = text.find(">", at)
-    newline = text.find("\n", at)
-    if close < 0 or (0 <= newline < close):
+    if close < 0 or text.find("\n", at, close) >= 0:
         return None
     if text.startswith("<function name=", at):
-        name = text[at + len("<function name=") : close].strip().strip("\"'")
+        name = text[at + len("<function name=") : close]
     else:
         name = text[at + len("<function=") : close]
+    name = name.removesuffix("/")
+    if text.startswith("<function name=", at):
+        name = name.strip().strip("\"'")
     return name, close + 1
 
 
@@ -140,4 +173,22 @@ def _trim_newlines(value: str) -> str:
     return value
 
 
-OPENERS = tuple(Opener(marker, FAMILY, _read) for marker in _OPENS)
+def _read_seed(scan: Scan, at: int, marker: str) -> Block | Skip:
+    """``<seed:tool_call>`` holding one ``<function=…>`` call (or more). Left open at the
+    end of the output, it is read when its calls ended with ``</function>``."""
+    body_start = at + len(marker)
+    stop, which = scan.find_any((_SEED_CLOSE, _SEED_OPEN), body_start)
+    closed = which == _SEED_CLOSE
+    body_end = stop if stop >= 0 else len(scan.text)
+    end = stop + len(_SEED_CLOSE) if closed else body_end
+    body = scan.text[body_start:body_end]
+    found, problems = function_calls(body, scan.catalog, whole=not closed)
+    if not found and not problems:
+        problems = ["a <seed:tool_call> block holds no <function=…> call"]
+    return calls_block(at, end, SEED, found, problems)
+
+
+OPENERS = (
+    *(Opener(marker, FAMILY, _read) for marker in _OPENS),
+    Opener(_SEED_OPEN, SEED, _read_seed, repeats=True),
+)

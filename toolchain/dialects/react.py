@@ -37,6 +37,12 @@ _LABEL = re.compile(
     r"[ \t]*\d*[ \t]*(?:\*\*|__)?[ \t]*:(?:[ \t]*(?:\*\*|__))?",
     re.IGNORECASE,
 )
+# The same, after the newline that starts its line: a literal first character lets the
+# regex engine skip to each line at C speed.
+_LINE_LABEL = re.compile("\n" + _LABEL.pattern, re.IGNORECASE)
+# A label names one of these words: text holding none of them has no ReAct step.
+_WORDS = ("thought", "action", "observation", "answer")
+_NO_INPUT = "an 'Action:' has no 'Action Input:' after it"
 _CALL_WRAPPER = re.compile(r"[\w.]+\(")
 _REPAIRS = ("}", '"}', "]}", '"]}', "}}", '"}}')
 _STOP_WORD = "Observation:"
@@ -63,6 +69,17 @@ class _Section:
 
 def read_react(text: str, catalog: Catalog) -> ReActRead | None:
     """The ReAct step in ``text``; ``None`` when the text has no ReAct action or answer."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _WORDS):
+        return None
+    if _actions_only(text, lowered, catalog):
+        # Only `Action:` labels, no input and no JSON: no call can be read, however many
+        # labels there are (a model looping on `Action:` must not cost a pass per label).
+        first = _LINE_LABEL.search("\n" + text)
+        if first is None:
+            return None
+        reasoning = text[: first.start()].strip() or None
+        return ReActRead((), None, reasoning, (_NO_INPUT,))
     sections, preamble = _sections(text)
     labels = {section.label for section in sections}
     if not labels & {"action", "action input", "final answer"} and not (
@@ -82,20 +99,26 @@ def read_react(text: str, catalog: Catalog) -> ReActRead | None:
         answer = next(s.value.strip() for s in sections if s.label in ("answer", "final answer"))
         return ReActRead((), answer, reasoning, ())
     calls, problems, unread = _calls(sections, catalog)
-    return ReActRead(tuple(calls), None, reasoning, tuple(problems), unread=unread)
+    return ReActRead(tuple(calls), None, reasoning, tuple(dict.fromkeys(problems)), unread=unread)
+
+
+def _actions_only(text: str, lowered: str, catalog: Catalog) -> bool:
+    """Whether every label in ``text`` can only be an ``Action:`` with no input, none
+    of them a JSON action nor naming an offered tool: then no call can be read and the
+    reading does not depend on the labels. Decided by searches of the whole text."""
+    if any(word in lowered for word in ("thought", "observation", "answer", "input")):
+        return False
+    if "{" in text:
+        return False
+    return catalog.names is None or not any(name in text for name in catalog.names)
 
 
 def _sections(text: str) -> tuple[list[_Section], str]:
-    found: list[tuple[str, int, int]] = []
-    line = 0
-    while line <= len(text):
-        label = _LABEL.match(text, line)
-        if label is not None:
-            found.append((label.group(1).lower(), line, label.end()))
-        newline = text.find("\n", line)
-        if newline < 0:
-            break
-        line = newline + 1
+    # In "\n" + text, a label's newline is at the index its line starts at in text.
+    found = [
+        (label.group(1).lower(), label.start(), label.end() - 1)
+        for label in _LINE_LABEL.finditer("\n" + text)
+    ]
     sections = [
         _Section(label, start, text[value : found[i + 1][1] if i + 1 < len(found) else len(text)])
         for i, (label, start, value) in enumerate(found)
@@ -135,7 +158,7 @@ def _calls(sections: list[_Section], catalog: Catalog) -> tuple[list[ToolCall], 
             else:
                 blob = _json_action(section.value, catalog)
                 if blob is None:
-                    problems.append("an 'Action:' has no 'Action Input:' after it")
+                    problems.append(_NO_INPUT)
                     named = catalog.resolve(_action_name(section.value))
                     unread = unread or (catalog.names is not None and named in catalog.names)
                 else:

@@ -1,7 +1,7 @@
-"""Calls as XML elements: Claude-style and MiniMax-M2 ``<invoke name="N"><parameter
-name="K">V</parameter></invoke>``, the generic ``<tool><name>N</name><arguments><K>V
-</K></arguments></tool>``, and LangChain's XML agent ``<tool>N</tool><tool_input>…
-</tool_input>`` / ``<final_answer>…</final_answer>``.
+"""Calls as XML elements: ``<invoke name="N"><parameter name="K">V</parameter></invoke>``
+(Claude style, MiniMax-M2, DeepSeek V3.2's DSML: see ``_invoke``), the generic
+``<tool><name>N</name><arguments><K>V</K></arguments></tool>``, and LangChain's XML agent
+``<tool>N</tool><tool_input>…</tool_input>`` / ``<final_answer>…</final_answer>``.
 
 XML entities are resolved. A parameter's type comes from the tool's schema; with none,
 a value that spells a number or ``true``/``false``/``null`` is read as one (these
@@ -15,6 +15,7 @@ import html
 import re
 
 from toolchain._result import ToolCall
+from toolchain.dialects import _invoke
 from toolchain.dialects._build import calls_block, problem_block
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._json import arguments_of, decode_exact
@@ -23,42 +24,7 @@ from toolchain.dialects._scan import WS, Block, Scan, Skip
 
 __all__ = ["OPENERS"]
 
-_INVOKE = "<invoke"
-_NAME_ATTR = re.compile(r"""\s+name\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))\s*>""")
-_PARAM = "<parameter"
 _TAG = re.compile(r"<([^\W\d][\w\-.:]*)>")
-
-
-def _read_invoke(scan: Scan, at: int, marker: str) -> Block | Skip:
-    text = scan.text
-    head_end = scan.find(">", at)
-    head = _NAME_ATTR.fullmatch(text, at + len(marker), head_end + 1) if head_end >= 0 else None
-    if head is None:
-        return Skip(at + 1)
-    close = scan.find("</invoke>", head.end())
-    if close < 0:
-        return Skip(at + 1)
-    name = scan.catalog.resolve(html.unescape(next(g for g in head.groups() if g is not None)))
-    args: dict[str, object] = {}
-    body = text[head.end() : close]
-    cursor = body.find(_PARAM)
-    while cursor >= 0:
-        param_end = body.find(">", cursor)
-        attr = (
-            _NAME_ATTR.fullmatch(body, cursor + len(_PARAM), param_end + 1)
-            if param_end >= 0
-            else None
-        )
-        value_end = body.find("</parameter>", cursor)
-        if attr is None or value_end < 0:
-            return problem_block(
-                at, close + len("</invoke>"), "invoke_xml", f"a parameter of {name} is malformed"
-            )
-        key = html.unescape(next(g for g in attr.groups() if g is not None))
-        raw = html.unescape(body[attr.end() : value_end])
-        args[key] = scan.catalog.typed(name, key, raw, "infer")
-        cursor = body.find(_PARAM, value_end)
-    return calls_block(at, close + len("</invoke>"), "invoke_xml", [ToolCall(name, args)])
 
 
 def _read_tool(scan: Scan, at: int, marker: str) -> Block | Skip:
@@ -66,7 +32,7 @@ def _read_tool(scan: Scan, at: int, marker: str) -> Block | Skip:
     inner = at + len(marker)
     close = scan.find("</tool>", inner)
     if close < 0:
-        return Skip(inner)
+        return Skip(inner, retire=True)
     body = text[inner:close]
     end = close + len("</tool>")
     stripped = body.strip(WS)
@@ -165,7 +131,7 @@ def _read_answer(scan: Scan, at: int, marker: str) -> Block | Skip:
 
 
 OPENERS = (
-    Opener(_INVOKE, "invoke_xml", _read_invoke),
+    *_invoke.OPENERS,
     Opener("<tool>", "generic_xml", _read_tool),
     Opener("<tool_input>", "langchain_xml", _read_input),
     Opener("<final_answer>", "langchain_xml", _read_answer),
