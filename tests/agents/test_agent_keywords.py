@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from agents import ReActAgent, ScriptedModel, ToolCallingAgent, run_prompt
-from tests.models.loopback import LoopbackServer, Reply, json_reply, openai_completion
+from tests.support.loopback import LoopbackServer, Reply, json_reply, openai_completion
 from toolchain import (
     ExecutionContext,
     JSONToolChain,

@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from agents.cli import main
-from tests.models.loopback import LoopbackServer, openai_error, scripted_handler
+from tests.support.loopback import LoopbackServer, openai_error, scripted_handler
 
 
 def run_cli(*args: str) -> tuple[int, str]:

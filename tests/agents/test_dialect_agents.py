@@ -17,7 +17,7 @@ import pytest
 
 from agents import ReActAgent, RunFinished, ToolCallingAgent, TypedTermination
 from agents.result import AgentResult
-from tests.models.loopback import LoopbackServer, scripted_handler
+from tests.support.loopback import LoopbackServer, scripted_handler
 from toolchain import DialectToolChain, JSONToolChain, tool
 
 AgentKind = Literal["native", "react"]

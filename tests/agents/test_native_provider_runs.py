@@ -30,7 +30,7 @@ from agents import (
     TypedTermination,
 )
 from agents.models import AnthropicModel, OpenAIChatModel, ToolCallRequest, Usage
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     Reply,
     anthropic_error,

@@ -17,7 +17,7 @@ from agents.demo.script import demo_outputs
 from agents.events import ModelTextDelta, RunFinished
 from agents.models import AnthropicModel, Model, OpenAIChatModel
 from formats import XMLFormat
-from tests.models.loopback import LoopbackServer, scripted_handler
+from tests.support.loopback import LoopbackServer, scripted_handler
 
 Provider = Literal["openai", "anthropic"]
 

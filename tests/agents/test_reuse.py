@@ -33,7 +33,7 @@ from tests.agents.test_native_provider_runs import (
     streamed_text_reply,
     text_reply,
 )
-from tests.models.loopback import LoopbackServer, RecordedRequest, Reply
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
 from toolchain import JSONToolChain, tool
 
 Provider = Literal["openai", "anthropic"]

@@ -25,7 +25,7 @@ from agents import (
     ToolCallingAgent,
 )
 from agents.models import AnthropicModel, Model, OpenAIChatModel
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     anthropic_error,
     openai_completion,

@@ -27,7 +27,7 @@ from agents import (
 from agents.compaction import SummarizingCompaction
 from agents.models import ScriptedReply, ToolCallRequest
 from agents.prompt import Prompt
-from tests.models.loopback import LoopbackServer, scripted_handler
+from tests.support.loopback import LoopbackServer, scripted_handler
 from toolchain import ExecutionContext, JSONToolChain, Limits, tool
 
 Kind = Literal["react", "native"]

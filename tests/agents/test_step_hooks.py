@@ -31,7 +31,7 @@ from agents.models import (
     ScriptedReply,
     ToolCallRequest,
 )
-from tests.models.loopback import LoopbackServer, openai_completion, scripted_handler
+from tests.support.loopback import LoopbackServer, openai_completion, scripted_handler
 from toolchain import ExecutionContext, JSONToolChain, YAMLToolChain, tool
 from toolchain.testing import fixed_clock
 

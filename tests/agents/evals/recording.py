@@ -26,7 +26,7 @@ from agents.demo.script import demo_native_replies, demo_outputs
 from agents.evals import CaseResult, EvalSettings, ModelTarget, PromptCase, load_cases, run_case
 from agents.models import Model, OpenAIChatModel, ScriptedReply
 from formats import XMLFormat
-from tests.models.loopback import LoopbackServer, RecordedRequest, Reply, json_reply
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply, json_reply
 
 PROMPTS: Final = Path(__file__).resolve().parents[3] / "agents" / "evals" / "prompts"
 MODEL_NAME: Final = "loopback:scripted"

@@ -21,7 +21,7 @@ from agents.evals import CaseResult, EvalReport, EvalSettings, load_case, parse_
 from agents.evals.cli import make_console
 from agents.evals.runner import cassette_path
 from tests.agents.evals.recording import MODEL_NAME, PROMPTS
-from tests.models.loopback import LoopbackServer, scripted_handler
+from tests.support.loopback import LoopbackServer, scripted_handler
 
 ROOT = Path(__file__).resolve().parents[3]
 RELAY = str((PROMPTS / "relay" / "*.md").relative_to(ROOT))

@@ -23,7 +23,7 @@ from agents import ConsoleTraceWriter, JSONLTraceWriter, ReActAgent
 from agents.cli import main
 from agents.evals.cli import make_console
 from agents.models import OpenAIChatModel
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     RecordedRequest,
     Reply,

@@ -24,7 +24,7 @@ from agents.models import (
     UnsupportedContentError,
     Usage,
 )
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     Reply,
     anthropic_error,

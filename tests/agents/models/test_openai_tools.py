@@ -24,7 +24,7 @@ from agents.models import (
     ToolSpec,
     Usage,
 )
-from tests.models.loopback import LoopbackServer, Reply, json_reply, openai_error, sse_reply
+from tests.support.loopback import LoopbackServer, Reply, json_reply, openai_error, sse_reply
 from toolchain import ImageContent, TextContent
 
 PNG = b"\x89PNG\r\n\x1a\nfake"

@@ -2,8 +2,8 @@
 
 Run as a process by the tests, over stdio or streamable HTTP on a loopback port::
 
-    python tests/toolchain/mcp_server.py stdio [--many N] [--page-size N] [--malformed]
-    python tests/toolchain/mcp_server.py http [--many N] [--page-size N] [--unreadable]
+    python tests/toolchain/mcp/mcp_server.py stdio [--many N] [--page-size N] [--malformed]
+    python tests/toolchain/mcp/mcp_server.py http [--many N] [--page-size N] [--unreadable]
 
 Over HTTP it binds 127.0.0.1 on a port the system picks and prints
 ``listening on <port>`` on stdout once it accepts connections.

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from formats import XMLFormat
-from tests.valkey import Valkey
+from tests.support.valkey import Valkey
 from toolchain import (
     ExecutionContext,
     Extension,

@@ -21,7 +21,7 @@ from agents.models import (
     UnsupportedContentError,
     Usage,
 )
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     anthropic_error,
     anthropic_message,

@@ -1,5 +1,5 @@
 """``toolchain.mcp`` against real MCP servers the tests start: the SDK-built server of
-``tests/toolchain/mcp_server.py`` over stdio and over streamable HTTP on loopback, and
+``tests/toolchain/mcp/mcp_server.py`` over stdio and over streamable HTTP on loopback, and
 the reference ``@modelcontextprotocol/server-everything`` from npm (installed into a
 cache directory; skipped, with the reason, where node or npm is missing or the install
 fails). Both agents run on scripted models.
@@ -30,6 +30,7 @@ import pytest
 from agents import AgentResult, ReActAgent, ToolCallingAgent
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from formats import XMLFormat
+from tests.toolchain.mcp.mcp_server import BIG_TEXT_LINES, PNG, report_rows, report_table
 from toolchain import (
     BeforeToolCall,
     ExecutionContext,
@@ -44,8 +45,6 @@ from toolchain.discovery import ToolIndex, ToolSearch
 from toolchain.mcp import MCPConnectionError, MCPServer, MCPTool
 from toolchain.relay import ContextRelay
 from toolchain.testing import fixed_clock
-
-from .mcp_server import BIG_TEXT_LINES, PNG, report_rows, report_table
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 BASE_TOOLS = [

@@ -32,7 +32,7 @@ from agents.models import (
     ScriptedModel,
 )
 from agents.trace import JSONLTraceWriter
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     Reply,
     anthropic_error,

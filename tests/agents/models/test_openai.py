@@ -22,7 +22,7 @@ from agents.models import (
     UnsupportedContentError,
     Usage,
 )
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     json_reply,
     openai_completion,

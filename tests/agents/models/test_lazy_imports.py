@@ -16,7 +16,7 @@ import pytest
 import agents.models
 from agents.models import _anthropic, _openai
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SDKS = ("openai", "anthropic", "httpx2")
 
 # Prints the SDKs loaded so far, one line per checkpoint: "<label>: a,b".
@@ -78,7 +78,7 @@ def test_openai_chat_model_loads_its_sdk_when_built_and_still_works() -> None:
         """
         import asyncio
         from agents import Message, OpenAIChatModel
-        from tests.models.loopback import LoopbackServer, openai_completion
+        from tests.support.loopback import LoopbackServer, openai_completion
         loaded("import")
 
         async def ask(base_url):

@@ -15,7 +15,7 @@ from agents.models import (
     provider_settings,
     resolve_model,
 )
-from tests.models.loopback import LoopbackServer, openai_completion
+from tests.support.loopback import LoopbackServer, openai_completion
 
 HELLO = [Message.text("user", "hello")]
 
@@ -200,7 +200,7 @@ def test_building_a_model_makes_no_network_call(provider: str) -> None:
 
 
 def test_builtin_openai_compatible_providers_load_only_the_openai_sdk() -> None:
-    from tests.models.test_lazy_imports import run_fresh
+    from tests.agents.models.test_lazy_imports import run_fresh
 
     seen = run_fresh(
         """

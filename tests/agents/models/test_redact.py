@@ -23,7 +23,7 @@ from agents.models import (
     resolve_model,
 )
 from agents.trace import JSONLTraceWriter
-from tests.models.loopback import LoopbackServer, anthropic_error, openai_error
+from tests.support.loopback import LoopbackServer, anthropic_error, openai_error
 from toolchain import (
     AfterToolCall,
     ExecutionContext,

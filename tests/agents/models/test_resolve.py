@@ -12,7 +12,7 @@ from agents.models import (
     ScriptedModel,
     resolve_model,
 )
-from tests.models.loopback import LoopbackServer, anthropic_message, openai_completion
+from tests.support.loopback import LoopbackServer, anthropic_message, openai_completion
 
 HELLO = [Message.text("user", "hello")]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.models.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from formats import Section, XMLFormat
 from toolchain import ExecutionContext, JSONToolChain, Tool, ToolCall, ToolResult, YAMLToolChain
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "gent-logs"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "gent-logs"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from tests.models.loopback import (
+from tests.support.loopback import (
     Handler,
     RecordedRequest,
     Reply,

@@ -19,7 +19,7 @@ from agents import ToolCallingAgent
 from agents._tool_specs import tool_spec
 from agents.models import ScriptedModel
 from formats import XMLFormat
-from tests.toolchain.tools import AsyncSleeper, Sleeper
+from tests.support.tools import AsyncSleeper, Sleeper
 from toolchain import (
     AfterToolCall,
     BeforeToolCall,

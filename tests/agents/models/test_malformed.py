@@ -24,7 +24,7 @@ from agents.models import (
     TextDelta,
     ToolCallDelta,
 )
-from tests.models.loopback import (
+from tests.support.loopback import (
     LoopbackServer,
     Reply,
     anthropic_message,

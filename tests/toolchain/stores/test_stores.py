@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.valkey import Valkey, free_port
+from tests.support.valkey import Valkey, free_port
 from toolchain import run_sync
 from toolchain.stores import (
     DEFAULT_TTL,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from toolchain.stores import RedisStore
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 REDIS_TTL = 0.15  # a real expiry on the server: short, and polled for
 START = 1_000_000.0  # the fake clocks' first reading
 
