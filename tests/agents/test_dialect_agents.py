@@ -9,7 +9,7 @@ markup could not be read, never take it as the answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pydantic
@@ -17,7 +17,8 @@ import pytest
 
 from agents import ReActAgent, RunFinished, ToolCallingAgent, TypedTermination
 from agents.result import AgentResult
-from tests.support.loopback import LoopbackServer, scripted_handler
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
 from toolchain import DialectToolChain, JSONToolChain, tool
 
 AgentKind = Literal["native", "react"]
@@ -50,11 +51,10 @@ def get_weather(city: str, days: int = 1) -> dict[str, object]:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        monkeypatch.setenv("VLLM_API_BASE", running.openai_base_url)
-        monkeypatch.setenv("VLLM_API_KEY", "local-key")
-        yield running
+def server(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> LoopbackServer:
+    monkeypatch.setenv("VLLM_API_BASE", loopback.openai_base_url)
+    monkeypatch.setenv("VLLM_API_KEY", "local-key")
+    return loopback
 
 
 def make_agent(kind: AgentKind) -> ToolCallingAgent[str] | ReActAgent[str]:
@@ -82,7 +82,7 @@ async def run(
 
 def script(server: LoopbackServer, outputs: Sequence[str]) -> None:
     # chunk_size=4 splits every marker across stream chunks.
-    server.respond_with(scripted_handler(outputs, chunk_size=4))
+    server.respond_with(chat_script(outputs, chunk_size=4))
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])

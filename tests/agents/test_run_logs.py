@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
 from typing import Literal
 
 import pytest
@@ -25,25 +24,16 @@ from agents import (
     ToolCallingAgent,
 )
 from agents.models import AnthropicModel, Model, OpenAIChatModel
-from tests.support.loopback import (
-    LoopbackServer,
-    anthropic_error,
-    openai_completion,
-    openai_error,
-)
+from tests.support.anthropic_replies import anthropic_error
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion, openai_error
+from tests.support.replies import Provider
 from toolchain import ExecutionContext, JSONToolChain, Limits, ToolError, tool
 from toolchain._redact import REDACTED
 
 KEY = "Lq2Vn8XwRt0pZs4Ke-no-shape"  # no known key shape: only remembering it blanks it
 
-Provider = Literal["openai", "anthropic"]
 AgentKind = Literal["react", "native"]
-
-
-@pytest.fixture
-def loopback() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as server:
-        yield server
 
 
 @tool

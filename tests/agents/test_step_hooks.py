@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pytest
@@ -31,7 +31,9 @@ from agents.models import (
     ScriptedReply,
     ToolCallRequest,
 )
-from tests.support.loopback import LoopbackServer, openai_completion, scripted_handler
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion
 from toolchain import ExecutionContext, JSONToolChain, YAMLToolChain, tool
 from toolchain.testing import fixed_clock
 
@@ -435,12 +437,6 @@ async def test_without_changes_each_request_extends_the_one_before(kind: Kind, s
     assert model.requests[-1].messages == result.messages[:-1]
 
 
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
-
-
 def assert_bodies_extend(bodies: Sequence[dict[str, Any]]) -> None:
     for before, after in itertools.pairwise(bodies):
         sent_before: list[object] = before["messages"]
@@ -457,7 +453,7 @@ async def test_on_the_wire_react_requests_extend_the_one_before(server: Loopback
         "<action>\n- tool: mul\n  args: {a: 3, b: 4}\n</action>",
         "<answer>3 and 12</answer>",
     ]
-    server.respond_with(scripted_handler(outputs))
+    server.respond_with(chat_script(outputs, chunk_size=5))
     model = OpenAIChatModel("gpt-test", api_key="k", base_url=server.openai_base_url)
     chain = YAMLToolChain().register_tool(add).register_tool(mul)
     try:

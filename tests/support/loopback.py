@@ -1,15 +1,18 @@
-"""A scriptable HTTP server on 127.0.0.1 that speaks the OpenAI and Anthropic wire protocols.
+"""A scriptable HTTP server on 127.0.0.1 for the provider SDKs, and its raw replies.
 
 Point the official SDKs at it to test model adapters, or a whole agent run, with no
 network and no mocks. Each request takes the next queued `Reply` (or, once the queue
 is empty, whatever ``respond_with``'s handler returns) and is recorded, so a test can
-assert what the SDK really sent.
+assert what the SDK really sent. The replies in each provider's shape are built in
+`tests.support.openai_replies` and `tests.support.anthropic_replies`; a handler playing
+a script of turns is `tests.support.chat_script.chat_script`.
 
 Server
 ------
 ``LoopbackServer()``
     A context manager (or ``start()`` / ``close()``) serving HTTP/1.1 on an ephemeral
     port in a background thread. ``close()`` cuts open connections and wakes every delay.
+    The ``loopback`` fixture (``tests/conftest.py``) gives a test one, running.
 ``.base_url``
     ``http://127.0.0.1:<port>``: the ``base_url`` for the Anthropic SDK.
 ``.openai_base_url``
@@ -32,23 +35,15 @@ Data
     by one with chunked transfer encoding, ``chunk_delay`` seconds apart, in place of
     ``body``. ``reply.delayed(seconds)`` is a copy with another ``delay``.
 
-Reply builders
---------------
-``json_reply(obj, status=200, headers=())``, ``sse_reply(events, headers=())``
-    Raw JSON, and server-sent events from ``(event name or None, JSON object or str)``.
-``openai_completion(text, ...)`` / ``openai_stream(deltas, ...)``
-    A chat completion, whole or as ``chat.completion.chunk`` events (one per delta, a
-    finish chunk, a usage chunk with empty ``choices``, then ``data: [DONE]``).
-``anthropic_message(text, ...)`` / ``anthropic_stream(deltas, ...)``
-    A message, whole or as message_start, content_block_start, ping,
-    content_block_delta per delta, content_block_stop, message_delta, message_stop.
-``openai_error(status, message, ...)`` / ``anthropic_error(status, message, ...)``
-    Each provider's error body. ``retry_after_ms`` (1 by default) sets the
-    ``retry-after-ms`` header both SDKs honour, so retries happen at once.
-``scripted_handler(outputs, chunk_size=5)``
-    A handler for ``respond_with`` that answers each request with the next output in
-    the format the request asks for: OpenAI or Anthropic by path, streamed or not by
-    the body's ``stream`` flag. Handy for driving a multi-step agent run.
+Raw replies
+-----------
+``json_reply(obj, status=200, headers=())``
+    ``obj`` as a JSON body.
+``sse_reply(events, headers=(), split_every=None)``
+    Server-sent events from ``(event name or None, JSON object or str)``, one chunk
+    each, or cut every ``split_every`` bytes wherever that falls.
+``refusal(message)``
+    A 400 no SDK retries, saying ``loopback: <message>``.
 
 Example::
 
@@ -66,7 +61,7 @@ import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -77,19 +72,10 @@ __all__ = [
     "LoopbackServer",
     "RecordedRequest",
     "Reply",
-    "anthropic_error",
-    "anthropic_message",
-    "anthropic_stream",
     "json_reply",
-    "openai_completion",
-    "openai_error",
-    "openai_stream",
-    "scripted_handler",
+    "refusal",
     "sse_reply",
 ]
-
-_OPENAI_MODEL = "gpt-loopback"
-_ANTHROPIC_MODEL = "claude-loopback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,11 +208,11 @@ class LoopbackServer:
                 return self._queue.popleft()
             handler = self._handler
         if handler is None:
-            return _refusal(f"no reply queued for {request.method} {request.path}")
+            return refusal(f"no reply queued for {request.method} {request.path}")
         try:
             return handler(request)
         except Exception as err:
-            return _refusal(f"the respond_with handler raised {err!r}")
+            return refusal(f"the respond_with handler raised {err!r}")
 
     def _wait(self, seconds: float) -> bool:
         """Sleep ``seconds``; True when the server is closing instead."""
@@ -315,7 +301,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def _refusal(message: str) -> Reply:
+def refusal(message: str) -> Reply:
+    """A 400 that no SDK retries, its error message ``loopback: <message>``."""
     body = {"error": {"message": f"loopback: {message}", "type": "invalid_request_error"}}
     return json_reply(body, status=400, headers=(("x-should-retry", "false"),))
 
@@ -330,228 +317,28 @@ def json_reply(obj: object, *, status: int = 200, headers: Iterable[tuple[str, s
 
 
 def sse_reply(
-    events: Iterable[tuple[str | None, object]], *, headers: Iterable[tuple[str, str]] = ()
+    events: Iterable[tuple[str | None, object]],
+    *,
+    headers: Iterable[tuple[str, str]] = (),
+    split_every: int | None = None,
 ) -> Reply:
     """Server-sent events, one chunk each: ``(event name or None, data)``.
 
-    ``data`` is JSON-encoded unless it is already a string (such as ``[DONE]``).
+    ``data`` is JSON-encoded unless it is already a string (such as ``[DONE]``); text
+    goes as UTF-8, as the providers send it, not as ``\\u`` escapes. With ``split_every``
+    the body goes in chunks of that many bytes, whatever they cut: event lines, JSON,
+    and the bytes of one multi-byte character.
     """
-    chunks: list[bytes] = []
+    frames: list[bytes] = []
     for event, data in events:
-        text = data if isinstance(data, str) else json.dumps(data)
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
         head = f"event: {event}\n" if event is not None else ""
-        chunks.append(f"{head}data: {text}\n\n".encode())
+        frames.append(f"{head}data: {text}\n\n".encode())
+    chunks = tuple(frames)
+    if split_every is not None:
+        whole = b"".join(frames)
+        chunks = tuple(whole[i : i + split_every] for i in range(0, len(whole), split_every))
     return Reply(
         headers=(("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), *headers),
-        chunks=tuple(chunks),
+        chunks=chunks,
     )
-
-
-def _tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def openai_completion(
-    text: str,
-    *,
-    finish_reason: str = "stop",
-    prompt_tokens: int = 10,
-    completion_tokens: int | None = None,
-    model: str = _OPENAI_MODEL,
-    choice_extra: Mapping[str, object] | None = None,
-) -> Reply:
-    """A ``chat.completion`` body with one choice; ``choice_extra`` adds fields to it."""
-    completion = completion_tokens if completion_tokens is not None else _tokens(text)
-    choice = {
-        "index": 0,
-        "message": {"role": "assistant", "content": text, "refusal": None},
-        "logprobs": None,
-        "finish_reason": finish_reason,
-        **(choice_extra or {}),
-    }
-    return json_reply(
-        {
-            "id": "chatcmpl-loopback",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": model,
-            "choices": [choice],
-            "usage": _openai_usage(prompt_tokens, completion),
-        }
-    )
-
-
-def openai_stream(
-    deltas: Sequence[str],
-    *,
-    finish_reason: str = "stop",
-    prompt_tokens: int = 10,
-    completion_tokens: int | None = None,
-    model: str = _OPENAI_MODEL,
-    include_usage: bool = True,
-) -> Reply:
-    """``chat.completion.chunk`` events for ``deltas``, a finish chunk, usage, ``[DONE]``."""
-    completion = completion_tokens if completion_tokens is not None else _tokens("".join(deltas))
-
-    def chunk(choices: list[object], usage: object = None) -> dict[str, object]:
-        return {
-            "id": "chatcmpl-loopback",
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": model,
-            "choices": choices,
-            "usage": usage,
-        }
-
-    def choice(delta: Mapping[str, object], finish: str | None = None) -> dict[str, object]:
-        return {"index": 0, "delta": dict(delta), "logprobs": None, "finish_reason": finish}
-
-    events: list[tuple[str | None, object]] = [
-        (None, chunk([choice({"role": "assistant", "content": ""})]))
-    ]
-    events += [(None, chunk([choice({"content": delta})])) for delta in deltas]
-    events.append((None, chunk([choice({}, finish_reason)])))
-    if include_usage:
-        events.append((None, chunk([], _openai_usage(prompt_tokens, completion))))
-    events.append((None, "[DONE]"))
-    return sse_reply(events)
-
-
-def _openai_usage(prompt: int, completion: int) -> dict[str, int]:
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
-
-
-def anthropic_message(
-    text: str,
-    *,
-    stop_reason: str = "end_turn",
-    stop_sequence: str | None = None,
-    input_tokens: int = 10,
-    output_tokens: int | None = None,
-    model: str = _ANTHROPIC_MODEL,
-) -> Reply:
-    """A Messages API ``message`` body with one text block."""
-    return json_reply(
-        {
-            "id": "msg_loopback",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": stop_reason,
-            "stop_sequence": stop_sequence,
-            "usage": {
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens if output_tokens is not None else _tokens(text),
-            },
-        }
-    )
-
-
-def anthropic_stream(
-    deltas: Sequence[str],
-    *,
-    stop_reason: str = "end_turn",
-    stop_sequence: str | None = None,
-    input_tokens: int = 10,
-    output_tokens: int | None = None,
-    model: str = _ANTHROPIC_MODEL,
-) -> Reply:
-    """The Messages API event sequence streaming ``deltas`` as one text block."""
-    output = output_tokens if output_tokens is not None else _tokens("".join(deltas))
-    message: dict[str, object] = {
-        "id": "msg_loopback",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
-    }
-    events: list[tuple[str | None, object]] = [
-        ("message_start", {"type": "message_start", "message": message}),
-        (
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-        ),
-        ("ping", {"type": "ping"}),
-    ]
-    events += [
-        (
-            "content_block_delta",
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": d}},
-        )
-        for d in deltas
-    ]
-    events += [
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop_reason, "stop_sequence": stop_sequence},
-                "usage": {"output_tokens": output},
-            },
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return sse_reply(events)
-
-
-def _retry_headers(retry_after_ms: int | None) -> tuple[tuple[str, str], ...]:
-    return (("retry-after-ms", str(retry_after_ms)),) if retry_after_ms is not None else ()
-
-
-def openai_error(
-    status: int,
-    message: str,
-    *,
-    error_type: str = "server_error",
-    retry_after_ms: int | None = 1,
-) -> Reply:
-    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}``."""
-    body = {"error": {"message": message, "type": error_type, "param": None, "code": None}}
-    return json_reply(body, status=status, headers=_retry_headers(retry_after_ms))
-
-
-def anthropic_error(
-    status: int,
-    message: str,
-    *,
-    error_type: str = "api_error",
-    retry_after_ms: int | None = 1,
-) -> Reply:
-    """An Anthropic-style error: ``{"type": "error", "error": {"type", "message"}}``."""
-    body = {"type": "error", "error": {"type": error_type, "message": message}}
-    return json_reply(body, status=status, headers=_retry_headers(retry_after_ms))
-
-
-def scripted_handler(outputs: Sequence[str], *, chunk_size: int = 5) -> Handler:
-    """A ``respond_with`` handler replying with ``outputs`` in turn, in the asked-for format.
-
-    Past the last output it answers 400 (not retried) saying the script ran out.
-    """
-    remaining = deque(outputs)
-    lock = threading.Lock()
-
-    def handle(request: RecordedRequest) -> Reply:
-        with lock:
-            if not remaining:
-                return _refusal(f"all {len(outputs)} scripted outputs were used")
-            text = remaining.popleft()
-        streamed = bool(request.json().get("stream"))
-        pieces = [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)]
-        if request.path.partition("?")[0].endswith("/messages"):
-            return anthropic_stream(pieces) if streamed else anthropic_message(text)
-        return openai_stream(pieces) if streamed else openai_completion(text)
-
-    return handle

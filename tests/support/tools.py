@@ -1,4 +1,4 @@
-"""Small typed tools shared by the toolchain tests."""
+"""Small typed tools the toolchain and agent tests share."""
 
 from __future__ import annotations
 

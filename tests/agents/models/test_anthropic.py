@@ -17,19 +17,13 @@ from agents.models import (
     ModelCallError,
     ModelResponse,
     ModelTimeoutError,
-    TextDelta,
     UnsupportedContentError,
     Usage,
 )
-from tests.support.loopback import (
-    LoopbackServer,
-    anthropic_error,
-    anthropic_message,
-    anthropic_stream,
-    json_reply,
-    scripted_handler,
-    sse_reply,
-)
+from tests.agents.models.streams import stream_texts
+from tests.support.anthropic_replies import anthropic_error, anthropic_message, anthropic_stream
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer, json_reply, sse_reply
 from toolchain import AudioContent, BinaryContent, ImageContent, TextContent
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -52,16 +46,6 @@ async def impatient(loopback: LoopbackServer) -> AsyncIterator[AnthropicModel]:
     )
     yield adapter
     await adapter.aclose()
-
-
-async def collect(
-    model: Model, messages: list[Message], options: GenerateOptions | None = None
-) -> tuple[list[str], ModelResponse]:
-    items = [item async for item in model.stream(messages, options)]
-    assert sum(isinstance(item, ModelResponse) for item in items) == 1
-    final = items[-1]
-    assert isinstance(final, ModelResponse)
-    return [item.text for item in items if isinstance(item, TextDelta)], final
 
 
 def test_is_a_model(model: AnthropicModel) -> None:
@@ -237,7 +221,7 @@ async def test_stream_reassembles_deltas_split_mid_tag(
     loopback: LoopbackServer, model: AnthropicModel
 ) -> None:
     loopback.enqueue(anthropic_stream(["<ans", "wer>4", "2</answer>"], input_tokens=9))
-    deltas, final = await collect(model, QUESTION)
+    deltas, final = await stream_texts(model, QUESTION)
     assert deltas == ["<ans", "wer>4", "2</answer>"]
     assert final == ModelResponse("<answer>42</answer>", "stop", Usage(9, 4), "claude-loopback")
     body = loopback.last_request.json()
@@ -251,7 +235,7 @@ async def test_stream_reports_a_matched_stop_sequence(
     loopback.enqueue(
         anthropic_stream(["Action: calc"], stop_reason="stop_sequence", stop_sequence="\nObs")
     )
-    _, final = await collect(model, QUESTION, GenerateOptions(stop=("\nObs",), max_tokens=99))
+    _, final = await stream_texts(model, QUESTION, GenerateOptions(stop=("\nObs",), max_tokens=99))
     assert final.stop_reason == "stop_sequence"
     body = loopback.last_request.json()
     assert (body["stop_sequences"], body["max_tokens"]) == (["\nObs"], 99)
@@ -263,7 +247,7 @@ async def test_stream_stalling_mid_way_times_out(
     # The SDK lets this read timeout escape unwrapped; the adapter must still translate it.
     loopback.enqueue(replace(anthropic_stream(["a", "b"]), chunk_delay=5))
     with pytest.raises(ModelTimeoutError):
-        await collect(impatient, QUESTION)
+        await stream_texts(impatient, QUESTION)
 
 
 async def test_stream_error_event_raises_model_call_error(
@@ -277,7 +261,7 @@ async def test_stream_error_event_raises_model_call_error(
     assert error.chunks is not None
     loopback.enqueue(replace(start, chunks=start.chunks[:2] + error.chunks))
     with pytest.raises(ModelCallError, match="error mid-stream: Busy"):
-        await collect(model, QUESTION)
+        await stream_texts(model, QUESTION)
 
 
 @pytest.mark.parametrize(
@@ -327,8 +311,8 @@ async def test_cached_input_tokens_count_as_input(
 async def test_scripted_handler_answers_whole_and_streamed_calls(
     loopback: LoopbackServer, model: AnthropicModel
 ) -> None:
-    loopback.respond_with(scripted_handler(["Thought: multiply", "Final Answer: 42"]))
+    loopback.respond_with(chat_script(["Thought: multiply", "Final Answer: 42"], chunk_size=5))
     first = await model.generate(QUESTION)
-    deltas, second = await collect(model, QUESTION)
+    deltas, second = await stream_texts(model, QUESTION)
     assert first.text == "Thought: multiply"
     assert (deltas, second.text) == (["Final", " Answ", "er: 4", "2"], "Final Answer: 42")

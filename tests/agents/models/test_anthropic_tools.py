@@ -1,7 +1,7 @@
 """`AnthropicModel`'s native tool calling and prompt caching, through the real SDK.
 
-Every reply here is built from the loopback server's ``json_reply``/``sse_reply``
-primitives, so the SDK parses exactly the bytes the Messages API would send.
+Every reply here comes from `tests.support.anthropic_replies`, so the SDK parses the
+bytes the Messages API would send.
 """
 
 from __future__ import annotations
@@ -24,14 +24,16 @@ from agents.models import (
     UnsupportedContentError,
     Usage,
 )
-from tests.support.loopback import (
-    LoopbackServer,
-    Reply,
+from tests.agents.models.streams import stream_items
+from tests.support.anthropic_replies import (
+    anthropic_blocks,
+    anthropic_blocks_stream,
     anthropic_error,
     anthropic_message,
-    json_reply,
-    sse_reply,
+    json_pieces,
+    tool_use,
 )
+from tests.support.loopback import LoopbackServer, Reply
 from toolchain import ImageContent, TextContent
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -65,83 +67,6 @@ async def caching(loopback: LoopbackServer) -> AsyncIterator[AnthropicModel]:
     )
     yield adapter
     await adapter.aclose()
-
-
-def message_reply(
-    content: Sequence[Mapping[str, object]],
-    *,
-    stop_reason: str = "tool_use",
-    usage: Mapping[str, object] | None = None,
-) -> Reply:
-    """A whole Messages API message with the given content blocks."""
-    return json_reply(
-        {
-            "id": "msg_tools",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-loopback",
-            "content": list(content),
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": dict(usage) if usage is not None else {"input_tokens": 30, "output_tokens": 9},
-        }
-    )
-
-
-def tool_use(id: object, name: str, input: object) -> dict[str, object]:
-    return {"type": "tool_use", "id": id, "name": name, "input": input}
-
-
-def event(kind: str, **fields: object) -> tuple[str, dict[str, object]]:
-    return kind, {"type": kind, **fields}
-
-
-def stream_reply(
-    blocks: Sequence[tuple[Mapping[str, object], Sequence[Mapping[str, object]]]],
-    *,
-    start_usage: Mapping[str, object] | None = None,
-    end_usage: Mapping[str, object] | None = None,
-    stop_reason: str = "tool_use",
-) -> Reply:
-    """A streamed message: each block's ``content_block_start``, its deltas, its stop."""
-    message: dict[str, object] = {
-        "id": "msg_tools",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-loopback",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": dict(start_usage or {"input_tokens": 30, "output_tokens": 1}),
-    }
-    events = [event("message_start", message=message), event("ping")]
-    for index, (block, deltas) in enumerate(blocks):
-        events.append(event("content_block_start", index=index, content_block=dict(block)))
-        events += [event("content_block_delta", index=index, delta=dict(d)) for d in deltas]
-        events.append(event("content_block_stop", index=index))
-    events.append(
-        event(
-            "message_delta",
-            delta={"stop_reason": stop_reason, "stop_sequence": None},
-            usage=dict(end_usage or {"output_tokens": 21}),
-        )
-    )
-    events.append(event("message_stop"))
-    return sse_reply(events)
-
-
-def json_pieces(*pieces: str) -> list[dict[str, object]]:
-    return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
-
-
-async def collect(
-    model: AnthropicModel, messages: list[Message], options: GenerateOptions | None = None
-) -> tuple[list[TextDelta | ToolCallDelta], ModelResponse]:
-    items = [item async for item in model.stream(messages, options)]
-    final = items.pop()
-    assert isinstance(final, ModelResponse)
-    assert not any(isinstance(item, ModelResponse) for item in items)
-    return [item for item in items if not isinstance(item, ModelResponse)], final
 
 
 async def test_request_carries_tool_specs_and_auto_choice(
@@ -297,7 +222,7 @@ async def test_two_parallel_tool_use_blocks_are_parsed_with_ids(
     loopback: LoopbackServer, model: AnthropicModel
 ) -> None:
     loopback.enqueue(
-        message_reply(
+        anthropic_blocks(
             [
                 {"type": "text", "text": "Working on both."},
                 tool_use("toolu_01A", "add", {"a": 2, "b": 3}),
@@ -325,7 +250,7 @@ async def test_streamed_input_json_split_at_awkward_points_assembles_and_yields_
     add_pieces = ('{"', 'a": ', "2", ', "b"', ":3", "}")
     plot_pieces = ("", '{"title": "caf', "\\u00e9", ' \\"q', '\\"", "points": [[0, 1.', "5]]}")
     loopback.enqueue(
-        stream_reply(
+        anthropic_blocks_stream(
             [
                 ({"type": "text", "text": ""}, [{"type": "text_delta", "text": "On it."}]),
                 (tool_use("toolu_1", "add", {}), json_pieces(*add_pieces)),
@@ -334,7 +259,7 @@ async def test_streamed_input_json_split_at_awkward_points_assembles_and_yields_
             ]
         )
     )
-    deltas, final = await collect(model, QUESTION, TOOLS)
+    deltas, final = await stream_items(model, QUESTION, TOOLS)
     assert deltas == [
         TextDelta("On it."),
         ToolCallDelta(0, id="toolu_1", name="add"),
@@ -363,8 +288,8 @@ async def test_streamed_input_json_split_at_awkward_points_assembles_and_yields_
 async def test_a_streamed_call_whose_input_came_at_its_start_is_kept(
     loopback: LoopbackServer, model: AnthropicModel
 ) -> None:
-    loopback.enqueue(stream_reply([(tool_use("toolu_1", "add", {"a": 1, "b": 2}), [])]))
-    deltas, final = await collect(model, QUESTION, TOOLS)
+    loopback.enqueue(anthropic_blocks_stream([(tool_use("toolu_1", "add", {"a": 1, "b": 2}), [])]))
+    deltas, final = await stream_items(model, QUESTION, TOOLS)
     assert deltas == [
         ToolCallDelta(0, id="toolu_1", name="add"),
         ToolCallDelta(0, arguments='{"a":1,"b":2}'),
@@ -381,7 +306,7 @@ async def test_cache_prompt_places_breakpoints_on_system_and_last_block(
         "cache_read_input_tokens": 1800,
         "output_tokens": 9,
     }
-    loopback.enqueue(message_reply([{"type": "text", "text": "5"}], usage=usage))
+    loopback.enqueue(anthropic_blocks([{"type": "text", "text": "5"}], usage=usage))
     call = ToolCallRequest("toolu_1", "add", '{"a": 2, "b": 3}')
     history = [
         *QUESTION,
@@ -434,14 +359,14 @@ async def test_streamed_cached_tokens_reach_usage(
 ) -> None:
     start = {"input_tokens": 4, "cache_read_input_tokens": 900, "output_tokens": 1}
     loopback.enqueue(
-        stream_reply(
+        anthropic_blocks_stream(
             [({"type": "text", "text": ""}, [{"type": "text_delta", "text": "5"}])],
             start_usage=start,
             end_usage={"output_tokens": 3},
             stop_reason="end_turn",
         )
     )
-    _, final = await collect(caching, QUESTION)
+    _, final = await stream_items(caching, QUESTION)
     assert final.usage == Usage(904, 3, cached_input_tokens=900)
     assert loopback.last_request.json()["system"][0]["cache_control"] == {"type": "ephemeral"}
 
@@ -451,7 +376,7 @@ async def test_rate_limit_then_success_with_tools(
 ) -> None:
     loopback.enqueue(
         anthropic_error(429, "slow down", error_type="rate_limit_error"),
-        message_reply([tool_use("toolu_1", "add", {"a": 2, "b": 3})]),
+        anthropic_blocks([tool_use("toolu_1", "add", {"a": 2, "b": 3})]),
     )
     response = await model.generate(QUESTION, GenerateOptions(tools=(ADD,), tool_choice="add"))
     assert response.tool_calls == (ToolCallRequest("toolu_1", "add", '{"a":2,"b":3}'),)
@@ -461,13 +386,13 @@ async def test_rate_limit_then_success_with_tools(
 
 
 def _whole(block: dict[str, object]) -> Reply:
-    return message_reply([block])
+    return anthropic_blocks([block])
 
 
 def _streamed(
     start: Mapping[str, object], deltas: Sequence[Mapping[str, object]], index: int = 0
 ) -> Reply:
-    reply = stream_reply([(start, deltas)])
+    reply = anthropic_blocks_stream([(start, deltas)])
     if index == 0:
         return reply
     assert reply.chunks is not None  # move the deltas to another block index
@@ -531,6 +456,8 @@ async def test_malformed_tool_use_raises_model_call_error(
 ) -> None:
     loopback.enqueue(reply)
     with pytest.raises(ModelCallError) as caught:
-        await (collect(model, QUESTION, TOOLS) if streamed else model.generate(QUESTION, TOOLS))
+        await (
+            stream_items(model, QUESTION, TOOLS) if streamed else model.generate(QUESTION, TOOLS)
+        )
     assert type(caught.value) is ModelCallError
     assert says in str(caught.value)

@@ -32,16 +32,9 @@ from agents.models import (
     ScriptedModel,
 )
 from agents.trace import JSONLTraceWriter
-from tests.support.loopback import (
-    LoopbackServer,
-    Reply,
-    anthropic_error,
-    anthropic_message,
-    anthropic_stream,
-    openai_completion,
-    openai_error,
-    openai_stream,
-)
+from tests.support.anthropic_replies import anthropic_error, anthropic_message, anthropic_stream
+from tests.support.loopback import LoopbackServer, Reply
+from tests.support.openai_replies import openai_completion, openai_error, openai_stream
 from toolchain import ExecutionContext
 
 QUESTION = [Message.text("user", "What is 6 * 7?")]

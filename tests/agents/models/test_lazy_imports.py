@@ -6,45 +6,11 @@ the SDKs.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
 
 import agents.models
 from agents.models import _anthropic, _openai
-
-ROOT = Path(__file__).resolve().parents[3]
-SDKS = ("openai", "anthropic", "httpx2")
-
-# Prints the SDKs loaded so far, one line per checkpoint: "<label>: a,b".
-_PRELUDE = f"""
-import sys
-def loaded(label):
-    names = [name for name in {SDKS!r} if name in sys.modules]
-    print(f"{{label}}: {{','.join(names)}}", flush=True)
-"""
-
-
-def run_fresh(code: str) -> dict[str, set[str]]:
-    """Run ``code`` in a new interpreter; the SDKs loaded at each ``loaded(label)``."""
-    script = _PRELUDE + textwrap.dedent(code)
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    checkpoints: dict[str, set[str]] = {}
-    for line in done.stdout.splitlines():
-        label, _, names = line.partition(": ")
-        checkpoints[label] = set(filter(None, names.split(",")))
-    return checkpoints
+from tests.agents.models.sdk_imports import run_fresh
 
 
 def test_importing_agents_loads_no_provider_sdk() -> None:
@@ -78,7 +44,8 @@ def test_openai_chat_model_loads_its_sdk_when_built_and_still_works() -> None:
         """
         import asyncio
         from agents import Message, OpenAIChatModel
-        from tests.support.loopback import LoopbackServer, openai_completion
+        from tests.support.loopback import LoopbackServer
+        from tests.support.openai_replies import openai_completion
         loaded("import")
 
         async def ask(base_url):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -24,14 +24,10 @@ from agents.models import (
     TextDelta,
     ToolCallDelta,
 )
-from tests.support.loopback import (
-    LoopbackServer,
-    Reply,
-    anthropic_message,
-    json_reply,
-    openai_completion,
-    sse_reply,
-)
+from tests.support.anthropic_replies import anthropic_message
+from tests.support.loopback import LoopbackServer, Reply, json_reply, sse_reply
+from tests.support.openai_replies import openai_completion
+from tests.support.replies import Provider
 
 QUESTION = [Message.text("user", "What is 6 * 7?")]
 HTML = Reply(
@@ -39,8 +35,6 @@ HTML = Reply(
     body=b"<html><body><h1>502 Bad Gateway</h1></body></html>",
 )
 NOT_JSON = Reply(headers=(("Content-Type", "application/json"),), body=b"{not json}")
-
-Provider = Literal["openai", "anthropic"]
 
 
 @dataclass(frozen=True)

@@ -18,18 +18,13 @@ from agents.models import (
     ModelResponse,
     ModelTimeoutError,
     OpenAIChatModel,
-    TextDelta,
     UnsupportedContentError,
     Usage,
 )
-from tests.support.loopback import (
-    LoopbackServer,
-    json_reply,
-    openai_completion,
-    openai_error,
-    openai_stream,
-    scripted_handler,
-)
+from tests.agents.models.streams import stream_texts
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer, json_reply
+from tests.support.openai_replies import openai_completion, openai_error, openai_stream
 from toolchain import AudioContent, BinaryContent, ImageContent, TextContent
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -56,16 +51,6 @@ async def impatient(loopback: LoopbackServer) -> AsyncIterator[OpenAIChatModel]:
     )
     yield adapter
     await adapter.aclose()
-
-
-async def collect(
-    model: Model, messages: list[Message], options: GenerateOptions | None = None
-) -> tuple[list[str], ModelResponse]:
-    items = [item async for item in model.stream(messages, options)]
-    assert sum(isinstance(item, ModelResponse) for item in items) == 1
-    final = items[-1]
-    assert isinstance(final, ModelResponse)
-    return [item.text for item in items if isinstance(item, TextDelta)], final
 
 
 def test_is_a_model(model: OpenAIChatModel) -> None:
@@ -256,7 +241,7 @@ async def test_stream_reassembles_deltas_split_mid_tag(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
     loopback.enqueue(openai_stream(["<ans", "wer>4", "2</answer>"], prompt_tokens=9))
-    deltas, final = await collect(model, QUESTION)
+    deltas, final = await stream_texts(model, QUESTION)
     assert deltas == ["<ans", "wer>4", "2</answer>"]
     assert final == ModelResponse("<answer>42</answer>", "stop", Usage(9, 4), "gpt-loopback")
     body = loopback.last_request.json()
@@ -269,7 +254,7 @@ async def test_stream_passes_options_and_maps_the_finish_reason(
 ) -> None:
     loopback.enqueue(openai_stream(["abc"], finish_reason="length"))
     options = GenerateOptions(stop=("X",), temperature=0.0, max_tokens=1, seed=5)
-    _, final = await collect(model, QUESTION, options)
+    _, final = await stream_texts(model, QUESTION, options)
     assert final.stop_reason == "length"
     body = loopback.last_request.json()
     assert (body["stop"], body["temperature"], body["max_tokens"], body["seed"]) == (
@@ -287,7 +272,7 @@ async def test_stream_without_usage_for_servers_that_refuse_stream_options(
         "gpt-test", api_key="k", base_url=loopback.openai_base_url, stream_usage=False
     )
     loopback.enqueue(openai_stream(["hi"], include_usage=False))
-    _, final = await collect(adapter, QUESTION)
+    _, final = await stream_texts(adapter, QUESTION)
     await adapter.aclose()
     assert final.usage == Usage()
     assert "stream_options" not in loopback.last_request.json()
@@ -298,7 +283,7 @@ async def test_stream_stalling_mid_way_times_out(
 ) -> None:
     loopback.enqueue(replace(openai_stream(["a", "b"]), chunk_delay=5))
     with pytest.raises(ModelTimeoutError):
-        await collect(impatient, QUESTION)
+        await stream_texts(impatient, QUESTION)
 
 
 async def test_stream_gives_up_on_persistent_errors(
@@ -306,7 +291,7 @@ async def test_stream_gives_up_on_persistent_errors(
 ) -> None:
     loopback.enqueue(*[openai_error(503, "overloaded")] * 3)
     with pytest.raises(ModelCallError, match="HTTP 503"):
-        await collect(model, QUESTION)
+        await stream_texts(model, QUESTION)
 
 
 @pytest.mark.parametrize(
@@ -347,9 +332,9 @@ async def test_a_response_without_choices_is_an_error(
 async def test_scripted_handler_answers_whole_and_streamed_calls(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    loopback.respond_with(scripted_handler(["Thought: multiply", "Final Answer: 42"]))
+    loopback.respond_with(chat_script(["Thought: multiply", "Final Answer: 42"], chunk_size=5))
     first = await model.generate(QUESTION)
-    deltas, second = await collect(model, QUESTION)
+    deltas, second = await stream_texts(model, QUESTION)
     assert first.text == "Thought: multiply"
     assert (deltas, second.text) == (["Final", " Answ", "er: 4", "2"], "Final Answer: 42")
     with pytest.raises(ModelCallError, match="all 2 scripted outputs were used"):

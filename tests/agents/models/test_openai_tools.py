@@ -1,13 +1,13 @@
 """Native tool calling on `OpenAIChatModel`, through the real ``openai`` SDK and the loopback.
 
-The replies with tool calls are built here from the loopback's ``json_reply`` and
-``sse_reply`` primitives, in the shapes api.openai.com sends.
+The replies with tool calls come from `tests.support.openai_replies`, in the shapes
+api.openai.com sends.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
@@ -24,7 +24,16 @@ from agents.models import (
     ToolSpec,
     Usage,
 )
-from tests.support.loopback import LoopbackServer, Reply, json_reply, openai_error, sse_reply
+from tests.agents.models.streams import stream_items
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import (
+    openai_call,
+    openai_call_delta,
+    openai_calls,
+    openai_calls_stream,
+    openai_error,
+    openai_usage,
+)
 from toolchain import ImageContent, TextContent
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
@@ -51,110 +60,6 @@ async def model(loopback: LoopbackServer) -> AsyncIterator[OpenAIChatModel]:
     await adapter.aclose()
 
 
-def wire_call(call_id: str | None, name: str, arguments: str) -> dict[str, Any]:
-    call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
-    if call_id is not None:
-        call["id"] = call_id
-    return call
-
-
-def usage(prompt: int = 20, completion: int = 9, cached: int | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
-    if cached is not None:
-        body["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
-    return body
-
-
-def calls_completion(
-    tool_calls: object,
-    *,
-    content: str | None = None,
-    finish_reason: str = "tool_calls",
-    usage_body: Mapping[str, Any] | None = None,
-) -> Reply:
-    """A ``chat.completion`` whose one choice carries ``tool_calls``."""
-    return json_reply(
-        {
-            "id": "chatcmpl-tools",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": "gpt-loopback",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {
-                        "role": "assistant",
-                        "content": content,
-                        "refusal": None,
-                        "tool_calls": tool_calls,
-                    },
-                    "logprobs": None,
-                    "finish_reason": finish_reason,
-                }
-            ],
-            "usage": dict(usage_body) if usage_body is not None else usage(),
-        }
-    )
-
-
-def chunk(delta: Mapping[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
-    choices = [] if delta is None else [{"index": 0, "delta": dict(delta), "finish_reason": finish}]
-    return {
-        "id": "chatcmpl-tools",
-        "object": "chat.completion.chunk",
-        "created": 1_700_000_000,
-        "model": "gpt-loopback",
-        "choices": choices,
-        "usage": None,
-    }
-
-
-def calls_stream(
-    deltas: Sequence[Mapping[str, Any]],
-    *,
-    finish_reason: str = "tool_calls",
-    usage_body: Mapping[str, Any] | None = None,
-) -> Reply:
-    """Chunks with the given deltas, a finish chunk, a usage chunk and ``[DONE]``."""
-    events: list[tuple[str | None, object]] = [(None, chunk({"role": "assistant"}))]
-    events += [(None, chunk(delta)) for delta in deltas]
-    events.append((None, chunk({}, finish_reason)))
-    events.append((None, {**chunk(None), "usage": dict(usage_body or usage())}))
-    events.append((None, "[DONE]"))
-    return sse_reply(events)
-
-
-def piece(
-    index: int, call_id: str | None = None, name: str | None = None, arguments: str | None = None
-) -> dict[str, Any]:
-    """A ``delta.tool_calls`` entry; the first piece of a call has its id and type."""
-    entry: dict[str, Any] = {"index": index}
-    if call_id is not None:
-        entry.update(id=call_id, type="function")
-    function: dict[str, str] = {}
-    if name is not None:
-        function["name"] = name
-    if arguments is not None:
-        function["arguments"] = arguments
-    if function:
-        entry["function"] = function
-    return {"tool_calls": [entry]}
-
-
-async def stream_items(
-    model: OpenAIChatModel, options: GenerateOptions
-) -> tuple[list[TextDelta | ToolCallDelta], ModelResponse]:
-    items = [item async for item in model.stream(QUESTION, options)]
-    final = items.pop()
-    assert isinstance(final, ModelResponse)
-    assert not any(isinstance(item, ModelResponse) for item in items)
-    return [item for item in items if not isinstance(item, ModelResponse)], final
-
-
 @pytest.mark.parametrize(
     ("choice", "wire"),
     [
@@ -167,7 +72,7 @@ async def stream_items(
 async def test_request_carries_tools_and_each_tool_choice(
     loopback: LoopbackServer, model: OpenAIChatModel, choice: str, wire: object
 ) -> None:
-    loopback.enqueue(calls_completion([wire_call("call_1", "get_time", "{}")]))
+    loopback.enqueue(openai_calls([openai_call("call_1", "get_time", "{}")]))
     await model.generate(QUESTION, GenerateOptions(tools=TOOLS, tool_choice=choice))
     body = loopback.last_request.json()
     assert body["tools"] == [
@@ -196,8 +101,8 @@ async def test_request_carries_tools_and_each_tool_choice(
 async def test_streamed_request_carries_tools_too(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    loopback.enqueue(calls_stream([piece(0, "call_1", "get_time", "{}")]))
-    await stream_items(model, GenerateOptions(tools=TOOLS, tool_choice="required"))
+    loopback.enqueue(openai_calls_stream([openai_call_delta(0, "call_1", "get_time", "{}")]))
+    await stream_items(model, QUESTION, GenerateOptions(tools=TOOLS, tool_choice="required"))
     body = loopback.last_request.json()
     assert [tool["function"]["name"] for tool in body["tools"]] == ["get_weather", "get_time"]
     assert body["tool_choice"] == "required"
@@ -206,7 +111,7 @@ async def test_streamed_request_carries_tools_too(
 async def test_without_tools_neither_tools_nor_tool_choice_is_sent(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    loopback.enqueue(calls_completion(None, content="Sunny.", finish_reason="stop"))
+    loopback.enqueue(openai_calls(None, text="Sunny.", finish_reason="stop"))
     await model.generate(QUESTION, GenerateOptions(tool_choice="required"))
     assert not {"tools", "tool_choice"} & loopback.last_request.json().keys()
 
@@ -214,7 +119,7 @@ async def test_without_tools_neither_tools_nor_tool_choice_is_sent(
 async def test_assistant_calls_and_tool_messages_go_on_the_wire_as_the_api_expects(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    loopback.enqueue(calls_completion(None, content="Sunny, 14:00.", finish_reason="stop"))
+    loopback.enqueue(openai_calls(None, text="Sunny, 14:00.", finish_reason="stop"))
     calls = (
         ToolCallRequest("call_1", "get_weather", '{"city": "Paris"}'),
         ToolCallRequest("call_2", "get_time", '{"city":"Paris"}'),
@@ -269,10 +174,10 @@ async def test_two_parallel_calls_are_parsed_with_ids_and_raw_arguments(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
     loopback.enqueue(
-        calls_completion(
+        openai_calls(
             [
-                wire_call("call_a1", "get_weather", '{"city":  "Paris"}'),
-                wire_call("call_b2", "get_time", '{\n  "city": "Paris"\n}'),
+                openai_call("call_a1", "get_weather", '{"city":  "Paris"}'),
+                openai_call("call_b2", "get_time", '{\n  "city": "Paris"\n}'),
             ]
         )
     )
@@ -295,9 +200,9 @@ async def test_calls_without_ids_or_arguments_get_positional_ids_and_empty_objec
 ) -> None:
     # Ollama says "stop" even when it calls tools.
     loopback.enqueue(
-        calls_completion(
-            [wire_call(None, "get_time", ""), {"type": "function", "function": {"name": "x"}}],
-            content="Let me check.",
+        openai_calls(
+            [openai_call(None, "get_time", ""), {"type": "function", "function": {"name": "x"}}],
+            text="Let me check.",
             finish_reason="stop",
         )
     )
@@ -313,7 +218,7 @@ async def test_calls_without_ids_or_arguments_get_positional_ids_and_empty_objec
 async def test_invalid_json_arguments_pass_through_raw(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    loopback.enqueue(calls_completion([wire_call("call_1", "get_weather", '{"city": Paris')]))
+    loopback.enqueue(openai_calls([openai_call("call_1", "get_weather", '{"city": Paris')]))
     response = await model.generate(QUESTION, GenerateOptions(tools=TOOLS))
     (call,) = response.tool_calls
     assert call == ToolCallRequest("call_1", "get_weather", '{"city": Paris')
@@ -326,16 +231,18 @@ async def test_streamed_call_deltas_split_at_awkward_points_assemble_in_index_or
 ) -> None:
     deltas = [
         {"content": "Checking."},
-        piece(0, "call_w"),  # the id alone
-        piece(0, name="get_wea"),  # mid-name
-        piece(0, name="ther", arguments='{"ci'),
-        piece(1, "call_t", "get_time", ""),  # the second call starts before the first ends
-        piece(0, arguments='ty": "Pa'),  # mid-JSON
-        piece(1, arguments='{"city": "Paris"}'),
-        piece(0, arguments='ris"}'),
+        openai_call_delta(0, "call_w"),  # the id alone
+        openai_call_delta(0, name="get_wea"),  # mid-name
+        openai_call_delta(0, name="ther", arguments='{"ci'),
+        openai_call_delta(
+            1, "call_t", "get_time", ""
+        ),  # the second call starts before the first ends
+        openai_call_delta(0, arguments='ty": "Pa'),  # mid-JSON
+        openai_call_delta(1, arguments='{"city": "Paris"}'),
+        openai_call_delta(0, arguments='ris"}'),
     ]
-    loopback.enqueue(calls_stream(deltas))
-    items, final = await stream_items(model, GenerateOptions(tools=TOOLS))
+    loopback.enqueue(openai_calls_stream(deltas))
+    items, final = await stream_items(model, QUESTION, GenerateOptions(tools=TOOLS))
     assert items == [
         TextDelta("Checking."),
         ToolCallDelta(0, id="call_w"),
@@ -362,9 +269,14 @@ async def test_streamed_calls_arriving_out_of_index_order_come_back_in_index_ord
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
     loopback.enqueue(
-        calls_stream([piece(1, None, "get_time", "{}"), piece(0, "call_w", "get_weather", "{}")])
+        openai_calls_stream(
+            [
+                openai_call_delta(1, None, "get_time", "{}"),
+                openai_call_delta(0, "call_w", "get_weather", "{}"),
+            ]
+        )
     )
-    _, final = await stream_items(model, GenerateOptions(tools=TOOLS))
+    _, final = await stream_items(model, QUESTION, GenerateOptions(tools=TOOLS))
     assert final.tool_calls == (
         ToolCallRequest("call_w", "get_weather", "{}"),
         ToolCallRequest("call_2", "get_time", "{}"),
@@ -374,7 +286,7 @@ async def test_streamed_calls_arriving_out_of_index_order_come_back_in_index_ord
 async def test_a_tool_message_with_an_image_becomes_text_and_a_following_user_message(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    loopback.enqueue(calls_completion(None, content="Rising.", finish_reason="stop"))
+    loopback.enqueue(openai_calls(None, text="Rising.", finish_reason="stop"))
     chart = ImageContent(data=PNG, media_type="image/png")
     photo = ImageContent(url="https://example.com/paris.jpg", media_type="image/jpeg")
     history = [
@@ -422,7 +334,7 @@ async def test_a_tool_message_with_an_image_becomes_text_and_a_following_user_me
 async def test_attachment_numbering_restarts_with_each_run_of_tool_messages(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    loopback.enqueue(calls_completion(None, content="Done.", finish_reason="stop"))
+    loopback.enqueue(openai_calls(None, text="Done.", finish_reason="stop"))
     chart = ImageContent(data=PNG, media_type="image/png")
     call = ToolCallRequest("call_1", "get_chart", "{}")
     answer = Message("tool", (TextContent("[1] image"), chart), tool_call_id="call_1")
@@ -437,13 +349,13 @@ async def test_attachment_numbering_restarts_with_each_run_of_tool_messages(
 async def test_cached_tokens_reach_usage_whole_and_streamed(
     loopback: LoopbackServer, model: OpenAIChatModel
 ) -> None:
-    cached = usage(prompt=1200, completion=30, cached=1024)
+    cached = openai_usage(prompt=1200, completion=30, cached=1024)
     loopback.enqueue(
-        calls_completion([wire_call("call_1", "get_time", "{}")], usage_body=cached),
-        calls_stream([piece(0, "call_1", "get_time", "{}")], usage_body=cached),
+        openai_calls([openai_call("call_1", "get_time", "{}")], usage=cached),
+        openai_calls_stream([openai_call_delta(0, "call_1", "get_time", "{}")], usage=cached),
     )
     whole = await model.generate(QUESTION, GenerateOptions(tools=TOOLS))
-    _, streamed = await stream_items(model, GenerateOptions(tools=TOOLS))
+    _, streamed = await stream_items(model, QUESTION, GenerateOptions(tools=TOOLS))
     assert whole.usage == streamed.usage == Usage(1200, 30, cached_input_tokens=1024)
 
 
@@ -452,7 +364,7 @@ async def test_rate_limit_then_success_with_tools(
 ) -> None:
     loopback.enqueue(
         openai_error(429, "slow down"),
-        calls_completion([wire_call("call_1", "get_weather", '{"city": "Paris"}')]),
+        openai_calls([openai_call("call_1", "get_weather", '{"city": "Paris"}')]),
     )
     response = await model.generate(QUESTION, GenerateOptions(tools=TOOLS, tool_choice="required"))
     assert response.tool_calls == (ToolCallRequest("call_1", "get_weather", '{"city": "Paris"}'),)
@@ -471,7 +383,7 @@ async def test_rate_limit_then_success_with_tools(
             "choices[0].message.tool_calls[0].function is null, not an object",
         ),
         (
-            [wire_call("call_1", "get_time", "{}"), {"id": "c", "function": {"arguments": "{}"}}],
+            [openai_call("call_1", "get_time", "{}"), {"id": "c", "function": {"arguments": "{}"}}],
             "choices[0].message.tool_calls[1].function.name is null, not a string",
         ),
         (
@@ -487,7 +399,7 @@ async def test_rate_limit_then_success_with_tools(
 async def test_a_malformed_tool_calls_field_is_a_model_call_error(
     loopback: LoopbackServer, model: OpenAIChatModel, tool_calls: object, message: str
 ) -> None:
-    loopback.enqueue(calls_completion(tool_calls))
+    loopback.enqueue(openai_calls(tool_calls))
     with pytest.raises(ModelCallError) as caught:
         await model.generate(QUESTION, GenerateOptions(tools=TOOLS))
     assert str(caught.value) == (
@@ -499,7 +411,10 @@ async def test_a_malformed_tool_calls_field_is_a_model_call_error(
     ("delta", "message"),
     [
         ({"tool_calls": {"index": 0}}, "chunk.choices[0].delta.tool_calls is a JSON object"),
-        (piece(-1, "call_1", "get_time"), "tool_calls[0].index is -1 (a number), not a call"),
+        (
+            openai_call_delta(-1, "call_1", "get_time"),
+            "tool_calls[0].index is -1 (a number), not a call",
+        ),
         ({"tool_calls": [{"index": [0]}]}, "tool_calls[0].index is a JSON array, not a call"),
         (
             {"tool_calls": [{"index": 0, "function": {"name": ["get"]}}]},
@@ -514,9 +429,9 @@ async def test_a_malformed_tool_calls_field_is_a_model_call_error(
 async def test_a_malformed_streamed_tool_call_is_a_model_call_error(
     loopback: LoopbackServer, model: OpenAIChatModel, delta: Mapping[str, Any], message: str
 ) -> None:
-    loopback.enqueue(calls_stream([delta]))
+    loopback.enqueue(openai_calls_stream([delta]))
     with pytest.raises(ModelCallError, match="the stream is not a chat completion stream") as e:
-        await stream_items(model, GenerateOptions(tools=TOOLS))
+        await stream_items(model, QUESTION, GenerateOptions(tools=TOOLS))
     assert message in str(e.value)
 
 
@@ -532,7 +447,7 @@ async def test_streamed_pieces_without_an_index_follow_their_ids(
         return {"tool_calls": [entry]}
 
     loopback.enqueue(
-        calls_stream(
+        openai_calls_stream(
             [
                 unindexed("call_a", "get_time", '{"city":'),
                 unindexed(None, None, ' "Rome"}'),
@@ -540,7 +455,7 @@ async def test_streamed_pieces_without_an_index_follow_their_ids(
             ]
         )
     )
-    _, final = await stream_items(model, GenerateOptions(tools=TOOLS))
+    _, final = await stream_items(model, QUESTION, GenerateOptions(tools=TOOLS))
     assert final.tool_calls == (
         ToolCallRequest("call_a", "get_time", '{"city": "Rome"}'),
         ToolCallRequest("call_b", "get_weather", "{}"),

@@ -15,7 +15,8 @@ from agents.models import (
     provider_settings,
     resolve_model,
 )
-from tests.support.loopback import LoopbackServer, openai_completion
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion
 
 HELLO = [Message.text("user", "hello")]
 
@@ -200,7 +201,7 @@ def test_building_a_model_makes_no_network_call(provider: str) -> None:
 
 
 def test_builtin_openai_compatible_providers_load_only_the_openai_sdk() -> None:
-    from tests.agents.models.test_lazy_imports import run_fresh
+    from tests.agents.models.sdk_imports import run_fresh
 
     seen = run_fresh(
         """

@@ -23,7 +23,9 @@ from agents.models import (
     resolve_model,
 )
 from agents.trace import JSONLTraceWriter
-from tests.support.loopback import LoopbackServer, anthropic_error, openai_error
+from tests.support.anthropic_replies import anthropic_error
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_error
 from toolchain import (
     AfterToolCall,
     ExecutionContext,

@@ -12,7 +12,9 @@ from agents.models import (
     ScriptedModel,
     resolve_model,
 )
-from tests.support.loopback import LoopbackServer, anthropic_message, openai_completion
+from tests.support.anthropic_replies import anthropic_message
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion
 
 HELLO = [Message.text("user", "hello")]
 
