@@ -26,6 +26,7 @@ import pytest
 from agents import AgentResult, Message, ReActAgent, RunFinished, ToolCallingAgent, run_prompt
 from agents.models import AnthropicModel, Model, OpenAIChatModel, resolve_model
 from agents.prompt import Prompt
+from tests.support.agent_kinds import Kind
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
 from tests.support.replies import (
     Provider,
@@ -36,7 +37,6 @@ from tests.support.replies import (
 )
 from toolchain import JSONToolChain, tool
 
-Kind = Literal["react", "native"]
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import logging
-from typing import Literal
 
 import pytest
 
@@ -24,6 +23,7 @@ from agents import (
     ToolCallingAgent,
 )
 from agents.models import AnthropicModel, Model, OpenAIChatModel
+from tests.support.agent_kinds import Agent, Kind
 from tests.support.anthropic_replies import anthropic_error
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_replies import openai_completion, openai_error
@@ -32,8 +32,6 @@ from toolchain import ExecutionContext, JSONToolChain, Limits, ToolError, tool
 from toolchain._redact import REDACTED
 
 KEY = "Lq2Vn8XwRt0pZs4Ke-no-shape"  # no known key shape: only remembering it blanks it
-
-AgentKind = Literal["react", "native"]
 
 
 @tool
@@ -52,7 +50,7 @@ def chain() -> JSONToolChain:
     return JSONToolChain().register_tool(add).register_tool(find_flight)
 
 
-def agent_on(model: Model, kind: AgentKind) -> ReActAgent[str] | ToolCallingAgent[str]:
+def agent_on(model: Model, kind: Kind) -> Agent:
     if kind == "react":
         return ReActAgent(model, tool_chain=chain())
     return ToolCallingAgent(model, tool_chain=chain())
@@ -80,7 +78,7 @@ async def test_a_401_quoting_the_key_logs_a_redacted_warning(
     loopback: LoopbackServer,
     caplog: pytest.LogCaptureFixture,
     provider: Provider,
-    kind: AgentKind,
+    kind: Kind,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="agents")
     model: OpenAIChatModel | AnthropicModel

@@ -27,11 +27,11 @@ from agents import (
 from agents.compaction import SummarizingCompaction
 from agents.models import ScriptedReply, ToolCallRequest
 from agents.prompt import Prompt
+from tests.support.agent_kinds import Kind
 from tests.support.chat_script import chat_script
 from tests.support.loopback import LoopbackServer
 from toolchain import ExecutionContext, JSONToolChain, Limits, tool
 
-Kind = Literal["react", "native"]
 STEPS = 10  # tool-calling steps; the eleventh answers
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -31,22 +31,24 @@ from agents.models import (
     ScriptedReply,
     ToolCallRequest,
 )
+from tests.support.agent_kinds import (
+    KINDS,
+    Agent,
+    Kind,
+    Output,
+    add,
+    agent,
+    answer,
+    chain_for,
+    yaml_call,
+)
 from tests.support.chat_script import chat_script
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_replies import openai_completion
 from toolchain import ExecutionContext, JSONToolChain, YAMLToolChain, tool
 from toolchain.testing import fixed_clock
 
-Kind = Literal["react", "native"]
-KINDS = pytest.mark.parametrize("kind", ["react", "native"])
-Agent = ReActAgent[str] | ToolCallingAgent[str]
 NOT_ACTIVE = "the tool 'mul' is not available now. Available tools: add"
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 @tool
@@ -55,22 +57,12 @@ def mul(a: int, b: int) -> int:
     return a * b
 
 
-def call(kind: Kind, name: str = "add", a: int = 2, b: int = 3) -> str | ScriptedReply:
-    if kind == "react":
-        return f"<action>\n- tool: {name}\n  args: {{a: {a}, b: {b}}}\n</action>"
-    return ScriptedModel.call(name, a=a, b=b)
-
-
-def answer(kind: Kind, text: str = "done") -> str:
-    return f"<answer>{text}</answer>" if kind == "react" else text
+def call(kind: Kind, name: str = "add", a: int = 2, b: int = 3) -> Output:
+    return yaml_call(kind, name, a=a, b=b)
 
 
 def build(kind: Kind, model: ScriptedModel, hooks: Sequence[StepHook] = ()) -> Agent:
-    if kind == "react":
-        chain = YAMLToolChain().register_tool(add).register_tool(mul)
-        return ReActAgent(model, tool_chain=chain, clock=fixed_clock, step_hooks=hooks)
-    native = JSONToolChain().register_tool(add).register_tool(mul)
-    return ToolCallingAgent(model, tool_chain=native, clock=fixed_clock, step_hooks=hooks)
+    return agent(kind, model, chain_for(kind, add, mul), step_hooks=hooks)
 
 
 def system_text(messages: Sequence[Message]) -> str:

@@ -4,8 +4,9 @@
 - `openai_replies`, `anthropic_replies`: one builder per kind of reply in each
   provider's shape; `replies`: the same reply for either provider, chosen by name;
 - `chat_script`: a server handler playing a script of text and tool-call turns;
+- `agent_kinds`: the two agents a test runs on, and what a scripted model writes for each;
 - `tools`: small typed tools; `valkey`: a real Redis-protocol server.
 
-Imports the three packages as a user does; no test module is imported from here, and
-test modules import scaffolding from here, never from one another.
+Imports the three packages as a user does, and never a test module; test modules import
+their scaffolding from here, never from one another.
 """

@@ -28,21 +28,11 @@ from agents.models import (
 )
 from agents.prompt import FunctionTool, HookInput, HookResult, Prompt, Task, run_prompt
 from agents.result import Iteration
+from tests.support.agent_kinds import Output, answer, call
 from toolchain import ExecutionContext, Limits, Stats
 
 Protocol = Literal["native", "text"]
 PROTOCOLS = pytest.mark.parametrize("protocol", ["native", "text"])
-Reply = str | ScriptedReply
-
-
-def call(protocol: Protocol, name: str, **args: object) -> Reply:
-    if protocol == "text":
-        return f"<action>{json.dumps({'tool': name, 'args': args})}</action>"
-    return ScriptedModel.call(name, args)
-
-
-def answer(protocol: Protocol, text: str) -> str:
-    return f"<answer>{text}</answer>" if protocol == "text" else text
 
 
 class City(BaseModel):
@@ -144,13 +134,13 @@ class Verdict(BaseModel):
 
 @PROTOCOLS
 def test_a_sub_agent_with_a_typed_response(protocol: Protocol) -> None:
-    def parent(messages: Sequence[Message]) -> Reply:
+    def parent(messages: Sequence[Message]) -> Output:
         tools = [m for m in messages if m.role == "tool" or "<researcher>" in m.text_content()]
         if not tools:
             return call(protocol, "researcher", topic="kites")
         return answer(protocol, "Kites are safe.")
 
-    def child(messages: Sequence[Message]) -> Reply:
+    def child(messages: Sequence[Message]) -> Output:
         system = messages[0].text_content()
         assert system.startswith("You are a research specialist.")
         assert messages[-1].text_content() == "Research the topic: kites"
@@ -325,7 +315,9 @@ def test_the_three_task_arithmetic_list(protocol: Protocol) -> None:
 
 @PROTOCOLS
 def test_a_dynamic_task_list(protocol: Protocol) -> None:
-    steps: list[Reply] = [call(protocol, "create_task", description=f"step {n}") for n in (1, 2, 3)]
+    steps: list[Output] = [
+        call(protocol, "create_task", description=f"step {n}") for n in (1, 2, 3)
+    ]
     for n in (1, 2, 3):
         steps += [
             call(protocol, "start_task", task_id=str(n)),
@@ -669,7 +661,7 @@ def test_concurrent_finish_task_calls_finish_tasks_one_at_a_time(protocol: Proto
                 {"tool": "finish_task", "args": {"result": "2"}},
             ]
         )
-        first: Reply = f"<action>{both}</action>"
+        first: Output = f"<action>{both}</action>"
     else:
         first = ScriptedReply(
             tool_calls=(
@@ -761,7 +753,9 @@ def test_cancelling_run_ctx_before_the_run_starts_cancels_it() -> None:
 
 @PROTOCOLS
 def test_a_task_created_after_a_deletion_gets_an_id_of_its_own(protocol: Protocol) -> None:
-    steps: list[Reply] = [call(protocol, "create_task", description=f"step {n}") for n in (1, 2, 3)]
+    steps: list[Output] = [
+        call(protocol, "create_task", description=f"step {n}") for n in (1, 2, 3)
+    ]
     steps += [
         call(protocol, "delete_task", task_id="2"),
         call(protocol, "create_task", description="step 4"),
@@ -916,7 +910,7 @@ def test_a_typed_answer_is_written_after_the_last_task(
         if dynamic
         else [("finish_task", {"result": "8"})]
     )  # fmt: skip
-    turns: list[Reply]
+    turns: list[Output]
     if protocol == "native":
         turns = [ScriptedModel.call(name, args) for name, args in calls]
         turns.append(ScriptedModel.call("final_answer", {"total": 8}))

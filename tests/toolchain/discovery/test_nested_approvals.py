@@ -13,15 +13,15 @@ still asked. Both agents (and both ``run_prompt`` protocols), one agent and one
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Literal, cast
 
 import pytest
 from pydantic import BaseModel
 
-from agents import AgentResult, Prompt, ReActAgent, ToolCallingAgent, run_prompt
-from agents.models import ScriptedModel, ScriptedReply
+from agents import AgentResult, Prompt, run_prompt
+from agents.models import ScriptedModel
+from tests.support.agent_kinds import KINDS, Agent, Kind, Output, agent, answer, call
 from toolchain import ExecutionContext, JSONToolChain, ToolCall, ToolCallRefused, ToolHook, tool
 from toolchain.composite import CompositeTool
 from toolchain.discovery import (
@@ -32,11 +32,6 @@ from toolchain.discovery import (
     ToolInfo,
     ToolSearch,
 )
-from toolchain.testing import fixed_clock
-
-Kind = Literal["react", "native"]
-KINDS = pytest.mark.parametrize("kind", ["react", "native"])
-Reply = str | ScriptedReply
 
 ran: list[tuple[str, str]] = []
 
@@ -87,29 +82,15 @@ def search_for(**options: Any) -> ToolSearch:
     return ToolSearch(index(), backend=KeywordSearch(), **options)
 
 
-def call(kind: Kind, name: str, **args: object) -> Reply:
-    if kind == "react":
-        return f"<action>{json.dumps({'tool': name, 'args': args})}</action>"
-    return ScriptedModel.call(name, args)
-
-
-def answer(kind: Kind, text: str) -> str:
-    return f"<answer>{text}</answer>" if kind == "react" else text
-
-
 def sub(name: str, **args: object) -> dict[str, object]:
     return {"name": name, "args": args}
 
 
-def agent_with(
-    kind: Kind, model: ScriptedModel, *tools: Any, search: ToolSearch
-) -> ReActAgent[str] | ToolCallingAgent[str]:
+def agent_with(kind: Kind, model: ScriptedModel, *tools: Any, search: ToolSearch) -> Agent:
     chain = JSONToolChain()
     for made in tools:
         chain.register_tool(made)
-    if kind == "react":
-        return ReActAgent(model, tool_chain=chain, clock=fixed_clock, extensions=[search])
-    return ToolCallingAgent(model, tool_chain=chain, clock=fixed_clock, extensions=[search])
+    return agent(kind, model, chain, extensions=[search])
 
 
 def entries(result: AgentResult[Any], step: int) -> list[dict[str, str]]:
@@ -232,7 +213,7 @@ def prompt_for(
     return build
 
 
-def child_call(protocol: Literal["native", "text"], where: Where) -> Reply:
+def child_call(protocol: Literal["native", "text"], where: Where) -> Output:
     kind: Kind = "react" if protocol == "text" else "native"
     if where == "composite":
         return call(kind, "cms", calls=[sub("publish_page", page_id="p1")])

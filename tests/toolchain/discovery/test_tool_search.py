@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
-from agents import AgentResult, ReActAgent, ToolCallingAgent
-from agents.models import Message, ScriptedModel, ScriptedReply
+from agents import AgentResult, ReActAgent
+from agents.models import Message, ScriptedModel
+from tests.support.agent_kinds import KINDS, Agent, Kind, Output, agent, answer, call
 from toolchain import ExecutionContext, JSONToolChain, Tool, tool
 from toolchain.discovery import (
     Approval,
@@ -25,12 +26,6 @@ from toolchain.discovery import (
     ToolSearch,
     WorkingMemory,
 )
-from toolchain.testing import fixed_clock
-
-Kind = Literal["react", "native"]
-KINDS = pytest.mark.parametrize("kind", ["react", "native"])
-Agent = ReActAgent[str] | ToolCallingAgent[str]
-Reply = str | ScriptedReply
 
 ran: list[tuple[str, dict[str, object]]] = []
 
@@ -118,21 +113,8 @@ def index() -> ToolIndex:
     return ToolIndex(TOOLS, INFO, workflows=WORKFLOWS)
 
 
-def call(kind: Kind, name: str, **args: object) -> Reply:
-    if kind == "react":
-        return f"<action>{json.dumps({'tool': name, 'args': args})}</action>"
-    return ScriptedModel.call(name, args)
-
-
-def answer(kind: Kind, text: str) -> str:
-    return f"<answer>{text}</answer>" if kind == "react" else text
-
-
 def build(kind: Kind, model: ScriptedModel, *extensions: ToolSearch | WorkingMemory) -> Agent:
-    chain = JSONToolChain()
-    if kind == "react":
-        return ReActAgent(model, tool_chain=chain, clock=fixed_clock, extensions=extensions)
-    return ToolCallingAgent(model, tool_chain=chain, clock=fixed_clock, extensions=extensions)
+    return agent(kind, model, JSONToolChain(), extensions=extensions)
 
 
 def search_for(**options: object) -> ToolSearch:
@@ -351,7 +333,7 @@ def test_a_run_pauses_for_approval_and_resumes_with_the_decision(kind: Kind) -> 
 def test_entities_are_listed_after_a_lookup(kind: Kind) -> None:
     seen: list[str] = []
 
-    def player(messages: Sequence[Message]) -> Reply:
+    def player(messages: Sequence[Message]) -> Output:
         seen.append(messages[-1].text_content())
         step = len(seen)
         if step == 1:

@@ -27,9 +27,10 @@ from typing import IO, Any, Literal
 
 import pytest
 
-from agents import AgentResult, ReActAgent, ToolCallingAgent
+from agents import AgentResult, ToolCallingAgent
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from formats import XMLFormat
+from tests.support.agent_kinds import KINDS, Kind, agent, answer
 from tests.toolchain.mcp.mcp_server import BIG_TEXT_LINES, PNG, report_rows, report_table
 from toolchain import (
     BeforeToolCall,
@@ -67,9 +68,7 @@ BASE_TOOLS = [
 EVERYTHING_VERSION = "2026.8.31"
 
 Transport = Literal["stdio", "http"]
-Kind = Literal["react", "native"]
 TRANSPORTS = pytest.mark.parametrize("transport", ["stdio", "http"])
-KINDS = pytest.mark.parametrize("kind", ["react", "native"])
 
 
 # -- servers -------------------------------------------------------------------------
@@ -422,16 +421,6 @@ def call(kind: Kind, *calls: tuple[str, dict[str, object]]) -> str | ScriptedRep
         return f"<action>{json.dumps(action)}</action>"
     requests = tuple(ToolCallRequest("", name, json.dumps(args)) for name, args in calls)
     return ScriptedReply("", requests)
-
-
-def answer(kind: Kind, text: str) -> str:
-    return f"<answer>{text}</answer>" if kind == "react" else text
-
-
-def agent(kind: Kind, model: ScriptedModel, chain: JSONToolChain, **options: Any) -> Any:
-    if kind == "react":
-        return ReActAgent(model, tool_chain=chain, clock=fixed_clock, **options)
-    return ToolCallingAgent(model, tool_chain=chain, clock=fixed_clock, **options)
 
 
 def shown_tools(kind: Kind, model: ScriptedModel, step: int) -> str:

@@ -17,6 +17,7 @@ import pytest
 
 from agents import AgentResult, ReActAgent, ScriptedModel, ToolCallingAgent
 from agents.models import ScriptedReply, messages_from_json, messages_to_json
+from tests.support.agent_kinds import answer, call
 from toolchain import ExecutionContext, Extension, JSONToolChain, ToolChain, tool
 from toolchain.relay import ContextRelay
 from toolchain.stores import MemoryStore, SQLiteStore, StoredEntry, StoreError
@@ -60,16 +61,6 @@ def big() -> str:
 
 def name_output(tool: str, args: Mapping[str, object], output: object) -> str | None:
     return f"weather_{args['location']}" if tool == "get_weather" else None
-
-
-def call(mode: Mode, name: str, **args: object) -> str | ScriptedReply:
-    if mode == "text":
-        return f"<action>{json.dumps({'tool': name, 'args': args})}</action>"
-    return ScriptedModel.call(name, args)
-
-
-def answer(mode: Mode, text: str) -> str:
-    return f"<answer>{text}</answer>" if mode == "text" else text
 
 
 def make_agent(
