@@ -1,5 +1,7 @@
-"""The suite's fixtures come from the library's own pytest plugin, ``toolchain.testing``
-(``snapshot_md``, ``snapshot_xml``, ``snapshot_observation``, ``fixed_clock``).
+"""The suite's fixtures: most come from the library's own pytest plugin,
+``toolchain.testing`` (``snapshot_md``, ``snapshot_xml``, ``snapshot_observation``,
+``fixed_clock``); ``loopback`` (a running `LoopbackServer`) is defined here. The rest of
+the shared scaffolding is in ``tests/support``.
 
 An install with the ``[testing]`` extra loads that plugin through its ``gent_testing``
 entry point before pytest imports this file; naming the module here as well would then
@@ -11,6 +13,11 @@ only when nothing loaded it: a checkout whose install predates the entry point, 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.loopback import LoopbackServer
 
 # Entry points load (and import) their plugin modules before the rootdir conftest is
 # imported, so the module being imported already means it is registered.
@@ -20,3 +27,10 @@ pytest_plugins = [] if "toolchain.testing" in sys.modules else ["syrupy", "toolc
 # Typing fixtures: modules mypy checks (tests/test_typing.py), with deliberate mistakes a
 # type checker must report; running them is not the point, and some fail at run time.
 collect_ignore_glob = ["fixtures/*"]
+
+
+@pytest.fixture
+def loopback() -> Iterator[LoopbackServer]:
+    """A running `LoopbackServer`, closed after the test."""
+    with LoopbackServer() as server:
+        yield server

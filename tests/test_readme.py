@@ -33,9 +33,9 @@ from pathlib import Path
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
-from tests.models.chat_script import Calls, Turn, calls, chat_script
-from tests.models.chat_script import last_tool_text as tool_text
-from tests.models.loopback import LoopbackServer, RecordedRequest
+from tests.support.chat_script import Calls, Turn, calls, chat_script
+from tests.support.chat_script import last_tool_text as tool_text
+from tests.support.loopback import LoopbackServer, RecordedRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -7,15 +7,15 @@ from the environment, as a user's first script does.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from agents import ReActAgent, ScriptedModel, ToolCallingAgent, run_prompt
-from tests.models.loopback import LoopbackServer, Reply, json_reply, openai_completion
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion
+from tests.support.replies import calls_reply
 from toolchain import (
     ExecutionContext,
     JSONToolChain,
@@ -47,41 +47,18 @@ def umbrella_needed(sky: str) -> bool:
     return "rain" in sky
 
 
-def call_reply(call_id: str, name: str, args: dict[str, object]) -> Reply:
-    """An OpenAI chat completion making one native call."""
-    function = {"name": name, "arguments": json.dumps(args)}
-    call = {"id": call_id, "type": "function", "function": function}
-    return json_reply(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": "m",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                    "finish_reason": "tool_calls",
-                }
-            ],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
-        }
-    )
-
-
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-test")
-        monkeypatch.setenv("OPENAI_API_BASE", running.openai_base_url)
-        seen.clear()
-        yield running
+def server(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> LoopbackServer:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-test")
+    monkeypatch.setenv("OPENAI_API_BASE", loopback.openai_base_url)
+    seen.clear()
+    return loopback
 
 
 async def test_tool_calling_agent_takes_tools_and_calls_them(server: LoopbackServer) -> None:
     server.enqueue(
-        call_reply("call_1", "get_weather", {"city": "Oslo"}),
-        call_reply("call_2", "umbrella_needed", {"sky": "light rain"}),
+        calls_reply("openai", [("call_1", "get_weather", '{"city": "Oslo"}')]),
+        calls_reply("openai", [("call_2", "umbrella_needed", '{"sky": "light rain"}')]),
         openai_completion("Take an umbrella."),
     )
     agent = ToolCallingAgent("openai:m", tools=[get_weather, umbrella_needed])

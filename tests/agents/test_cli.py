@@ -14,7 +14,9 @@ import pytest
 from rich.console import Console
 
 from agents.cli import main
-from tests.models.loopback import LoopbackServer, openai_error, scripted_handler
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_error
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -155,7 +157,9 @@ def test_the_users_task_is_printed_literally() -> None:
 def test_a_model_reply_full_of_markup_and_escapes_is_printed_literally(native: bool) -> None:
     reply = f"[/INST] {HOSTILE}"
     with LoopbackServer() as server:
-        server.respond_with(scripted_handler([reply if native else f"<answer>{reply}</answer>"]))
+        server.respond_with(
+            chat_script([reply if native else f"<answer>{reply}</answer>"], chunk_size=5)
+        )
         run = cli("demo", "--model", "openai:x", *(["--native"] if native else []), env=on(server))
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"[/INST] {SHOWN}" in run.stdout
@@ -167,7 +171,9 @@ def test_a_model_repeating_the_key_never_shows_it_in_the_demo(native: bool) -> N
     key = "qv83Lm2WzNk7Rt5Yp0Xs"  # no known shape: blanked because the adapter sent it
     reply = f"Your key is {key}, and it works."
     with LoopbackServer() as server:
-        server.respond_with(scripted_handler([reply if native else f"<answer>{reply}</answer>"]))
+        server.respond_with(
+            chat_script([reply if native else f"<answer>{reply}</answer>"], chunk_size=5)
+        )
         env = {**on(server), "OPENAI_API_KEY": key}
         run = cli("demo", "--model", "openai:x", *(["--native"] if native else []), env=env)
     assert run.returncode == 0, run.stdout + run.stderr

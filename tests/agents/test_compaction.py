@@ -13,18 +13,15 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Literal
 
 import pytest
 
 from agents import (
     Limits,
-    ReActAgent,
     RunFinished,
     SlidingWindow,
     StepHook,
     SummarizingCompaction,
-    ToolCallingAgent,
 )
 from agents.compaction import SUMMARY_PROMPT
 from agents.models import (
@@ -39,26 +36,25 @@ from agents.models import (
     ToolCallRequest,
     Usage,
 )
-from toolchain import ExecutionContext, JSONToolChain, Stats, TextContent, YAMLToolChain, tool
-from toolchain.testing import fixed_clock
+from tests.support.agent_kinds import (
+    KINDS,
+    Agent,
+    Kind,
+    Output,
+    add,
+    agent,
+    answer,
+    chain_for,
+    yaml_call,
+)
+from toolchain import ExecutionContext, Stats, TextContent
 
-Kind = Literal["react", "native"]
-KINDS = pytest.mark.parametrize("kind", ["react", "native"])
-Agent = ReActAgent[str] | ToolCallingAgent[str]
 TASK = "Add 1000 to each number."
 
 
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-def tool_step(kind: Kind, n: int) -> str | ScriptedReply:
+def tool_step(kind: Kind, n: int) -> Output:
     """Step ``n`` calls ``add(10 * n, 1000)``: its result, ``1000 + 10 * n``, names it."""
-    if kind == "react":
-        return f"<action>\n- tool: add\n  args: {{a: {10 * n}, b: 1000}}\n</action>"
-    return ScriptedModel.call("add", a=10 * n, b=1000)
+    return yaml_call(kind, "add", a=10 * n, b=1000)
 
 
 def two_call_step(kind: Kind, n: int) -> str | ScriptedReply:
@@ -77,10 +73,6 @@ def two_call_step(kind: Kind, n: int) -> str | ScriptedReply:
     return ScriptedReply("", calls)
 
 
-def answer(kind: Kind) -> str:
-    return "<answer>done</answer>" if kind == "react" else "done"
-
-
 def script(kind: Kind, steps: int, *, two_calls_at: int = 0) -> list[str | ScriptedReply]:
     """``steps`` tool steps (one of them making two calls, if asked), then the answer."""
     outputs = [
@@ -93,16 +85,8 @@ def script(kind: Kind, steps: int, *, two_calls_at: int = 0) -> list[str | Scrip
 def build(
     kind: Kind, model: ScriptedModel, hooks: Sequence[StepHook], limits: Limits | None = None
 ) -> Agent:
-    run_limits = limits or Limits()
-    if kind == "react":
-        chain = YAMLToolChain().register_tool(add)
-        return ReActAgent(
-            model, tool_chain=chain, clock=fixed_clock, step_hooks=hooks, limits=run_limits
-        )
-    native = JSONToolChain().register_tool(add)
-    return ToolCallingAgent(
-        model, tool_chain=native, clock=fixed_clock, step_hooks=hooks, limits=run_limits
-    )
+    chain = chain_for(kind, add)
+    return agent(kind, model, chain, step_hooks=hooks, limits=limits or Limits())
 
 
 def step_starts(messages: Sequence[Message], task_at: int) -> list[int]:

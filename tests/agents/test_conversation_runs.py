@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agents import ReActAgent, ScriptedModel
 from agents.models import messages_from_json, messages_to_json
-from tests.toolchain.tools import Weather
+from tests.support.tools import Weather
 from toolchain import ImageContent, TextContent, YAMLToolChain
 
 WEATHER = "<action>\n- tool: get_weather\n  args: {city: Paris}\n</action>"

@@ -9,18 +9,18 @@ markup could not be read, never take it as the answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import pydantic
 import pytest
 
 from agents import ReActAgent, RunFinished, ToolCallingAgent, TypedTermination
 from agents.result import AgentResult
-from tests.models.loopback import LoopbackServer, scripted_handler
+from tests.support.agent_kinds import Agent, Kind, answer
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
 from toolchain import DialectToolChain, JSONToolChain, tool
-
-AgentKind = Literal["native", "react"]
 
 THINK = "<think>Oslo first, two days.</think>\n"
 CALLS = {
@@ -50,23 +50,17 @@ def get_weather(city: str, days: int = 1) -> dict[str, object]:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        monkeypatch.setenv("VLLM_API_BASE", running.openai_base_url)
-        monkeypatch.setenv("VLLM_API_KEY", "local-key")
-        yield running
+def server(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> LoopbackServer:
+    monkeypatch.setenv("VLLM_API_BASE", loopback.openai_base_url)
+    monkeypatch.setenv("VLLM_API_KEY", "local-key")
+    return loopback
 
 
-def make_agent(kind: AgentKind) -> ToolCallingAgent[str] | ReActAgent[str]:
+def make_agent(kind: Kind) -> Agent:
     chain = DialectToolChain().register_tool(get_weather)
     if kind == "native":
         return ToolCallingAgent("vllm:qwen3", tool_chain=chain)
     return ReActAgent("vllm:qwen3", tool_chain=chain)
-
-
-def final(kind: AgentKind, text: str) -> str:
-    """The model's last reply: a plain answer in its agent's convention."""
-    return text if kind == "native" else f"<answer>{text}</answer>"
 
 
 async def run(
@@ -82,16 +76,16 @@ async def run(
 
 def script(server: LoopbackServer, outputs: Sequence[str]) -> None:
     # chunk_size=4 splits every marker across stream chunks.
-    server.respond_with(scripted_handler(outputs, chunk_size=4))
+    server.respond_with(chat_script(outputs, chunk_size=4))
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("kind", ["native", "react"])
 @pytest.mark.parametrize("family", sorted(CALLS))
 async def test_native_call_text_runs_as_calls(
-    server: LoopbackServer, family: str, kind: AgentKind, streaming: bool
+    server: LoopbackServer, family: str, kind: Kind, streaming: bool
 ) -> None:
-    script(server, [CALLS[family], final(kind, ANSWER)])
+    script(server, [CALLS[family], answer(kind, ANSWER)])
     result = await run(make_agent(kind), "Do I need an umbrella in Oslo?", streaming=streaming)
 
     assert result.ok, result.error
@@ -170,9 +164,9 @@ GOOD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</t
 @pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("kind", ["native", "react"])
 async def test_a_malformed_call_is_feedback_never_the_answer(
-    server: LoopbackServer, kind: AgentKind, streaming: bool
+    server: LoopbackServer, kind: Kind, streaming: bool
 ) -> None:
-    script(server, [f"Checking.\n{MALFORMED}", GOOD, final(kind, ANSWER)])
+    script(server, [f"Checking.\n{MALFORMED}", GOOD, answer(kind, ANSWER)])
     result = await run(make_agent(kind), "Umbrella in Oslo?", streaming=streaming)
 
     assert result.ok and result.answer == ANSWER

@@ -14,8 +14,8 @@ import base64
 import json
 import struct
 import zlib
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
 import pydantic
 import pytest
@@ -30,36 +30,26 @@ from agents import (
     TypedTermination,
 )
 from agents.models import AnthropicModel, OpenAIChatModel, ToolCallRequest, Usage
-from tests.models.loopback import (
-    LoopbackServer,
-    Reply,
-    anthropic_error,
-    anthropic_message,
-    anthropic_stream,
-    json_reply,
-    openai_completion,
-    openai_error,
-    openai_stream,
+from tests.support.anthropic_replies import anthropic_blocks_stream, anthropic_error, tool_use
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_call_delta, openai_calls_stream, openai_error
+from tests.support.replies import (
+    Provider,
+    calls_reply,
+    streamed_calls,
+    streamed_text_reply,
+    text_reply,
 )
 from toolchain import ImageContent, JSONToolChain, Tool, ToolResult, tool
 from toolchain.testing import fixed_clock
 
-Provider = Literal["openai", "anthropic"]
 ProviderModel = OpenAIChatModel | AnthropicModel
-Call = tuple[str, str, str]
-"""A call the model makes: its id, the tool's name and the argument JSON as sent."""
 
 # A valid 1x1 PNG (checked by `test_the_png_is_a_valid_image`).
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 )
 PNG_BASE64 = base64.b64encode(PNG).decode()
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
 
 
 @pytest.fixture(params=["openai", "anthropic"])
@@ -94,196 +84,6 @@ def ids(provider: Provider, *names: str) -> tuple[str, ...]:
     """Call ids in each provider's style: ``call_<name>`` or ``toolu_<name>``."""
     prefix = "call_" if provider == "openai" else "toolu_"
     return tuple(prefix + name for name in names)
-
-
-# -- whole replies ------------------------------------------------------------------------
-
-
-def calls_reply(
-    provider: Provider, calls: Sequence[Call], *, text: str = "", usage: tuple[int, int] = (20, 9)
-) -> Reply:
-    """One reply making ``calls`` (after ``text``), in the provider's shape."""
-    if provider == "openai":
-        tool_calls = [
-            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
-            for i, n, a in calls
-        ]
-        message = {"role": "assistant", "content": text or None, "tool_calls": tool_calls}
-        return json_reply(
-            {
-                "id": "chatcmpl-native",
-                "object": "chat.completion",
-                "created": 1_700_000_000,
-                "model": "gpt-loopback",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "logprobs": None,
-                        "finish_reason": "tool_calls",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": usage[0],
-                    "completion_tokens": usage[1],
-                    "total_tokens": sum(usage),
-                },
-            }
-        )
-    blocks: list[dict[str, object]] = [{"type": "text", "text": text}] if text else []
-    for call_id, name, arguments in calls:
-        blocks.append(
-            {"type": "tool_use", "id": call_id, "name": name, "input": json.loads(arguments)}
-        )
-    return json_reply(
-        {
-            "id": "msg_native",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-loopback",
-            "content": blocks,
-            "stop_reason": "tool_use",
-            "stop_sequence": None,
-            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
-        }
-    )
-
-
-def text_reply(provider: Provider, text: str, *, usage: tuple[int, int] = (30, 5)) -> Reply:
-    if provider == "openai":
-        return openai_completion(text, prompt_tokens=usage[0], completion_tokens=usage[1])
-    return anthropic_message(text, input_tokens=usage[0], output_tokens=usage[1])
-
-
-def streamed_text_reply(provider: Provider, *pieces: str) -> Reply:
-    return openai_stream(pieces) if provider == "openai" else anthropic_stream(pieces)
-
-
-# -- streamed replies ---------------------------------------------------------------------
-
-
-def sse(events: Sequence[tuple[str | None, object]], *, split_every: int | None = None) -> Reply:
-    """Server-sent events with non-ASCII text sent as UTF-8 (not ``\\u`` escapes).
-
-    With ``split_every`` the body goes in chunks of that many bytes, whatever they cut:
-    event lines, JSON, and the bytes of one multi-byte character.
-    """
-    frames: list[bytes] = []
-    for name, data in events:
-        payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        head = f"event: {name}\n" if name is not None else ""
-        frames.append(f"{head}data: {payload}\n\n".encode())
-    chunks = tuple(frames)
-    if split_every is not None:
-        body = b"".join(frames)
-        chunks = tuple(body[i : i + split_every] for i in range(0, len(body), split_every))
-    return Reply(headers=(("Content-Type", "text/event-stream"),), chunks=chunks)
-
-
-def openai_piece(
-    index: int, call_id: str = "", name: str = "", arguments: str | None = None
-) -> dict[str, Any]:
-    """A ``delta`` with one ``tool_calls`` entry; a call's first piece has its id and name."""
-    entry: dict[str, Any] = {"index": index}
-    if call_id:
-        entry.update(id=call_id, type="function")
-    function: dict[str, str] = {}
-    if name:
-        function["name"] = name
-    if arguments is not None:
-        function["arguments"] = arguments
-    if function:
-        entry["function"] = function
-    return {"tool_calls": [entry]}
-
-
-def openai_calls_stream(
-    deltas: Sequence[Mapping[str, Any]],
-    *,
-    finish_reason: str = "tool_calls",
-    split_every: int | None = None,
-) -> Reply:
-    def chunk(choices: list[object], usage: object = None) -> dict[str, object]:
-        return {
-            "id": "chatcmpl-native",
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": "gpt-loopback",
-            "choices": choices,
-            "usage": usage,
-        }
-
-    def choice(delta: Mapping[str, Any], finish: str | None = None) -> dict[str, object]:
-        return {"index": 0, "delta": dict(delta), "logprobs": None, "finish_reason": finish}
-
-    usage = {"prompt_tokens": 20, "completion_tokens": 9, "total_tokens": 29}
-    events: list[tuple[str | None, object]] = [(None, chunk([choice({"role": "assistant"})]))]
-    events += [(None, chunk([choice(delta)])) for delta in deltas]
-    events += [
-        (None, chunk([choice({}, finish_reason)])),
-        (None, chunk([], usage)),
-        (None, "[DONE]"),
-    ]
-    return sse(events, split_every=split_every)
-
-
-Block = tuple[Mapping[str, object], Sequence[str]]
-"""An Anthropic content block as it starts, then its text or input JSON pieces."""
-
-
-def anthropic_blocks_stream(
-    blocks: Sequence[Block], *, stop_reason: str = "tool_use", split_every: int | None = None
-) -> Reply:
-    def event(kind: str, **fields: object) -> tuple[str, dict[str, object]]:
-        return kind, {"type": kind, **fields}
-
-    message: dict[str, object] = {
-        "id": "msg_native",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-loopback",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 20, "output_tokens": 1},
-    }
-    events = [event("message_start", message=message), event("ping")]
-    for index, (start, pieces) in enumerate(blocks):
-        events.append(event("content_block_start", index=index, content_block=dict(start)))
-        for piece in pieces:
-            delta = (
-                {"type": "text_delta", "text": piece}
-                if start["type"] == "text"
-                else {"type": "input_json_delta", "partial_json": piece}
-            )
-            events.append(event("content_block_delta", index=index, delta=delta))
-        events.append(event("content_block_stop", index=index))
-    events += [
-        event(
-            "message_delta",
-            delta={"stop_reason": stop_reason, "stop_sequence": None},
-            usage={"output_tokens": 9},
-        ),
-        event("message_stop"),
-    ]
-    return sse(events, split_every=split_every)
-
-
-def tool_use_start(call_id: str, name: str) -> dict[str, object]:
-    return {"type": "tool_use", "id": call_id, "name": name, "input": {}}
-
-
-def streamed_calls(provider: Provider, calls: Sequence[tuple[str, str, Sequence[str]]]) -> Reply:
-    """One streamed reply making ``calls`` one after the other, arguments in those pieces."""
-    if provider == "openai":
-        deltas: list[Mapping[str, Any]] = []
-        for index, (call_id, name, pieces) in enumerate(calls):
-            deltas.append(openai_piece(index, call_id, name, ""))
-            deltas += [openai_piece(index, arguments=piece) for piece in pieces]
-        return openai_calls_stream(deltas)
-    return anthropic_blocks_stream(
-        [(tool_use_start(call_id, name), pieces) for call_id, name, pieces in calls]
-    )
 
 
 async def collect(events: AsyncIterator[RunEvent[Any]]) -> list[RunEvent[Any]]:
@@ -487,11 +287,11 @@ async def test_a_streamed_run_reassembles_call_arguments_split_at_awkward_points
         for index, piece in order:
             call_id, name = (weather_id, "get_weather") if index == 0 else (time_id, "get_time")
             if index in opened:
-                deltas.append(openai_piece(index, arguments=piece))
+                deltas.append(openai_call_delta(index, arguments=piece))
                 expected.append(ModelToolCallDelta(1, index, "", "", piece))
             else:
                 opened.add(index)
-                deltas.append(openai_piece(index, call_id, name, piece))
+                deltas.append(openai_call_delta(index, call_id, name, piece))
                 expected.append(ModelToolCallDelta(1, index, call_id, name, piece))
         first_reply = openai_calls_stream(deltas, split_every=3)
     else:
@@ -499,8 +299,8 @@ async def test_a_streamed_run_reassembles_call_arguments_split_at_awkward_points
         first_reply = anthropic_blocks_stream(
             [
                 ({"type": "text", "text": ""}, ["On ", "it."]),
-                (tool_use_start(weather_id, "get_weather"), WEATHER_PIECES),
-                (tool_use_start(time_id, "get_time"), TIME_PIECES),
+                (tool_use(weather_id, "get_weather", {}), WEATHER_PIECES),
+                (tool_use(time_id, "get_time", {}), TIME_PIECES),
             ],
             split_every=3,
         )

@@ -7,9 +7,6 @@ streaming, parallel tool calls and observations end to end.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Literal
-
 import pytest
 
 from agents.demo import build_demo
@@ -17,16 +14,15 @@ from agents.demo.script import demo_outputs
 from agents.events import ModelTextDelta, RunFinished
 from agents.models import AnthropicModel, Model, OpenAIChatModel
 from formats import XMLFormat
-from tests.models.loopback import LoopbackServer, scripted_handler
-
-Provider = Literal["openai", "anthropic"]
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
+from tests.support.replies import Provider
 
 
 @pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        running.respond_with(scripted_handler(demo_outputs(XMLFormat(), "yaml"), chunk_size=9))
-        yield running
+def server(loopback: LoopbackServer) -> LoopbackServer:
+    loopback.respond_with(chat_script(demo_outputs(XMLFormat(), "yaml"), chunk_size=9))
+    return loopback
 
 
 def provider_model(provider: Provider, server: LoopbackServer) -> Model:

@@ -33,7 +33,7 @@ from agents.react import ReActAgent
 from agents.terminations import TypedTermination
 from agents.trace import JSONLTraceWriter
 from formats import MarkdownFormat, XMLFormat
-from tests.toolchain.tools import AsyncSleeper, SeatMap, Weather, add, explode
+from tests.support.tools import AsyncSleeper, SeatMap, Weather, add, explode
 from toolchain import (
     ExecutionContext,
     ImageContent,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agents.models import ScriptedModel
 from agents.react import ReActAgent
-from tests.toolchain.tools import Weather
+from tests.support.tools import Weather
 from toolchain import DialectToolChain
 
 

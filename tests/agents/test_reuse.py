@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,17 +26,17 @@ import pytest
 from agents import AgentResult, Message, ReActAgent, RunFinished, ToolCallingAgent, run_prompt
 from agents.models import AnthropicModel, Model, OpenAIChatModel, resolve_model
 from agents.prompt import Prompt
-from tests.agents.test_native_provider_runs import (
+from tests.support.agent_kinds import Kind
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
+from tests.support.replies import (
+    Provider,
     calls_reply,
     streamed_calls,
     streamed_text_reply,
     text_reply,
 )
-from tests.models.loopback import LoopbackServer, RecordedRequest, Reply
 from toolchain import JSONToolChain, tool
 
-Provider = Literal["openai", "anthropic"]
-Kind = Literal["react", "native"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -70,12 +69,6 @@ def two_steps(provider: Provider) -> Any:
         return text_reply(provider, text)
 
     return handle
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
 
 
 @pytest.fixture(params=["openai", "anthropic"])

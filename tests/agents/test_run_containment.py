@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from agents import ReActAgent, ScriptedModel, TypedTermination
 from agents.models import Message
 from formats import MarkdownFormat, XMLFormat
-from tests.toolchain.tools import Stubborn, Weather, add
+from tests.support.tools import Stubborn, Weather, add
 from toolchain import (
     ExecutionContext,
     JSONToolChain,

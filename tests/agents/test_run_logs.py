@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
-from typing import Literal
 
 import pytest
 
@@ -25,25 +23,15 @@ from agents import (
     ToolCallingAgent,
 )
 from agents.models import AnthropicModel, Model, OpenAIChatModel
-from tests.models.loopback import (
-    LoopbackServer,
-    anthropic_error,
-    openai_completion,
-    openai_error,
-)
+from tests.support.agent_kinds import Agent, Kind
+from tests.support.anthropic_replies import anthropic_error
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion, openai_error
+from tests.support.replies import Provider
 from toolchain import ExecutionContext, JSONToolChain, Limits, ToolError, tool
 from toolchain._redact import REDACTED
 
 KEY = "Lq2Vn8XwRt0pZs4Ke-no-shape"  # no known key shape: only remembering it blanks it
-
-Provider = Literal["openai", "anthropic"]
-AgentKind = Literal["react", "native"]
-
-
-@pytest.fixture
-def loopback() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as server:
-        yield server
 
 
 @tool
@@ -62,7 +50,7 @@ def chain() -> JSONToolChain:
     return JSONToolChain().register_tool(add).register_tool(find_flight)
 
 
-def agent_on(model: Model, kind: AgentKind) -> ReActAgent[str] | ToolCallingAgent[str]:
+def agent_on(model: Model, kind: Kind) -> Agent:
     if kind == "react":
         return ReActAgent(model, tool_chain=chain())
     return ToolCallingAgent(model, tool_chain=chain())
@@ -90,7 +78,7 @@ async def test_a_401_quoting_the_key_logs_a_redacted_warning(
     loopback: LoopbackServer,
     caplog: pytest.LogCaptureFixture,
     provider: Provider,
-    kind: AgentKind,
+    kind: Kind,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="agents")
     model: OpenAIChatModel | AnthropicModel

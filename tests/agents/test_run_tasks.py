@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pytest
@@ -27,10 +27,11 @@ from agents import (
 from agents.compaction import SummarizingCompaction
 from agents.models import ScriptedReply, ToolCallRequest
 from agents.prompt import Prompt
-from tests.models.loopback import LoopbackServer, scripted_handler
+from tests.support.agent_kinds import Kind
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
 from toolchain import ExecutionContext, JSONToolChain, Limits, tool
 
-Kind = Literal["react", "native"]
 STEPS = 10  # tool-calling steps; the eleventh answers
 
 
@@ -244,12 +245,6 @@ async def test_a_prompt_run_leaves_no_task(protocol: Literal["native", "text"]) 
     assert result.stopped_by == "answer"
 
 
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
-
-
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize("streaming", [False, True], ids=["run", "stream"])
 async def test_a_run_over_http_leaves_no_task(
@@ -262,7 +257,7 @@ async def test_a_run_over_http_leaves_no_task(
     base = server.openai_base_url if provider == "openai" else server.base_url
     monkeypatch.setenv(f"{provider.upper()}_API_BASE", base)
     outputs = [output for output in script("react", 3) if isinstance(output, str)]
-    server.respond_with(scripted_handler(outputs))
+    server.respond_with(chat_script(outputs, chunk_size=5))
     agent = ReActAgent(f"{provider}:m", tool_chain=agent_for("react", ()).tool_chain)
     before = asyncio.all_tasks()
     result = await (streamed(agent) if streaming else agent.run("Work through the steps."))

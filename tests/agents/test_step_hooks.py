@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -31,20 +31,24 @@ from agents.models import (
     ScriptedReply,
     ToolCallRequest,
 )
-from tests.models.loopback import LoopbackServer, openai_completion, scripted_handler
+from tests.support.agent_kinds import (
+    KINDS,
+    Agent,
+    Kind,
+    Output,
+    add,
+    agent,
+    answer,
+    chain_for,
+    yaml_call,
+)
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion
 from toolchain import ExecutionContext, JSONToolChain, YAMLToolChain, tool
 from toolchain.testing import fixed_clock
 
-Kind = Literal["react", "native"]
-KINDS = pytest.mark.parametrize("kind", ["react", "native"])
-Agent = ReActAgent[str] | ToolCallingAgent[str]
 NOT_ACTIVE = "the tool 'mul' is not available now. Available tools: add"
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 @tool
@@ -53,22 +57,12 @@ def mul(a: int, b: int) -> int:
     return a * b
 
 
-def call(kind: Kind, name: str = "add", a: int = 2, b: int = 3) -> str | ScriptedReply:
-    if kind == "react":
-        return f"<action>\n- tool: {name}\n  args: {{a: {a}, b: {b}}}\n</action>"
-    return ScriptedModel.call(name, a=a, b=b)
-
-
-def answer(kind: Kind, text: str = "done") -> str:
-    return f"<answer>{text}</answer>" if kind == "react" else text
+def call(kind: Kind, name: str = "add", a: int = 2, b: int = 3) -> Output:
+    return yaml_call(kind, name, a=a, b=b)
 
 
 def build(kind: Kind, model: ScriptedModel, hooks: Sequence[StepHook] = ()) -> Agent:
-    if kind == "react":
-        chain = YAMLToolChain().register_tool(add).register_tool(mul)
-        return ReActAgent(model, tool_chain=chain, clock=fixed_clock, step_hooks=hooks)
-    native = JSONToolChain().register_tool(add).register_tool(mul)
-    return ToolCallingAgent(model, tool_chain=native, clock=fixed_clock, step_hooks=hooks)
+    return agent(kind, model, chain_for(kind, add, mul), step_hooks=hooks)
 
 
 def system_text(messages: Sequence[Message]) -> str:
@@ -435,12 +429,6 @@ async def test_without_changes_each_request_extends_the_one_before(kind: Kind, s
     assert model.requests[-1].messages == result.messages[:-1]
 
 
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
-
-
 def assert_bodies_extend(bodies: Sequence[dict[str, Any]]) -> None:
     for before, after in itertools.pairwise(bodies):
         sent_before: list[object] = before["messages"]
@@ -457,7 +445,7 @@ async def test_on_the_wire_react_requests_extend_the_one_before(server: Loopback
         "<action>\n- tool: mul\n  args: {a: 3, b: 4}\n</action>",
         "<answer>3 and 12</answer>",
     ]
-    server.respond_with(scripted_handler(outputs))
+    server.respond_with(chat_script(outputs, chunk_size=5))
     model = OpenAIChatModel("gpt-test", api_key="k", base_url=server.openai_base_url)
     chain = YAMLToolChain().register_tool(add).register_tool(mul)
     try:

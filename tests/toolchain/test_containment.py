@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from formats import FormatParseError, MarkdownFormat, Section, XMLFormat
 from formats._section import NAME_PATTERN
-from tests.toolchain.tools import CityIn, Stubborn, Weather, add
+from tests.support.tools import CityIn, Stubborn, Weather, add
 from toolchain import (
     AfterToolCall,
     ExecutionContext,
@@ -373,7 +373,7 @@ def test_a_tool_that_swallows_cancellation_is_abandoned_and_execute_sync_returns
 
 
 STUBBORN_PROGRAM = """
-from tests.toolchain.tools import Stubborn
+from tests.support.tools import Stubborn
 from formats import XMLFormat
 from toolchain import ExecutionContext, JSONToolChain
 chain = JSONToolChain(timeout=0.05, cancel_grace=0.05).register_tool(Stubborn())

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from formats import XMLFormat
-from tests.toolchain.tools import AsyncSleeper, Sleeper, Weather, add, all_tools, explode
+from tests.support.tools import AsyncSleeper, Sleeper, Weather, add, all_tools, explode
 from toolchain import (
     AfterToolCall,
     BeforeToolCall,

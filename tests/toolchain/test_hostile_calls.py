@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.toolchain.tools import all_tools
+from tests.support.tools import all_tools
 from toolchain import (
     JSONToolChain,
     OutputError,

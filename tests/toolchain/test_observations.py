@@ -11,7 +11,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from formats import MarkdownFormat, TextFormat, XMLFormat
-from tests.toolchain.tools import all_tools
+from tests.support.tools import all_tools
 from toolchain import (
     ExecutionContext,
     ImageContent,

@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from formats import MarkdownFormat, XMLFormat
-from tests.toolchain.tools import all_tools
+from tests.support.tools import all_tools
 from toolchain import (
     ExecutionContext,
     JSONToolChain,

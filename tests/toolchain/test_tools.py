@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from formats import XMLFormat
-from tests.toolchain.tools import Flight, Policy, SeatMap, Weather, add
+from tests.support.tools import Flight, Policy, SeatMap, Weather, add
 from toolchain import (
     DuplicateToolError,
     ExecutionContext,

@@ -57,7 +57,7 @@ class Store(Protocol):
 
     All methods are coroutines; a failure of the store itself raises ``StoreError``.
 
-    What every implementation keeps (``tests/toolchain/test_stores.py`` checks each):
+    What every implementation keeps (``tests/toolchain/stores/test_stores.py`` checks each):
 
     - scopes are any strings, compared exactly: no scope, however spelt (with ``:`` or
       ``*``, or empty), reaches another scope's entries;

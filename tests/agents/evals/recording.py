@@ -26,7 +26,8 @@ from agents.demo.script import demo_native_replies, demo_outputs
 from agents.evals import CaseResult, EvalSettings, ModelTarget, PromptCase, load_cases, run_case
 from agents.models import Model, OpenAIChatModel, ScriptedReply
 from formats import XMLFormat
-from tests.models.loopback import LoopbackServer, RecordedRequest, Reply, json_reply
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply, json_reply
+from tests.support.openai_replies import openai_call, openai_calls, openai_completion, openai_usage
 
 PROMPTS: Final = Path(__file__).resolve().parents[3] / "agents" / "evals" / "prompts"
 MODEL_NAME: Final = "loopback:scripted"
@@ -202,35 +203,20 @@ def brain(case_id: str) -> Callable[[RecordedRequest], Reply]:
             return json_reply({"error": {"message": "streaming is not scripted"}}, status=400)
         text, calls = _reply(case_id, body)
         turn = sum(1 for message in body["messages"] if message.get("role") == "assistant")
+        wire = [
+            openai_call(f"call_{turn + 1}_{index + 1}", name, json.dumps(args))
+            for index, (name, args) in enumerate(calls)
+        ]
+        # The token counts are recorded in the cassettes: count what the reply says.
         message: dict[str, object] = {"role": "assistant", "content": text or None}
         if calls:
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{turn + 1}_{index + 1}",
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)},
-                }
-                for index, (name, args) in enumerate(calls)
-            ]
-        return json_reply(
-            {
-                "id": f"chatcmpl-{case_id}-{turn + 1}",
-                "object": "chat.completion",
-                "created": 1_700_000_000,
-                "model": "scripted",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": "tool_calls" if calls else "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": len(request.body) // 4,
-                    "completion_tokens": len(text + json.dumps(message)) // 4,
-                    "total_tokens": (len(request.body) + len(text + json.dumps(message))) // 4,
-                },
-            }
+            message["tool_calls"] = wire
+        prompt, completion = len(request.body) // 4, len(text + json.dumps(message)) // 4
+        if calls:
+            usage = openai_usage(prompt, completion)
+            return openai_calls(wire, text=text or None, usage=usage, model="scripted")
+        return openai_completion(
+            text, prompt_tokens=prompt, completion_tokens=completion, model="scripted"
         )
 
     return handle

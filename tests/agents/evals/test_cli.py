@@ -7,8 +7,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,30 +18,13 @@ from agents.cli import main
 from agents.evals import CaseResult, EvalReport, EvalSettings, load_case, parse_case
 from agents.evals.cli import make_console
 from agents.evals.runner import cassette_path
+from tests.agents.evals.eval_command import ROOT, eval_cli
 from tests.agents.evals.recording import MODEL_NAME, PROMPTS
-from tests.models.loopback import LoopbackServer, scripted_handler
+from tests.support.chat_script import chat_script
+from tests.support.loopback import LoopbackServer
 
-ROOT = Path(__file__).resolve().parents[3]
 RELAY = str((PROMPTS / "relay" / "*.md").relative_to(ROOT))
 AIRLINE = str((PROMPTS / "airline" / "*.md").relative_to(ROOT))
-
-
-def eval_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.endswith(("_API_KEY", "_COLOR")) and key != "COLUMNS"
-    }
-    environ.update({"COLUMNS": "160", **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "agents", "eval", "--no-env-file", *args],
-        cwd=ROOT,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_the_relay_cases_replay_and_write_reports(tmp_path: Path) -> None:
@@ -234,7 +215,7 @@ def test_a_case_path_that_is_not_a_regular_file_is_refused_at_once(
 
 def test_a_model_reply_reaches_the_console_escaped_never_as_markup_or_controls() -> None:
     with LoopbackServer() as server:
-        server.respond_with(scripted_handler([f"<answer>{HOSTILE_REPLY}</answer>"]))
+        server.respond_with(chat_script([f"<answer>{HOSTILE_REPLY}</answer>"], chunk_size=5))
         run = eval_cli(
             "Say hi.", "--model", "openai:x", "--no-show-system-instruction",
             env={"OPENAI_API_KEY": "sk-loopback-test", "OPENAI_API_BASE": server.openai_base_url},
@@ -256,7 +237,7 @@ def single_run_cpu_seconds(reply_chars: int, monkeypatch: pytest.MonkeyPatch) ->
     """CPU time of one in-process ``eval`` of a prompt whose reply is ``reply_chars`` long."""
     reply = "<answer>" + "a line of a long answer\n" * (reply_chars // 24) + "</answer>"
     with LoopbackServer() as server:
-        server.respond_with(scripted_handler([reply], chunk_size=1 << 20))
+        server.respond_with(chat_script([reply], chunk_size=1 << 20))
         monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-test")
         monkeypatch.setenv("OPENAI_API_BASE", server.openai_base_url)
         started = time.process_time()

@@ -18,7 +18,8 @@ from agents.evals.profiles import (
     resolve_profile,
 )
 from agents.models import Message, ModelConfigError, OpenAIChatModel
-from tests.models.loopback import LoopbackServer, openai_completion
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_completion
 
 # The PoC's README example, as a .env file.
 POC_ENV = """\

@@ -23,13 +23,8 @@ from agents import ConsoleTraceWriter, JSONLTraceWriter, ReActAgent
 from agents.cli import main
 from agents.evals.cli import make_console
 from agents.models import OpenAIChatModel
-from tests.models.loopback import (
-    LoopbackServer,
-    RecordedRequest,
-    Reply,
-    openai_completion,
-    openai_error,
-)
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
+from tests.support.openai_replies import openai_completion, openai_error
 from toolchain import ExecutionContext
 
 KEY = "Qv81LmZp0rTy55WnxHd"  # no known shape

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.evals.suites import SuiteError, shipped_suites, suite
-from tests.agents.evals.test_cli import eval_cli
+from tests.agents.evals.eval_command import eval_cli
 
 
 def test_list_suites_names_each_with_its_size() -> None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from agents import Prompt, ReActAgent, ScriptedModel, ToolCallingAgent, run_prompt
 from agents.models import ScriptedReply, ToolCallRequest
 from tests.agents.otel.tracing import Traced, failed
-from tests.toolchain.test_mcp import SERVER, HTTPServer
+from tests.toolchain.mcp.servers import SERVER, HTTPServer
 from toolchain import JSONToolChain, ToolError, tool
 from toolchain.composite import CompositeTool
 from toolchain.mcp import MCPServer

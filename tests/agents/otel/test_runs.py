@@ -27,8 +27,10 @@ from agents import (
 )
 from agents.models import AnthropicModel, OpenAIChatModel, ScriptedReply, ToolCallRequest
 from tests.agents.otel.tracing import Traced, failed
-from tests.models.chat_script import calls, chat_script
-from tests.models.loopback import LoopbackServer, anthropic_error, openai_error
+from tests.support.anthropic_replies import anthropic_error
+from tests.support.chat_script import calls, chat_script
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_replies import openai_error
 from toolchain import ExecutionContext, Limits, ToolError, tool
 from toolchain.testing import fixed_clock
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.models.loopback import LoopbackServer, RecordedRequest, Reply, json_reply, openai_error
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply, json_reply
+from tests.support.openai_replies import openai_error
 from toolchain.discovery._documents import ToolDocument
 from toolchain.discovery._embeddings import (
     EmbeddingError,

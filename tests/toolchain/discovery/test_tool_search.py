@@ -1,0 +1,548 @@
+"""Tool discovery with both agents: search then call, inactive tools, a second search,
+approvals (granted, denied, paused and resumed), working memory, and what each
+request sends (the text-mode prompt stays byte-identical; native specs are appended).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from agents import AgentResult, ReActAgent
+from agents.models import Message, ScriptedModel
+from tests.support.agent_kinds import KINDS, Agent, Kind, Output, agent, answer, call
+from toolchain import ExecutionContext, JSONToolChain, Tool, tool
+from toolchain.discovery import (
+    Approval,
+    ApprovalRequest,
+    Extraction,
+    KeywordSearch,
+    ToolIndex,
+    ToolIndexError,
+    ToolInfo,
+    ToolSearch,
+    WorkingMemory,
+)
+
+ran: list[tuple[str, dict[str, object]]] = []
+
+
+@tool
+def list_pages() -> list[dict[str, str]]:
+    """List the site's pages."""
+    ran.append(("list_pages", {}))
+    return [{"id": "p1", "name": "Home"}, {"id": "p2", "name": "About"}]
+
+
+@tool
+def create_page(title: str) -> dict[str, str]:
+    """Create a new page with a title."""
+    ran.append(("create_page", {"title": title}))
+    return {"id": "p9", "name": title}
+
+
+@tool
+def search_images(query: str) -> dict[str, object]:
+    """Search the image library by description."""
+    ran.append(("search_images", {"query": query}))
+    return {"results": [{"id": "img-7", "filename": "mountain.jpg"}]}
+
+
+@tool
+def attach_image(page_id: str, image_id: str) -> str:
+    """Attach an image to a page's hero section."""
+    ran.append(("attach_image", {"page_id": page_id, "image_id": image_id}))
+    return "attached"
+
+
+@tool
+def publish_page(page_id: str) -> str:
+    """Publish a page so visitors can see it."""
+    ran.append(("publish_page", {"page_id": page_id}))
+    return "published"
+
+
+@tool
+def send_email(to: str, body: str) -> str:
+    """Send an email message."""
+    ran.append(("send_email", {"to": to}))
+    return "sent"
+
+
+INFO = [
+    ToolInfo("list_pages", category="pages", extraction=Extraction("", "page", is_array=True)),
+    ToolInfo(
+        "create_page",
+        category="pages",
+        phrases=("add a new page",),
+        extraction=Extraction("$root", "page"),
+    ),
+    ToolInfo(
+        "search_images",
+        category="images",
+        phrases=("find an image", "look for a photo"),
+        hint="Scores near 1 are the best matches.",
+        related=("attach_image",),
+        extraction=Extraction("results", "image", name_field="filename", is_array=True),
+    ),
+    ToolInfo("attach_image", category="images", phrases=("attach an image to a page",)),
+    ToolInfo(
+        "publish_page",
+        category="pages",
+        phrases=("publish a page",),
+        risk="moderate",
+        requires_confirmation=True,
+    ),
+    ToolInfo("send_email", category="mail", phrases=("email someone",)),
+]
+WORKFLOWS = {"images": "Search the library before attaching; ids start with img-."}
+TOOLS: list[Tool[Any, Any]] = [
+    list_pages,
+    create_page,
+    search_images,
+    attach_image,
+    publish_page,
+    send_email,
+]
+
+
+def index() -> ToolIndex:
+    return ToolIndex(TOOLS, INFO, workflows=WORKFLOWS)
+
+
+def build(kind: Kind, model: ScriptedModel, *extensions: ToolSearch | WorkingMemory) -> Agent:
+    return agent(kind, model, JSONToolChain(), extensions=extensions)
+
+
+def search_for(**options: object) -> ToolSearch:
+    return ToolSearch(index(), backend=KeywordSearch(), defer=True, **options)  # type: ignore[arg-type]
+
+
+def spec_names(model: ScriptedModel) -> list[list[str]]:
+    return [[spec.name for spec in request.options.tools] for request in model.requests]
+
+
+def tool_texts(result: AgentResult[str]) -> str:
+    return "\n".join(m.text_content() for m in result.messages if m.role in ("user", "tool"))
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    ran.clear()
+
+
+# -- the index ------------------------------------------------------------------------
+
+
+def test_startup_validation_reports_every_problem_at_once() -> None:
+    bad = ToolIndex(
+        [list_pages, create_page],
+        [ToolInfo("list_pages", related=("move_page",)), ToolInfo("rename_page")],
+        extractors={"export_site": lambda result: []},
+        require_info=True,
+    )
+    with pytest.raises(ToolIndexError) as raised:
+        ToolSearch(bad, backend=KeywordSearch(), always_active=["archive"])
+    assert raised.value.problems == (
+        "the tool 'create_page' has no metadata (ToolInfo)",
+        "'list_pages' lists the related tool 'move_page', which is not registered",
+        "metadata names 'rename_page', which is not a registered tool",
+        "a custom extractor is given for 'export_site', which is not a registered tool",
+        "always_active names 'archive', which is not in the index",
+    )
+
+
+def test_deferral_switches_on_when_definitions_exceed_the_budget() -> None:
+    small = ToolSearch(index(), backend=KeywordSearch(), budget_tokens=10_000)
+    large = ToolSearch(index(), backend=KeywordSearch(), budget_tokens=50)
+    assert not small.defers and "tool_search" not in [t.name for t in small.tools()]
+    assert large.defers and large.tools()[0].name == "tool_search"
+    assert 50 < large.definition_tokens < 10_000
+
+
+# -- search then call ---------------------------------------------------------------------
+
+
+@KINDS
+def test_search_then_call(kind: Kind) -> None:
+    model = ScriptedModel(
+        [
+            call(kind, "tool_search", query="find an image"),
+            call(kind, "search_images", query="mountain"),
+            answer(kind, "Found mountain.jpg"),
+        ]
+    )
+    search = search_for()
+    result = build(kind, model, search).run_sync("Find a mountain image")
+    assert result.ok and result.answer == "Found mountain.jpg"
+    assert ran == [("search_images", {"query": "mountain"})]
+    first = model.requests[0]
+    system = first.messages[0].text_content()
+    assert "tool_search" in system and "Only some tools are listed" in system
+    found = json.loads(_search_result(kind, result))
+    assert found["found"][0]["name"] == "search_images"
+    assert found["workflow"] == WORKFLOWS["images"]
+    assert found["note"].startswith("These tools can be called now")
+    entry = found["found"][0]
+    assert entry["hint"] == "Scores near 1 are the best matches."
+    assert entry["related"] == ["attach_image"]
+    if kind == "react":  # text mode: the schema comes in the result, the prompt stays
+        assert entry["parameters"]["properties"]["query"]["type"] == "string"
+        assert "- search_images:" not in system and "- send_email:" not in system
+        systems = {request.messages[0].text_content() for request in model.requests}
+        assert systems == {system}
+    else:  # native: no schema in the result; the spec is sent from the next request
+        assert "parameters" not in entry
+        specs = spec_names(model)
+        assert specs[0] == ["tool_search"]
+        assert specs[1][0] == "tool_search" and "search_images" in specs[1]
+        assert specs[2][: len(specs[1])] == specs[1]  # appended, never reordered
+    assert search.active(ExecutionContext()) == ()  # state belongs to a run
+
+
+@KINDS
+def test_calling_an_inactive_tool_says_how_to_find_it(kind: Kind) -> None:
+    model = ScriptedModel(
+        [
+            call(kind, "create_page", title="Team"),
+            call(kind, "tool_search", query="add a new page"),
+            call(kind, "create_page", title="Team"),
+            answer(kind, "done"),
+        ]
+    )
+    result = build(kind, model, search_for()).run_sync("Add a Team page")
+    assert result.ok
+    assert ran == [("create_page", {"title": "Team"})]  # only after the search
+    error = result.iterations[0].tool_results[0].raw.errors[0]
+    assert error is not None and error.kind == "unknown_tool"
+    assert error.message == (
+        'create_page is not active: search for it first, e.g. tool_search(query="add a new page")'
+    )
+    assert error.message in tool_texts(result)
+
+
+@KINDS
+def test_a_second_search_adds_tools(kind: Kind) -> None:
+    model = ScriptedModel(
+        [
+            call(kind, "tool_search", query="find an image"),
+            call(kind, "search_images", query="hills"),
+            call(kind, "tool_search", query="email someone"),
+            call(kind, "send_email", to="ana@example.com", body="img-7"),
+            answer(kind, "sent"),
+        ]
+    )
+    search = search_for(limit=2)
+    ctx = ExecutionContext()
+    result = build(kind, model, search).run_sync("Mail Ana a hills image", ctx=ctx)
+    assert result.ok
+    assert [name for name, _ in ran] == ["search_images", "send_email"]
+    assert search.active(ctx)[-1] == "send_email"
+    saved = result.extension_state["tool_search"]
+    assert isinstance(saved, dict) and saved["active"] == list(search.active(ctx))
+    if kind == "native":
+        specs = spec_names(model)
+        assert specs[3][: len(specs[2])] == specs[2] and specs[3][-1] == "send_email"
+
+
+@KINDS
+def test_activation_lasts_for_the_conversation(kind: Kind) -> None:
+    first_model = ScriptedModel(
+        [call(kind, "tool_search", query="find an image"), answer(kind, "ready")]
+    )
+    search = search_for()
+    first = build(kind, first_model, search).run_sync("Get ready to find images")
+    second_model = ScriptedModel([call(kind, "search_images", query="sea"), answer(kind, "ok")])
+    second = build(kind, second_model, search).run_sync(
+        "Find a sea image",
+        history=first.messages,
+        extension_state=first.extension_state,
+    )
+    assert second.ok and ran == [("search_images", {"query": "sea"})]
+
+
+# -- approvals ------------------------------------------------------------------------------
+
+
+@KINDS
+def test_approval_granted_and_denied(kind: Kind) -> None:
+    asked: list[ApprovalRequest] = []
+
+    def approve(ctx: ExecutionContext, request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        if request.args["page_id"] == "p1":
+            return Approval.granted()
+        return Approval.denied("the About page is still in review")
+
+    model = ScriptedModel(
+        [
+            call(kind, "tool_search", query="publish a page"),
+            call(kind, "publish_page", page_id="p1"),
+            call(kind, "publish_page", page_id="p2"),
+            answer(kind, "Home is live"),
+        ]
+    )
+    result = build(kind, model, search_for(approve=approve)).run_sync("Publish Home and About")
+    assert result.ok
+    assert ran == [("publish_page", {"page_id": "p1"})]
+    assert [r.args for r in asked] == [{"page_id": "p1"}, {"page_id": "p2"}]
+    assert asked[0].risk == "moderate"
+    error = result.iterations[2].tool_results[0].raw.errors[0]
+    assert error is not None and error.kind == "refused"
+    assert "was not approved: the About page is still in review" in error.message
+
+
+@KINDS
+def test_a_run_pauses_for_approval_and_resumes_with_the_decision(kind: Kind) -> None:
+    model = ScriptedModel(
+        [
+            call(kind, "tool_search", query="publish a page"),
+            call(kind, "publish_page", page_id="p1"),
+        ]
+    )
+    search = search_for()
+    paused = build(kind, model, search).run_sync("Publish Home")
+    assert paused.stopped_by == "paused" and ran == []
+    assert paused.paused is not None and "publish_page" in paused.paused
+    assert "held and the run pauses" in tool_texts(paused)
+    [held] = search.pending(paused.extension_state)
+    assert held.tool == "publish_page" and held.args == {"page_id": "p1"}
+    state = search.decide(paused.extension_state, held.call_id, Approval.granted("ok by Ana"))
+    assert search.pending(state) == ()
+
+    resumed_model = ScriptedModel(
+        [call(kind, "publish_page", page_id="p1"), answer(kind, "Home is live")]
+    )
+    resumed = build(kind, resumed_model, search).run_sync(
+        "Approved", history=paused.messages, extension_state=state
+    )
+    assert resumed.ok and ran == [("publish_page", {"page_id": "p1"})]
+    told = resumed_model.requests[0].messages[-1].text_content()
+    assert 'publish_page {"page_id":"p1"}: approved; call it again to run it (ok by Ana)' in told
+    with pytest.raises(KeyError):
+        search.decide(paused.extension_state, "no-such-call", Approval.denied())
+
+
+# -- working memory ---------------------------------------------------------------------------
+
+
+@KINDS
+def test_entities_are_listed_after_a_lookup(kind: Kind) -> None:
+    seen: list[str] = []
+
+    def player(messages: Sequence[Message]) -> Output:
+        seen.append(messages[-1].text_content())
+        step = len(seen)
+        if step == 1:
+            return call(kind, "tool_search", query="find an image")
+        if step == 2:
+            return call(kind, "search_images", query="mountain")
+        return answer(kind, "img-7")
+
+    search = search_for()
+    memory = WorkingMemory(search.index)
+    result = build(kind, ScriptedModel(player), search, memory).run_sync("Find a mountain")
+    assert result.ok
+    assert "Known entities" not in seen[1]
+    assert "- image: mountain.jpg (img-7)" in seen[2]
+    assert "Tools found: search_images" in seen[2]
+    saved = result.extension_state["working_memory"]
+    assert saved == {
+        "entities": [["image", "img-7", "mountain.jpg"]],
+        "used": ["tool_search", "search_images"],
+    }
+
+
+def test_memory_deduplicates_keeps_the_latest_and_survives_bad_extractors() -> None:
+    def broken(result: object) -> list[object]:
+        raise RuntimeError("bad extractor")
+
+    memory = WorkingMemory(index(), extractors={"send_email": broken}, shown=2, kept=3)  # type: ignore[dict-item]
+    ctx = ExecutionContext()
+    memory.remember(ctx, "list_pages", [{"id": "p1", "name": "Home"}, {"id": "p2", "name": "A"}])
+    memory.remember(ctx, "create_page", {"id": "p1", "name": "Home v2"})
+    memory.remember(ctx, "create_page", {"id": "p3", "name": "C"})
+    memory.remember(ctx, "create_page", {"id": "p4", "name": "D"})
+    assert memory.remember(ctx, "send_email", "sent") == []
+    assert [e.id for e in memory.entities(ctx)] == ["p1", "p3", "p4"]  # p2, oldest, dropped
+    assert memory.entities(ctx)[0].name == "Home v2"
+    assert memory.prompt_section(ctx).splitlines()[1:] == ["- page: C (p3)", "- page: D (p4)"]
+
+
+def _search_result(kind: Kind, result: AgentResult[str]) -> str:
+    """The JSON the first tool_search returned, as the model saw it."""
+    for message in result.messages:
+        text = message.text_content()
+        if kind == "native" and message.role == "tool" and message.name == "tool_search":
+            return text
+        if kind == "react" and message.role == "user" and "<tool_search>" in text:
+            return text.split("<tool_search>", 1)[1].split("</tool_search>", 1)[0].strip()
+    raise AssertionError("no tool_search result")
+
+
+# -- hostile input ------------------------------------------------------------------------
+
+
+class _Broken:
+    name = "broken"
+
+    def index(self, documents: Sequence[object]) -> None:
+        return None
+
+    async def search(self, query: str, limit: int) -> object:
+        raise RuntimeError("index server down")
+
+
+def _execute(chain: JSONToolChain, ctx: ExecutionContext, name: str, **args: object) -> str:
+    from formats import XMLFormat
+
+    content = json.dumps({"tool": name, "args": args})
+    return chain.execute_sync(ctx, content, XMLFormat()).text
+
+
+def test_a_broken_backend_or_approver_fails_only_that_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def approve(ctx: ExecutionContext, request: ApprovalRequest) -> Approval:
+        raise ConnectionError("approval service down")
+
+    search = ToolSearch(index(), backend=_Broken(), defer=True, approve=approve)  # type: ignore[arg-type]
+    chain, ctx = JSONToolChain(extensions=[search]), ExecutionContext()
+    assert "the search failed (RuntimeError); retry" in _execute(
+        chain, ctx, "tool_search", query="x"
+    )
+    # the inactive-tool message falls back to the tool's name as the query
+    assert 'tool_search(query="publish_page")' in _execute(chain, ctx, "publish_page", page_id="p")
+    search.index.info["list_pages"] = ToolInfo("list_pages", requires_confirmation=True)
+    _search_state_activate(search, ctx, "list_pages")
+    text = _execute(chain, ctx, "list_pages")
+    assert "needs approval, and asking for it failed (ConnectionError)" in text
+    assert ran == []
+    assert "tool search failed" in caplog.text and "approval callback failed" in caplog.text
+
+
+def test_huge_and_empty_queries_are_answered() -> None:
+    search = search_for()
+    chain, ctx = JSONToolChain(extensions=[search]), ExecutionContext()
+    assert "No tool matches ''" in _execute(chain, ctx, "tool_search", query="")
+    huge = "image " * 100_000  # 600 KB, under the chain's 1 MB cap on call content
+    assert "search_images" in _execute(chain, ctx, "tool_search", query=huge)
+    assert "invalid arguments" in _execute(chain, ctx, "tool_search", query="x", limit=500)
+
+
+def _search_state_activate(search: ToolSearch, ctx: ExecutionContext, name: str) -> None:
+    search.load_state(ctx, {"active": [name]})
+
+
+# -- review fixes ---------------------------------------------------------------------------
+
+
+@KINDS
+def test_used_lists_the_index_tools_called_successfully(kind: Kind) -> None:
+    model = ScriptedModel(
+        [
+            call(kind, "send_email", to="ana@example.com", body="hi"),  # inactive: refused
+            call(kind, "tool_search", query="find an image"),
+            call(kind, "search_images", query="hills"),
+            answer(kind, "done"),
+        ]
+    )
+    search = search_for()
+    ctx = ExecutionContext()
+    result = build(kind, model, search).run_sync("Find hills", ctx=ctx)
+    assert result.ok
+    assert search.used(ctx) == ("search_images",)
+    saved = result.extension_state["tool_search"]
+    assert isinstance(saved, dict) and saved["used"] == ["search_images"]
+
+
+def test_a_query_that_finds_nothing_is_not_echoed_whole() -> None:
+    search = search_for()
+    chain, ctx = JSONToolChain(extensions=[search]), ExecutionContext()
+    huge = "zzzz " * 100_000
+    text = _execute(chain, ctx, "tool_search", query=huge)
+    assert "No tool matches" in text and len(text) < 1_000
+
+
+@KINDS
+def test_a_broken_saved_state_is_logged_and_the_run_goes_on(
+    kind: Kind, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = ScriptedModel([answer(kind, "hello")])
+    broken = {"tool_search": {"active": "not a list"}, "working_memory": 42}
+    search = search_for()
+    result = build(kind, model, search, WorkingMemory(search.index)).run_sync(
+        "Hi", extension_state=broken
+    )
+    assert result.ok and result.answer == "hello"
+    assert "tool_search failed to load its state" in caplog.text
+    assert "working_memory failed to load its state" in caplog.text
+
+
+def test_a_hook_that_changes_the_prompt_does_not_bring_back_the_hidden_tools() -> None:
+    import dataclasses
+
+    from agents.steps import StepRequest
+
+    def rules(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        return dataclasses.replace(step, system_prompt=step.system_prompt + "\n\nBe brief.")
+
+    model = ScriptedModel([answer("react", "hi")])
+    agent = ReActAgent(
+        model, tool_chain=JSONToolChain(), extensions=[search_for()], step_hooks=[rules]
+    )
+    assert agent.run_sync("Hi").ok
+    system = model.requests[0].messages[0].text_content()
+    assert system.endswith("Be brief.") and "- tool_search:" in system
+    assert "- send_email:" not in system and "- search_images:" not in system
+
+
+def test_a_call_held_in_a_later_run_keeps_the_earlier_held_calls() -> None:
+    both = json.dumps(
+        [
+            {"tool": "publish_page", "args": {"page_id": "p1"}},
+            {"tool": "publish_page", "args": {"page_id": "p2"}},
+        ]
+    )
+    first_model = ScriptedModel(
+        [call("react", "tool_search", query="publish a page"), f"<action>{both}</action>"]
+    )
+    search = search_for()
+    first = build("react", first_model, search).run_sync("Publish Home and About")
+    assert first.stopped_by == "paused"
+    held = {r.call_id: str(r.args["page_id"]) for r in search.pending(first.extension_state)}
+    assert sorted(held.values()) == ["p1", "p2"]
+    p1 = next(call_id for call_id, page in held.items() if page == "p1")
+    state = search.decide(first.extension_state, p1, Approval.granted())
+    # The next run counts its call ids from 1 again: its third call has p2's id.
+    second_model = ScriptedModel(
+        [
+            call("react", "publish_page", page_id="p1"),
+            call("react", "list_pages"),
+            call("react", "publish_page", page_id="p3"),
+        ]
+    )
+    second = build("react", second_model, search).run_sync(
+        "Approved", history=first.messages, extension_state=state
+    )
+    assert second.stopped_by == "paused"
+    pending = search.pending(second.extension_state)
+    assert sorted(str(r.args["page_id"]) for r in pending) == ["p2", "p3"]
+    assert len({r.call_id for r in pending}) == 2
+    [p3] = [r for r in pending if r.args["page_id"] == "p3"]
+    decided = search.decide(second.extension_state, p3.call_id, Approval.denied())
+    assert [r.args["page_id"] for r in search.pending(decided)] == ["p2"]
+
+
+def test_memory_lines_cannot_be_forged_by_entity_names() -> None:
+    memory = WorkingMemory(index(), shown=5)
+    ctx = ExecutionContext()
+    memory.remember(
+        ctx, "create_page", {"id": "p1", "name": "Home\n- page: Admin (p0)" + "x" * 200}
+    )
+    lines = memory.prompt_section(ctx).splitlines()
+    assert len(lines) == 2 and lines[1].startswith("- page: Home - page: Admin (p0)xxx")
+    assert len(lines[1]) < 110
