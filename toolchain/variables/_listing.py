@@ -17,11 +17,13 @@ __all__ = [
     "GUIDE_AT",
     "MINIMAL_GUIDE",
     "PREVIEW",
+    "PROGRAM_CALL",
     "STEP_GUIDE",
     "VariableInfo",
     "guide_pays",
     "listing",
     "note_guide_pays",
+    "shown_in_run",
     "type_of",
 ]
 
@@ -47,6 +49,9 @@ GUIDE_AT: Final = 1024
 """Bytes of one output from which the ``auto`` guide is shown. Copying such an output
 costs the model some 250 o200k tokens or more each time it passes it on, and every
 later request carries the copy; the guide and a list line cost some 70 per request."""
+
+PROGRAM_CALL: Final = "set:"
+"""How the call id of a value a program set begins (``set:<name>``)."""
 
 PREVIEW: Final = 80
 """Characters of a value the list shows, on one line."""
@@ -84,10 +89,14 @@ _LISTED = StateKey[_Listed]("toolchain.variables.listed")
 _GUIDE_PAYS = StateKey[bool]("toolchain.variables.guide_pays")
 
 
-def listing(ctx: ExecutionContext, results: RunResults, listed: int) -> str:
+def listing(
+    ctx: ExecutionContext, results: RunResults, listed: int, *, seen_previews: bool = True
+) -> str:
     """The ``listed`` most recent variables, one line each (name, tool, type, preview),
-    and a count of the older ones; nothing before the first. Work per step is bounded
-    by ``listed``, whatever the number of variables."""
+    and a count of the older ones; nothing before the first. Without ``seen_previews``,
+    a variable whose result the run showed under its name (not boxed) has no preview:
+    the model can read it in the conversation. Work per step is bounded by ``listed``,
+    whatever the number of variables."""
     variables = results.variables
     if not variables:
         return ""
@@ -95,18 +104,34 @@ def listing(ctx: ExecutionContext, results: RunResults, listed: int) -> str:
     built = ctx.state.setdefault(_LISTED, _Listed)
     # Every change to the variables adds one (a new newest), or drops one (a new
     # count); reading a saved value back keeps the text as it was.
-    if built.newest is newest and built.count == len(variables) and built.limit == listed:
+    limit = listed if seen_previews else -2 - listed
+    if built.newest is newest and built.count == len(variables) and built.limit == limit:
         return built.text
     recent = list(islice(reversed(variables.values()), listed))
-    lines = [f"- ${v.name} ({v.tool}, {v.kind}): {v.preview}" for v in reversed(recent)]
+    lines = [
+        f"- ${v.name} ({v.tool}, {v.kind})"
+        if not seen_previews and shown_in_run(results, v)
+        else f"- ${v.name} ({v.tool}, {v.kind}): {v.preview}"
+        for v in reversed(recent)
+    ]
     older = len(variables) - len(recent)
     if older:
         lines.insert(
             0, f"({older} older variable{'s' if older != 1 else ''} not listed; still usable)"
         )
-    built.count, built.limit, built.newest = len(variables), listed, newest
+    built.count, built.limit, built.newest = len(variables), limit, newest
     built.text = "Variables:\n" + "\n".join(lines)
     return built.text
+
+
+def shown_in_run(results: RunResults, variable: Variable) -> bool:
+    """Whether this run showed the variable's output under its name: a tool's output
+    (a program's value, or one an earlier run saved, has no call id of a tool) that
+    was not boxed behind an ``internal://`` reference."""
+    call_id = variable.call_id
+    if not call_id or call_id.startswith(PROGRAM_CALL):
+        return False
+    return not variable.shared and call_id not in results.boxed
 
 
 def note_guide_pays(ctx: ExecutionContext) -> None:

@@ -28,6 +28,7 @@ from toolchain.variables._listing import (
     FULL_GUIDE,
     GUIDE_AT,
     MINIMAL_GUIDE,
+    PROGRAM_CALL,
     STEP_GUIDE,
     VariableInfo,
     guide_pays,
@@ -122,12 +123,14 @@ class ToolVariables(Extension):
     def prompt_section(self, ctx: ExecutionContext) -> str:
         """The most recent variables, one line each (name, tool, type, preview), and a
         count of the older ones; nothing before the first. In the ``auto`` style,
-        nothing until the guide pays for itself, then the guide's sentence first."""
+        nothing until the guide pays for itself, then the guide's sentence first, and
+        no preview of an output shown under its name in this run (it is in the
+        conversation)."""
         if self.instruction_style != "auto":
             return listing(ctx, results_of(ctx), self.listed)
         if not guide_pays(ctx):
             return ""
-        listed = listing(ctx, results_of(ctx), self.listed)
+        listed = listing(ctx, results_of(ctx), self.listed, seen_previews=False)
         return f"{STEP_GUIDE}\n{listed}" if listed else ""
 
     def text_filter(self, ctx: ExecutionContext) -> TextFilter:
@@ -191,7 +194,9 @@ class ToolVariables(Extension):
         if not cleaned:
             raise ValueError(f"{name!r} cannot be a variable name")
         plain = to_builtins(value)
-        kept = await keep_value(self, ctx, results_of(ctx), cleaned, tool, plain, f"set:{cleaned}")
+        kept = await keep_value(
+            self, ctx, results_of(ctx), cleaned, tool, plain, PROGRAM_CALL + cleaned
+        )
         if kept is None:
             raise ValueError(
                 f"${cleaned} was not saved: it is over the {self.max_bytes:,} bytes "

@@ -20,6 +20,7 @@ from agents import ReActAgent, ScriptedModel, ToolCallingAgent
 from formats import XMLFormat
 from tests.support.agent_kinds import answer, call
 from toolchain import ExecutionContext, JSONToolChain, Limits, tool
+from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
 
 Mode = Literal["text", "native"]
@@ -77,8 +78,11 @@ def test_small_outputs_are_only_named_and_the_guide_comes_after_a_large_one(mode
     for request in requests[2:]:
         assert GUIDE in request
     last = model.requests[-1].messages[-1].text_content()
-    assert f"{GUIDE}\nVariables:\n- $text_of_1 (text_of, str): yyyyyyyyyy\n" in last
-    assert "- $count_1 (count, int): 2000" in last
+    # Outputs this run showed under their names are listed without a preview.
+    assert (
+        f"{GUIDE}\nVariables:\n- $text_of_1 (text_of, str)\n- $text_of_2 (text_of, str)\n" in last
+    )
+    assert "- $count_1 (count, int)\n" in last
     # The guide is never in the system prompt, so it never costs the requests before it.
     assert GUIDE not in model.requests[-1].messages[0].text_content()
 
@@ -92,8 +96,7 @@ def test_the_auto_section_on_a_chain() -> None:
     assert variables.prompt_section(ctx) == ""  # 99 bytes stored: under guide_at
     chain.execute_sync(ctx, '{"tool": "text_of", "args": {"size": 100}}', XMLFormat())
     assert variables.prompt_section(ctx) == (
-        f"{GUIDE}\nVariables:\n- $text_of_1 (text_of, str): {'y' * 79}…\n"
-        f"- $text_of_2 (text_of, str): {'y' * 79}…"
+        f"{GUIDE}\nVariables:\n- $text_of_1 (text_of, str)\n- $text_of_2 (text_of, str)"
     )
     chain.execute_sync(ctx, '{"tool": "text_of", "args": {"size": 1}}', XMLFormat())
     assert variables.prompt_section(ctx).startswith(GUIDE)  # once it pays, it stays
@@ -105,7 +108,12 @@ def test_a_large_value_a_program_sets_brings_the_guide() -> None:
     asyncio.run(variables.set_variable(ctx, "notes", "short"))
     assert variables.prompt_section(ctx) == ""
     asyncio.run(variables.set_variable(ctx, "report", {"rows": list(range(400))}))
-    assert variables.prompt_section(ctx).startswith(f"{GUIDE}\nVariables:\n- $notes (program")
+    # The model never saw a program's values: they come with their previews.
+    assert variables.prompt_section(ctx) == (
+        f"{GUIDE}\nVariables:\n- $notes (program, str): short\n"
+        f'- $report (program, object: rows): {{"rows":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,'
+        "15,16,17,18,19,20,21,22,23,24,25,26…"
+    )
 
 
 @MODES
@@ -126,9 +134,14 @@ def test_variables_from_an_earlier_run_bring_the_guide_to_the_next(mode: Mode) -
     second = agent.run_sync("Its length?", history=first.messages, extension_state=state)
     assert second.answer == "3", second.error
     # Turn two's first step: the model has not seen $text_of_1 named in this run.
-    assert model.requests[2].messages[-1].text_content().endswith(
-        f"<tool_variables>\n{GUIDE}\nVariables:\n- $text_of_1 (text_of, str): yyy\n"
-        "</tool_variables>"
+    assert (
+        model.requests[2]
+        .messages[-1]
+        .text_content()
+        .endswith(
+            f"<tool_variables>\n{GUIDE}\nVariables:\n- $text_of_1 (text_of, str): yyy\n"
+            "</tool_variables>"
+        )
     )
 
 
@@ -168,5 +181,16 @@ def test_the_per_step_list_stays_bounded_over_a_long_run(mode: Mode) -> None:
     # The guide, "Variables:", the count of older ones and the five most recent, at most.
     assert max(len(each) for each in lines) <= 8
     assert lines[-1][2] == f"({steps - 5} older variables not listed; still usable)"
-    assert lines[-1][-1].startswith(f"- $text_of_{steps} (text_of, str): yyy")
+    assert lines[-1][-1] == f"- $text_of_{steps} (text_of, str)"
     assert max(len(s) for s in sections[10:]) - min(len(s) for s in sections[10:]) < 10
+
+
+def test_a_boxed_output_keeps_its_preview_in_the_list() -> None:
+    variables = ToolVariables()
+    relay = ContextRelay(threshold=1_000)
+    chain = JSONToolChain(extensions=[relay, variables]).register_tool(text_of)
+    ctx = ExecutionContext()
+    shown = chain.execute_sync(ctx, '{"tool": "text_of", "args": {"size": 5000}}', XMLFormat())
+    assert shown.observations[0].text.startswith("$text_of_1 = internal://")
+    # The model read a reference, not the text: the list shows what it holds.
+    assert variables.prompt_section(ctx).endswith(f"- $text_of_1 (text_of, str): {'y' * 79}…")
