@@ -13,10 +13,13 @@ native mode) with a scripted model that reads each observation and plans the nex
   save both), and web1 (fetch the HTML page, list its images);
 * the mastra weather flow: get_weather NYC and London (mastra's weather tool output:
   temperature, feelsLike, humidity, windSpeed, windGust, conditions, location), then
-  compare_weather of both, then an answer quoting both temperatures.
+  compare_weather of both, then an answer quoting both temperatures;
+* a flow passing real data between tools (``benchmarks._record_flow``): a ~5 KB
+  customer record fetched, enriched, and sent to a CRM with its enrichment.
 
 Without the mechanism the model must copy what it passes on: deep_check gets the whole
-transcript, compare_weather both whole dicts; it reads the transcript's end and the
+transcript, compare_weather both whole dicts, enrich_customer and send_to_crm the record
+as the model read it; it reads the transcript's end and the
 page's images in the observation it was shown. With it, the model passes the reference
 (``internal://…``, ``$weather_nyc``) and reads through the relay's reader tools. The
 tools receive the same values in both runs (checked, as are the answers).
@@ -28,8 +31,13 @@ summed over the run (every request counted whole: no prompt cache assumed), plus
 tokens the model writes (its replies, and the name and arguments of each native call).
 Per-message framing tokens of the providers' chat formats are left out (alike in both).
 
-The weather flow runs twice with variables: with the default (full) guide in the
-prompt, and with ``instruction_style="minimal"``.
+The weather flow runs three times with variables: with the default (``auto``) style,
+whose guide and list come only once an output is large enough for them to pay, and
+with ``instruction_style="full"`` and ``"minimal"`` (the guide in every system prompt,
+the list on every step).
+
+ToolVariables' time per iteration over a 100-iteration run, first iterations against
+the last, with a run without it as the baseline (``benchmarks._variables_growth``).
 
 Resolution overhead (``benchmarks._reference_overhead``): ``execute_calls`` of one call
 on an instant async tool, with references against the values themselves, through a plain
@@ -41,8 +49,11 @@ The tasks and their scripts are in ``benchmarks._reference_tasks``.
 The token counts do not depend on ``--quick`` (only the timing does); they vary by a
 few tokens between runs, as the relay's reference ids are random. Targets
 (reported, never asserted): the step carrying the long transcript costs >= 99 %
-fewer tokens; the weather compare flow >= 50 % fewer over the run (the variables plan
-claims ~70 %); resolution overhead < 20 µs per call.
+fewer tokens; the weather flow at most 2 % more tokens over the run with variables
+than without (its reports are too small for references to save much: the mechanism
+must not cost); the record flow >= 50 % fewer (the variables plan claims ~70 %);
+resolution overhead < 20 µs per call; ToolVariables' last iterations of a
+100-iteration run at most 1.1x its first.
 
 Run alone with ``python -m benchmarks.pass_by_reference [--quick]``.
 """
@@ -59,18 +70,18 @@ import msgspec
 from agents import ReActAgent, ToolCallingAgent
 from agents.evals.toolsets import LONG_TRANSCRIPT, PAGE, RELAY_THRESHOLD
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
-from benchmarks._reference_overhead import measure_overheads, report_overheads
 from benchmarks._record_flow import RECORD
+from benchmarks._reference_overhead import measure_overheads, report_overheads
 from benchmarks._reference_tasks import (
     TASKS,
     WEATHER,
-    WEATHER_CLAIM,
     ScriptError,
     Step,
     Task,
     new_world,
 )
 from benchmarks._timing import Settings, render_table, verdict
+from benchmarks._variables_growth import ITERATIONS, measure_growth, report_growth
 from toolchain import JSONToolChain
 from toolchain._tokens import count_tokens
 from toolchain.variables import ToolVariables
@@ -367,7 +378,7 @@ def report_tokens(compared: list[Compared]) -> None:
 def run(settings: Settings) -> None:
     """Count the tokens of every task with and without its mechanism; time resolution."""
     print("== Pass by reference: tokens with and without ToolVariables / ContextRelay ==")
-    print("scripted runs of the relay's prompt cases and the mastra weather flow, both agents;")
+    print("scripted runs of the relay's prompt cases, the mastra weather flow and a 5 KB record")
     print("o200k tokens (bpe-openai, offline) of every request and of every reply")
     print()
     report_tokens(compare_all())
@@ -375,6 +386,10 @@ def run(settings: Settings) -> None:
     print("execute_calls of one call on an instant async tool, interleaved; median µs")
     print()
     report_overheads(asyncio.run(measure_overheads(settings)))
+    print(f"== Pass by reference: ToolVariables per iteration over a {ITERATIONS}-iteration run ==")
+    print("two calls a step on an instant model and tool; the time between two model calls")
+    print()
+    report_growth(measure_growth(settings))
 
 
 if __name__ == "__main__":
