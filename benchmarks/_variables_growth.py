@@ -5,9 +5,10 @@ instant async tool (a 1.2 KB record each, so the variables' guide and list ride 
 every step from the second on; one call's argument names an earlier variable,
 ``$lookup_1.key``), then an answer; 198 variables by the end. Each iteration's time is
 the gap between two consecutive model calls (the loop, the calls, the extension's hooks,
-the next step's sections). The first ten iterations (2-11) and the last ten are
-averaged per run, and each run's last-to-first ratio taken (the two windows of one run
-see the same load of a busy host); the median of those ratios is the figure.
+the next step's sections). Per run, the median of the first ten iterations (2-11) and
+of the last ten (a burst of another process's work shifts neither), and their ratio
+(the two windows of one run see much the same load of a busy host); the median of
+those ratios over the runs is the figure.
 
 Baseline, in the same process and interleaved with it: the same run without
 ToolVariables (the argument written as the value itself). Target (reported, never
@@ -44,7 +45,7 @@ __all__ = ["Growth", "measure_growth", "report_growth"]
 ITERATIONS = 100
 WINDOW = 10
 GROWTH_TARGET = 1.1
-ROUNDS = 30
+ROUNDS = 40
 _RECORD: dict[str, object] = {
     "rows": [{"id": i, "name": f"row {i}", "score": i * 7 % 13} for i in range(30)]
 }
@@ -106,9 +107,9 @@ class Growth:
     label: str
     variables: bool
     first_us: float
-    """Median over the runs of iterations 2-11's mean."""
+    """Median over the runs of iterations 2-11's median."""
     last_us: float
-    """Median over the runs of the last ten iterations' mean."""
+    """Median over the runs of the last ten iterations' median."""
     ratio: float
     """Median over the runs of each run's last ten against its first ten."""
     runs: int
@@ -136,8 +137,8 @@ class _Setup:
             raise RuntimeError(f"the growth run did not finish as scripted: {result.stopped_by}")
         gaps = [b - a for a, b in zip(self.model.stamps, self.model.stamps[1:], strict=False)]
         if keep:
-            self.first.append(statistics.fmean(gaps[1 : 1 + WINDOW]) / 1e3)
-            self.last.append(statistics.fmean(gaps[-WINDOW:]) / 1e3)
+            self.first.append(statistics.median(gaps[1 : 1 + WINDOW]) / 1e3)
+            self.last.append(statistics.median(gaps[-WINDOW:]) / 1e3)
 
     def growth(self) -> Growth:
         agent = "ToolCallingAgent (native)" if self.native else "ReActAgent (text)"
