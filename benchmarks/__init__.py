@@ -20,8 +20,9 @@ leave the cyclic garbage collector on while timing.
   interpreters, against a bare interpreter;
 * ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration;
 * ``benchmarks.pass_by_reference``: tokens saved by ToolVariables and ContextRelay, and
-  their cost per call (its tasks in ``_reference_tasks``, its timing in
-  ``_reference_overhead``);
+  their cost per call (its tasks in ``_reference_tasks`` and ``_record_flow``, its timing
+  in ``_reference_overhead``, ToolVariables over a 100-iteration run in
+  ``_variables_growth``);
 * ``benchmarks.discovery_tokens``: tokens of a 60-tool task with every tool in the prompt
   and with ToolSearch, and how much of each request the prompt cache can reuse;
 * ``benchmarks.tool_retrieval``: R@5, R@10 and nDCG@10 of the discovery search backends on
