@@ -39,6 +39,7 @@ from toolchain._content import (
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
 from toolchain._eager import eager_task, settle
+from toolchain._encodings import ObservationEncoding, to_toon
 from toolchain._errors import (
     DuplicateToolError,
     ToolCallParseError,
@@ -108,6 +109,7 @@ __all__ = [
     "JSONToolChain",
     "Limits",
     "MediaContent",
+    "ObservationEncoding",
     "OutputError",
     "RawToolCallResult",
     "RawToolChainResult",
@@ -142,6 +144,7 @@ __all__ = [
     "settle",
     "to_builtins",
     "to_json",
+    "to_toon",
     "to_yaml",
     "tool",
     "unfence",
