@@ -10,11 +10,15 @@ list of records with the same keys as a table whose header names the fields once
       1,Ada
       2,Bob
 
-``auto`` writes each output in all three encodings and keeps the one with the fewest
-o200k tokens (``toolchain._tokens``), ties going to JSON, then YAML. Counting is exact,
-not estimated, so ``auto`` never shows more tokens than compact JSON would; it costs a
-YAML and a TOON encoding and three counts per output (``python -m benchmarks --only
-observations`` prints the time beside the tokens).
+``auto`` writes each output as JSON and TOON, and as YAML too when its JSON is at most
+``YAML_CANDIDATE_CHARS`` long, and keeps the text with the fewest o200k tokens
+(``toolchain._tokens``), ties going to JSON, then YAML. Counts are exact, not estimated,
+so ``auto`` never shows more tokens than compact JSON would. YAML is left out of large
+outputs for speed: PyYAML writes about 1 ms per kilobyte where TOON takes tens of
+microseconds, and where YAML beats both others at all it is by a token or two (a list
+item without TOON's ``[N]`` length), which on a large output is noise.
+``python -m benchmarks --only observations`` prints the tokens of each encoding, what
+``auto`` chose against the exact minimum of the three, and its time per output.
 
 Whatever the encoding, a ``str`` output is shown as the tool wrote it, and a scalar as
 JSON writes it. TOON is written from the JSON view of the output (JSON's text decoded
@@ -43,12 +47,21 @@ import msgspec
 
 from toolchain._output import OutputError, to_json, to_yaml
 
-__all__ = ["ObservationEncoding", "check_observations", "encoder_for", "to_auto", "to_toon"]
+__all__ = [
+    "YAML_CANDIDATE_CHARS",
+    "ObservationEncoding",
+    "check_observations",
+    "encoder_for",
+    "to_auto",
+    "to_toon",
+]
 
 ObservationEncoding: TypeAlias = Literal["json", "yaml", "toon", "auto"]
 """How a chain writes tool outputs for the model (its ``observations`` option)."""
 
 _ENCODINGS: tuple[str, ...] = get_args(ObservationEncoding)
+YAML_CANDIDATE_CHARS = 4_096
+"""``auto`` writes an output as YAML too only when its compact JSON is at most this long."""
 _SCALARS = (int, float, bool, type(None))  # the same text in every encoding: JSON's
 
 
@@ -98,7 +111,7 @@ def to_toon(value: object) -> str:
 
 def to_auto(value: object) -> str:
     """The output in whichever of JSON, YAML and TOON has the fewest o200k tokens (ties
-    go to JSON, then YAML).
+    go to JSON, then YAML; YAML only for outputs of up to ``YAML_CANDIDATE_CHARS``).
 
     >>> to_auto({"temp": 21}), to_auto([1, 2])
     ('temp: 21', '[1,2]')
@@ -109,7 +122,8 @@ def to_auto(value: object) -> str:
     from toolchain._tokens import count_tokens  # bpe-openai loads with the first count
 
     best, fewest = json_text, count_tokens(json_text)
-    for encode in (_yaml_of, _toon_of):
+    small = len(json_text) <= YAML_CANDIDATE_CHARS
+    for encode in (_yaml_of, _toon_of) if small else (_toon_of,):
         try:
             text = encode(data)
         except OutputError:  # JSON could write it: the others are only candidates

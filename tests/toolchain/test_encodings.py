@@ -29,7 +29,7 @@ from toolchain import (
     to_yaml,
     tool,
 )
-from toolchain._encodings import to_auto
+from toolchain._encodings import YAML_CANDIDATE_CHARS, to_auto
 from toolchain._tokens import count_tokens
 
 Mode = Literal["json", "yaml", "toon", "auto"]
@@ -291,6 +291,23 @@ def test_auto_shows_the_encoding_with_fewest_tokens_ties_going_to_json(value: ob
     shown = run(make_chain("yaml", "auto"), to_json([{"tool": "echo", "args": {"value": value}}]))
     assert shown.observations[0].text == expected
     assert count_tokens(expected) <= count_tokens(to_json(value))
+
+
+def test_auto_leaves_yaml_out_of_large_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[object] = []
+    yaml_of = _encodings._yaml_of  # pyright: ignore[reportPrivateUsage]
+
+    def spy(data: object) -> str:
+        written.append(data)
+        return yaml_of(data)
+
+    monkeypatch.setattr(_encodings, "_yaml_of", spy)
+    assert to_auto([{"a": 1}]) == "- a: 1"  # YAML's 5 tokens beat JSON's 6 and TOON's 9
+    assert written == [[{"a": 1}]]
+    large = {"users": RECORDS * 40}
+    assert len(to_json(large)) > YAML_CANDIDATE_CHARS
+    assert to_auto(large) == to_toon(large)
+    assert len(written) == 1  # not written for the large one
 
 
 def test_a_tie_goes_to_json() -> None:
