@@ -15,8 +15,8 @@ list of records with the same keys as a table whose header names the fields once
 (``toolchain._tokens``), ties going to JSON, then YAML. Counts are exact, not estimated,
 so ``auto`` never shows more tokens than compact JSON would. YAML is left out of large
 outputs for speed: PyYAML writes about 1 ms per kilobyte where TOON takes tens of
-microseconds, and where YAML beats both others at all it is by a token or two (a list
-item without TOON's ``[N]`` length), which on a large output is noise.
+microseconds, and where YAML beats both others at all, in our measurements, it is by a
+few tokens (list items without TOON's ``[N]`` lengths), noise on a large output.
 ``python -m benchmarks --only observations`` prints the tokens of each encoding, what
 ``auto`` chose against the exact minimum of the three, and its time per output.
 
@@ -32,8 +32,10 @@ texts were the same except for how they spell floats (``toons`` follows spec 4.1
 without an exponent; ``toon-format`` spec 4.4, an exponent past 1e21 and below 1e-6), each
 decoded the other's text to the same values, and ``toons`` encoded 100 records about 25
 times faster and imports in under a millisecond (``toon-format`` 50 ms), which matters
-here because ``auto`` encodes every output. It loads with the first output written as
-TOON, never by ``import toolchain``.
+here because ``auto`` encodes every output. Both were released within weeks of each
+other (toons 0.9.0, toon-format 1.2.0). What the choice costs: ``toons`` is a spec
+behind, and writes a float such as 1.5e300 as its 301 digits (``auto`` then keeps JSON).
+It loads with the first output written as TOON, never by ``import toolchain``.
 """
 
 from __future__ import annotations
