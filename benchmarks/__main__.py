@@ -13,6 +13,7 @@ from benchmarks import (
     discovery_tokens,
     import_time,
     loop_overhead,
+    observation_tokens,
     otel_overhead,
     parse_scaling,
     pass_by_reference,
@@ -32,6 +33,7 @@ PARTS: dict[str, Part] = {
     "references": pass_by_reference.run,
     "discovery": discovery_tokens.run,
     "retrieval": tool_retrieval.run,
+    "observations": observation_tokens.run,
 }
 
 

@@ -73,6 +73,7 @@ def _first_tool_request(request: RecordedRequest) -> RecordedRequest:
 SCRIPTS: dict[str, list[Turn]] = {
     "Quick start": [],
     "Hooks change calls; observers only watch": [],
+    "Observations in fewer tokens (TOON, auto)": [],  # a chain, no model
     "Watching a run: logs and traces": [],  # a ScriptedModel plays the model
     "Tracing runs with OpenTelemetry": [
         calls(("get_weather", {"city": "Oslo"})),

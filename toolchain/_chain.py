@@ -16,6 +16,7 @@ from typing import Protocol, Self, TypedDict, runtime_checkable
 
 from formats import TextFormat, XMLFormat
 from toolchain._context import ExecutionContext
+from toolchain._encodings import ObservationEncoding, encoder_for
 from toolchain._errors import DuplicateToolError, ToolCallParseError
 from toolchain._events import ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
@@ -127,6 +128,7 @@ class ChainOptions(TypedDict, total=False):
     max_observation_chars: int
     cancel_grace: float
     extensions: Sequence[Extension]
+    observations: ObservationEncoding | None
 
 
 class ToolChainBase:
@@ -148,6 +150,10 @@ class ToolChainBase:
       it is abandoned (a tool that swallows ``CancelledError`` cannot hang a run).
     - ``extensions``: their tools are registered now, and each is installed on a
       run's context when the chain first executes in it (see ``Extension``).
+    - ``observations``: how tool outputs are written for the model: ``"json"``,
+      ``"yaml"``, ``"toon"`` or ``"auto"`` (the fewest tokens per output; see
+      ``toolchain._encodings``). ``None``, the default, writes them in the chain's own
+      syntax. Only the outputs change: calls are read as before.
     """
 
     def __init__(
@@ -162,12 +168,17 @@ class ToolChainBase:
         max_observation_chars: int = 400_000,
         cancel_grace: float = 1.0,
         extensions: Sequence[Extension] = (),
+        observations: ObservationEncoding | None = None,
     ) -> None:
         if max_calls < 1 or max_output_chars < 1 or max_observation_chars < 1:
             raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
         self.call_syntax = syntax
-        # The syntax's own writer, not a method around it: every successful call uses it.
-        self.encode_output: Callable[[object], str] = syntax.write
+        self.observations: ObservationEncoding | None = observations
+        """How outputs are written (``None``: in the chain's own syntax)."""
+        # The writer itself, not a method around it: every successful call uses it.
+        self.encode_output: Callable[[object], str] = (
+            syntax.write if observations is None else encoder_for(observations)
+        )
         """A successful call's output as the model reads it."""
         self._name = name
         self._subsection = subsection
