@@ -177,6 +177,8 @@ class ToolChainBase:
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
         self._tools: dict[str, AnyTool] = {}
+        # name -> (tool, schema, description, policy, its listing entry): see _listed
+        self._listing: dict[str, tuple[AnyTool, object, str, str, str]] = {}
         self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
         self.extensions: tuple[Extension, ...] = tuple(extensions)
         for extension in self.extensions:
@@ -253,15 +255,30 @@ class ToolChainBase:
         if names is not None:
             wanted = set(names)
             tools = [tool for tool in tools if tool.name in wanted]
-        blocks: list[str] = []
-        for tool in tools:
-            lines = [f"- {tool.name}: {tool.description.strip()}"]
-            if tool.policy.strip():
-                lines.append(_indent("Policy: " + tool.policy.strip(), 2))
-            lines.append("  Parameters:")
-            lines.append(_indent(self.call_syntax.schema_text(tool.prompt_schema()), 4))
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
+        return "\n\n".join([self._listed(tool) for tool in tools])
+
+    def _listed(self, tool: AnyTool) -> str:
+        """``tool``'s entry of the listing, made once per tool: compacting and writing a
+        schema costs far more than checking that the entry is still the tool's (the same
+        tool object, description, policy and schema object; a codec keeps its schema)."""
+        schema = tool.input_schema()
+        known = self._listing.get(tool.name)
+        if (
+            known is not None
+            and known[0] is tool
+            and known[1] is schema
+            and known[2] == tool.description
+            and known[3] == tool.policy
+        ):
+            return known[4]
+        lines = [f"- {tool.name}: {tool.description.strip()}"]
+        if tool.policy.strip():
+            lines.append(_indent("Policy: " + tool.policy.strip(), 2))
+        lines.append("  Parameters:")
+        lines.append(_indent(self.call_syntax.schema_text(tool.prompt_schema()), 4))
+        entry = "\n".join(lines)
+        self._listing[tool.name] = (tool, schema, tool.description, tool.policy, entry)
+        return entry
 
     # -- stage 1: reading -------------------------------------------------------------
 

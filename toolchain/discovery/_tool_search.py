@@ -134,6 +134,10 @@ class ToolSearch(Extension):
         )
         self.defers = defer is True or (defer == "auto" and self.definition_tokens > budget_tokens)
         self._tokens_per_tool: dict[str, int] = {}  # counted when first asked
+        # The last step's tools and what follows from them: a run's steps (and most
+        # runs of an agent) offer the same tools, so each step reuses them.
+        self._shown: tuple[tuple[str, ...], tuple[str, ...], frozenset[str]] | None = None
+        self._hidden_of: _Hidden | None = None
         self._tool = SearchTool(self)
 
     # -- Extension -------------------------------------------------------------------
@@ -167,15 +171,19 @@ class ToolSearch(Extension):
         if not self.defers:
             return None
         tools: tuple[str, ...] = request.tools
-        shown = [name for name in tools if name not in self.deferred]
-        if state.protocol == "native":
-            offered = set(tools)
-            shown += [name for name in state.active if name in offered]
+        shown, offered = self._visible(tools)
+        if state.protocol == "native" and state.active:
+            shown += tuple(name for name in state.active if name in offered)
         if ctx.events.has_subscribers(SchemasDeferred):
             # Found tools' definitions are in the conversation (text) or the specs (native).
-            hidden = tuple(n for n in tools if n in self.deferred and n not in state.active)
-            ctx.events.emit(SchemasDeferred(ctx, hidden, self._tokens_of(hidden)))
-        return dataclasses.replace(request, described=tuple(shown))
+            hidden = self._hidden(tools)
+            tokens = hidden.tokens
+            names = hidden.names
+            if state.active:
+                names = tuple(n for n in names if n not in state.active)
+                tokens = self._tokens_of(names)
+            ctx.events.emit(SchemasDeferred(ctx, names, tokens))
+        return dataclasses.replace(request, described=shown)
 
     def save_state(self, ctx: ExecutionContext) -> object | None:
         return _saved.save(ctx)
@@ -219,6 +227,25 @@ class ToolSearch(Extension):
         saved = extension_state.get(self.name, {})
         return {**extension_state, self.name: _saved.decide(saved, call_id, decision, self._seal)}
 
+    def _visible(self, tools: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The step's tools but the deferred ones, and all of them as a set: the same
+        tools every step of a run, so worked out once for them (not per step)."""
+        known = self._shown
+        if known is not None and (known[0] is tools or known[0] == tools):
+            return known[1], known[2]
+        shown = tuple(name for name in tools if name not in self.deferred)
+        self._shown = (tools, shown, frozenset(tools))
+        return shown, self._shown[2]
+
+    def _hidden(self, tools: tuple[str, ...]) -> _Hidden:
+        """The deferred tools among ``tools`` and their tokens, worked out once for them."""
+        known = self._hidden_of
+        if known is not None and (known.tools is tools or known.tools == tools):
+            return known
+        names = tuple(name for name in tools if name in self.deferred)
+        self._hidden_of = _Hidden(tools, names, self._tokens_of(names))
+        return self._hidden_of
+
     def _tokens_of(self, names: tuple[str, ...]) -> int:
         """The o200k tokens of these index tools' definitions, each counted once."""
         counted = self._tokens_per_tool
@@ -237,6 +264,15 @@ class ToolSearch(Extension):
         """A query that finds ``name`` (its phrases or description, checked against the
         backend), or the name itself when none does."""
         return await suggest(self, name)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Hidden:
+    """The deferred tools among a step's ``tools``, and their definitions' tokens."""
+
+    tools: tuple[str, ...]
+    names: tuple[str, ...]
+    tokens: int
 
 
 def _definition_tokens(tools: Iterable[AnyTool]) -> int:
