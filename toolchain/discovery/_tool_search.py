@@ -56,6 +56,7 @@ from toolchain.discovery._activation import ProtocolName, discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest, Approver
 from toolchain.discovery._documents import SearchBackend
 from toolchain.discovery._events import SchemasDeferred
+from toolchain.discovery._found import Schemas
 from toolchain.discovery._gate import Gate
 from toolchain.discovery._held import PROCESS_KEY, Seal, decisions_listing
 from toolchain.discovery._index import ToolIndex
@@ -67,10 +68,8 @@ __all__ = ["ToolSearch"]
 AnyTool = Tool[Any, Any]
 
 GUIDE = """\
-Only some tools are listed. To find others, call tool_search with what you want to do
-("find an image", "publish a post"): it returns the tools that fit, with guidance, and
-they can be called from then on. Search again whenever you need another capability.
-If you can answer without tools, answer directly."""
+Only some tools are listed: tool_search finds the others. If you can answer without
+tools, answer directly."""
 
 
 class ToolSearch(Extension):
@@ -129,8 +128,10 @@ class ToolSearch(Extension):
         self.backend: SearchBackend = backend if backend is not None else _default_backend()
         self.backend.index(self.index.documents())
         self.deferred = frozenset(self.index.tools) - frozenset(self.always_active)
+        self.schemas = Schemas()
+        """Each index tool's schema as searches show it, compacted once per tool."""
         self.definition_tokens = _definition_tokens(
-            self.index.tools[name] for name in sorted(self.deferred)
+            (self.index.tools[name] for name in sorted(self.deferred)), self.schemas
         )
         self.defers = defer is True or (defer == "auto" and self.definition_tokens > budget_tokens)
         self._tokens_per_tool: dict[str, int] = {}  # counted when first asked
@@ -251,13 +252,16 @@ class ToolSearch(Extension):
         counted = self._tokens_per_tool
         for name in names:
             if name not in counted:
-                counted[name] = _definition_tokens([self.index.tools[name]])
+                counted[name] = _definition_tokens([self.index.tools[name]], self.schemas)
         return sum(counted[name] for name in names)
 
     # -- searching -------------------------------------------------------------------
 
-    async def search(self, ctx: ExecutionContext, query: str, limit: int) -> dict[str, object]:
-        """Run one search for the model, activate what it found, and say what it was."""
+    async def search(
+        self, ctx: ExecutionContext, query: str | Sequence[str], limit: int
+    ) -> dict[str, object]:
+        """Run one search for the model (a query, or a list of them, each giving at most
+        ``limit`` tools), activate what it found, and say what it was."""
         return await find(self, ctx, query, limit)
 
     async def suggestion(self, name: str) -> str:
@@ -275,11 +279,11 @@ class _Hidden:
     tokens: int
 
 
-def _definition_tokens(tools: Iterable[AnyTool]) -> int:
+def _definition_tokens(tools: Iterable[AnyTool], schemas: Schemas) -> int:
     from toolchain._tokens import count_tokens
 
     text = "\n".join(
-        f"{tool.name}: {tool.description}\n{msgspec.json.encode(tool.prompt_schema()).decode()}"
+        f"{tool.name}: {tool.description}\n{msgspec.json.encode(schemas.of(tool)).decode()}"
         for tool in tools
     )
     return count_tokens(text) if text else 0
