@@ -121,7 +121,7 @@ def offline_model(messages: Sequence[Message]) -> str | ScriptedReply:
         return "The About page is live, with a mountain hero image."
     if ": denied" in told:
         return "The About page is ready as a draft; publishing it was not approved."
-    for query, name, args in PLAN:
+    for _, name, args in PLAN:
         if name in done and not (name == "publish_page" and "approved;" in told):
             continue
         if name not in found:
