@@ -2,9 +2,12 @@
 
 The design is the seed's "dynamic tool injection V2": instead of every tool's
 definition in every request, the model gets one discovery tool (and any tools kept
-always active). A search returns the tools that fit, a usage hint each, the workflow
-guidance of their categories and a note to search again; the tools it returns can be
-called from then on, for the rest of the run and of the conversation.
+always active). A search takes a query or a list of them (everything a task needs, in
+one request); the best match of each is described (usage hint, the workflow guidance
+of its category) and can be called from then on, for the rest of the run and of the
+conversation; the other matches are named, and a search for a name finds that tool.
+What a search says stays in every later request, so it says each thing once: a tool
+described earlier in the run is named only, a category's guidance comes once.
 
 Activation keeps the provider's prompt cache: in text mode the system prompt's tool
 listing never changes (a found tool's parameter schema arrives in the search result);
@@ -79,7 +82,8 @@ class ToolSearch(Extension):
     - ``backend``: how queries find tools (default: ``BM25Search``; pass a
       ``HybridSearch`` to add embeddings, which load a model at startup).
     - ``always_active``: index tools the model can call from the start.
-    - ``limit``: tools a search returns unless the model asks for fewer or more.
+    - ``limit``: tools a search returns per query (one described, the others named)
+      unless the model asks for fewer or more.
     - ``defer``: ``True`` hides the index's tools until found; ``False`` shows them all
       (``tool_search`` is then not offered); ``"auto"`` defers only when their
       definitions exceed ``budget_tokens`` o200k tokens.
