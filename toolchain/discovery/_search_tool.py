@@ -172,8 +172,9 @@ async def _matches(owner: Searched, text: str, limit: int) -> list[str]:
 
 
 async def suggest(owner: Searched, name: str) -> str:
-    """A query that finds ``name`` (its phrases or description, checked against the
-    backend), or the name itself when none does."""
+    """A query that finds ``name`` as its best match, so a search for it makes the tool
+    callable (its phrases or description, checked against the backend), or the name
+    itself when none does (a search for a name finds that tool)."""
     info = owner.index.info_of(name)
     description = info.description or owner.index.tools[name].description
     candidates = [*info.phrases[:3], " ".join(description.split()[:8])]
@@ -182,6 +183,6 @@ async def suggest(owner: Searched, name: str) -> str:
             outcome = await owner.backend.search(query, owner.limit)
         except Exception:
             break
-        if name in outcome.names:
+        if outcome.names[:1] == (name,):
             return query
     return name

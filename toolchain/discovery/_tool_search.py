@@ -269,8 +269,8 @@ class ToolSearch(Extension):
         return await find(self, ctx, query, limit)
 
     async def suggestion(self, name: str) -> str:
-        """A query that finds ``name`` (its phrases or description, checked against the
-        backend), or the name itself when none does."""
+        """A query that finds ``name`` as its best match (its phrases or description,
+        checked against the backend), or the name itself when none does."""
         return await suggest(self, name)
 
 

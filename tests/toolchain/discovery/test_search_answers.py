@@ -4,6 +4,7 @@ workflow guidance once a category, lists of queries, and what observers are told
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -21,8 +22,8 @@ from tests.toolchain.discovery.cms import (
     search_for,
     tool_texts,
 )
-from toolchain import ExecutionContext, JSONToolChain, Tool, ToolResult
-from toolchain.discovery import KeywordSearch, ToolIndex, ToolSearch, ToolsFound
+from toolchain import ExecutionContext, JSONToolChain, Tool, ToolResult, tool
+from toolchain.discovery import KeywordSearch, ToolIndex, ToolInfo, ToolSearch, ToolsFound
 from toolchain.discovery._search_tool import MAX_QUERIES
 
 
@@ -196,3 +197,25 @@ def _tool_output(result: Any, kind: Kind, name: str, nth: int) -> str:
             outputs.append(text.split(f"<{name}>", 1)[1].split(f"</{name}>", 1)[0].strip())
     assert len(outputs) > nth, tool_texts(result)
     return outputs[nth]
+
+
+def test_the_query_an_inactive_call_suggests_makes_that_tool_callable() -> None:
+    @tool
+    def find_photo(words: str) -> str:
+        """Find a photo in the library by the words that describe it."""
+        return "p1"
+
+    @tool
+    def photo_details(photo_id: str) -> str:
+        """Details of one photo."""
+        return "a hill"
+
+    # "find a photo" is photo_details' phrase, but find_photo is its best match.
+    info = [ToolInfo("photo_details", phrases=("find a photo",))]
+    index = ToolIndex([find_photo, photo_details], info)
+    search = ToolSearch(index, backend=KeywordSearch(), defer=True)
+    chain = JSONToolChain(extensions=[search])
+    for name in index.tools:
+        ctx = ExecutionContext()
+        _search(chain, ctx, asyncio.run(search.suggestion(name)))
+        assert name in search.active(ctx), name
