@@ -1,9 +1,9 @@
 """The ``tool_search`` tool: one search for the model, the tools it found activated.
 
 A search takes one query or a list of them (everything a task needs, in one request
-instead of one a capability). For each query the best match is described and made
+instead of one per capability). For each query the best match is described and made
 callable; the other matches are named, and a query that is a tool's exact name finds
-that tool first (``_found`` says what the answer holds, and why). In text mode a
+that tool alone (``_found`` says what the answer holds, and why). In text mode a
 described tool's parameter schema comes in the answer (the system prompt's listing
 never changes, so the provider's prompt cache holds). A broken backend is a note to
 retry, not an error. ``suggest`` finds a query that returns a given tool, for the
@@ -36,7 +36,7 @@ MAX_QUERIES = 10
 """Queries one search runs; the rest of a longer list are left out, and the model told."""
 
 
-def _schema_without_title_text(schema: dict[str, Any]) -> None:
+def _without_class_text(schema: dict[str, Any]) -> None:
     # The class's docstring is for Python readers; in every request it is tokens.
     schema.pop("description", None)
 
@@ -44,7 +44,7 @@ def _schema_without_title_text(schema: dict[str, Any]) -> None:
 class SearchInput(BaseModel):
     """Arguments of ``tool_search``."""
 
-    model_config = ConfigDict(json_schema_extra=_schema_without_title_text)
+    model_config = ConfigDict(json_schema_extra=_without_class_text)
 
     query: str | list[str] = Field(description="A few words, or a list of them.")
     limit: int | None = Field(default=None, ge=1, le=20, description="Most tools per query.")
