@@ -15,6 +15,15 @@ says each thing once and only what the model can use now:
   a run.
 
 A tool's compacted parameter schema is made once per tool (``Schemas``), not per search.
+
+Describing only the best match keeps activation sparing too: in native mode every
+callable tool's spec is sent with every later request. Two other savings were weighed
+and left out. Shortening earlier answers once their tools are in use would rewrite the
+conversation's start, so every later request would miss the provider's prompt cache
+(a cached token costs a tenth or less of a new one: more than the shortening saves).
+Running a call in the step of the search that finds its tool would need arguments the
+model cannot know before the tool is described; a list of queries saves those
+requests instead.
 """
 
 from __future__ import annotations
