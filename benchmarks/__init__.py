@@ -24,9 +24,11 @@ leave the cyclic garbage collector on while timing.
   in ``_reference_overhead``, ToolVariables over a 100-iteration run in
   ``_variables_growth``);
 * ``benchmarks.discovery_tokens``: tokens of a 60-tool task with every tool in the prompt
-  and with ToolSearch, and how much of each request the prompt cache can reuse;
+  and with ToolSearch, and how much of each request the prompt cache can reuse (its
+  tools in ``_cms_tools``);
 * ``benchmarks.tool_retrieval``: R@5, R@10 and nDCG@10 of the discovery search backends on
-  the BFCL and MetaTool tool-retrieval sets, with latency per query and index build time;
+  the BFCL and MetaTool tool-retrieval sets, with latency per query and index build time,
+  and a ``tool_search`` call through the chain over the BFCL tools (``_search_call``);
 * ``benchmarks._timing``: the shared measuring method (warm-up, ``perf_counter_ns``,
   medians of individually timed runs, gc control) and table printing.
 

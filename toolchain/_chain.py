@@ -188,6 +188,9 @@ class ToolChainBase:
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
         self._tools: dict[str, AnyTool] = {}
+        # name -> (tool, schema, description, policy, its listing entry): see
+        # available_tools_prompt
+        self._listing: dict[str, tuple[AnyTool, object, str, str, str]] = {}
         self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
         self.extensions: tuple[Extension, ...] = tuple(extensions)
         for extension in self.extensions:
@@ -264,15 +267,36 @@ class ToolChainBase:
         if names is not None:
             wanted = set(names)
             tools = [tool for tool in tools if tool.name in wanted]
-        blocks: list[str] = []
+        # Each tool's entry is made once: compacting and writing a schema costs far more
+        # than checking that the entry is still the tool's (the same tool object,
+        # description, policy and input schema object: a codec keeps its schema, an MCP
+        # tool listed anew gets a new one). A prompt_schema override that changes while
+        # the input schema object stays the same is not followed.
+        listing = self._listing
+        entries: list[str] = []
         for tool in tools:
-            lines = [f"- {tool.name}: {tool.description.strip()}"]
-            if tool.policy.strip():
-                lines.append(_indent("Policy: " + tool.policy.strip(), 2))
-            lines.append("  Parameters:")
-            lines.append(_indent(self.call_syntax.schema_text(tool.prompt_schema()), 4))
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
+            known = listing.get(tool.name)
+            if (
+                known is None
+                or known[0] is not tool
+                or known[1] is not tool.input_schema()
+                or known[2] != tool.description
+                or known[3] != tool.policy
+            ):
+                known = self._list(tool)
+            entries.append(known[4])
+        return "\n\n".join(entries)
+
+    def _list(self, tool: AnyTool) -> tuple[AnyTool, object, str, str, str]:
+        """``tool``'s entry of the listing, made and kept (see ``available_tools_prompt``)."""
+        lines = [f"- {tool.name}: {tool.description.strip()}"]
+        if tool.policy.strip():
+            lines.append(_indent("Policy: " + tool.policy.strip(), 2))
+        lines.append("  Parameters:")
+        lines.append(_indent(self.call_syntax.schema_text(tool.prompt_schema()), 4))
+        made = (tool, tool.input_schema(), tool.description, tool.policy, "\n".join(lines))
+        self._listing[tool.name] = made
+        return made
 
     # -- stage 1: reading -------------------------------------------------------------
 
