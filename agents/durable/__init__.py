@@ -52,6 +52,12 @@ API (all names here)::
 
 What a step records must pickle: tool outputs (``ToolResult``) and the run's inputs and
 ``AgentResult``. A tool's exception is recorded as its kind and message.
+
+Limits of the design, stated: ``Limits.timeout`` counts from when a process starts (or
+recovers) the run, not from the run's first start; a replayed step emits no stream
+events (``on_chunk`` sees only the calls made live); a composite tool's call is one
+step (its sub-calls run inside it); the calls of one action that wait for approval ask
+one at a time.
 """
 
 from agents.durable._approvals import decide, pending, wait_for_person
