@@ -43,8 +43,9 @@ API (all names here)::
   calling it again."`` and decides.
 - Approvals: ``ToolSearch(..., approve=wait_for_person)``. In a durable run a call that
   needs approval waits in the workflow (``pending(workflow_id)`` lists it, from any
-  process); ``decide(workflow_id, request, Approval.granted())`` resumes it, even after
-  the process that started the run exited. Calls of one action ask one at a time.
+  process, or through a ``DBOSClient`` with ``client=``); ``decide(workflow_id, request,
+  Approval.granted())`` resumes it, even after the process that started the run exited.
+  Calls of one action ask one at a time.
 - Deterministic on replay: the date the prompt shows (recorded at the start), stored
   values' ids (``internal://…``, derived from a recorded seed and the call), call ids
   (numbered), each call's place in the record (drawn in call order as the call enters
