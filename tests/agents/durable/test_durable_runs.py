@@ -7,6 +7,7 @@ shut down after it; the crash tests (``test_crash_recovery``) use worker process
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -166,3 +167,22 @@ def test_a_second_durable_agent_under_a_taken_name_replaces_it_and_says_so(
         DurableAgent(agent("react", model, chain_for("react")), name="taken")
 
     assert "a durable run named 'taken' was registered already" in caplog.text
+
+
+async def test_a_result_that_cannot_be_recorded_fails_that_call_alone() -> None:
+    @tool
+    def make_lock() -> object:
+        """Make a lock."""
+        return threading.Lock()  # no pickle for it
+
+    model = ScriptedModel([call("native", "make_lock"), answer("native", "ok")])
+    made = agent("native", model, chain_for("native", make_lock))
+
+    result = await DurableAgent(made, name="unpicklable").run("Lock?")
+
+    assert result.answer == "ok"
+    error = result.iterations[0].tool_results[0].raw.errors[0]
+    assert error is not None and error.kind == "output_error"
+    assert error.message.startswith(
+        "make_lock returned a result that cannot be recorded for a durable run"
+    )
