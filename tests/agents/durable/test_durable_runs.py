@@ -18,6 +18,7 @@ pytest.importorskip("dbos")
 
 from dbos import DBOS
 
+from agents import SummarizingCompaction
 from agents.durable import (
     DurableAgent,
     DurablePrompt,
@@ -186,3 +187,18 @@ async def test_a_result_that_cannot_be_recorded_fails_that_call_alone() -> None:
     assert error.message.startswith(
         "make_lock returned a result that cannot be recorded for a durable run"
     )
+
+
+async def test_a_summary_made_by_compaction_is_a_step_of_the_run() -> None:
+    summarizer = ScriptedModel(["SUMMARY"] * 5, name="summarizer")
+    compaction = SummarizingCompaction(summarizer, keep_steps=0, trigger_steps=2)
+    steps = [call("native", "double", n=n) for n in (1, 2, 3, 4)]
+    model = ScriptedModel([*steps, answer("native", "2")])
+    made = agent("native", model, chain_for("native", double), step_hooks=[compaction])
+    workflow_id = fresh_id()
+
+    result = await DurableAgent(made, name="compacted").run("1*2?", workflow_id=workflow_id)
+
+    assert result.answer == "2"
+    names = [step["function_name"] for step in await DBOS.list_workflow_steps_async(workflow_id)]
+    assert names.count("summary:summarizer") == len(summarizer.requests) == 1
