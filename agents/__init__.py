@@ -65,7 +65,7 @@ from agents.prompt import (
     run_prompt,
 )
 from agents.react import AgentOptions, ReActAgent
-from agents.result import AgentResult, Iteration, StopKind, render_transcript
+from agents.result import AgentResult, Iteration, Savings, StopKind, render_transcript
 from agents.steps import StepHook, StepHookError, StepRequest
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from agents.tool_calling import ToolCallingAgent, ToolCallingOptions
@@ -117,6 +117,7 @@ __all__ = [
     "RunEvent",
     "RunFinished",
     "RunOptions",
+    "Savings",
     "ScriptedModel",
     "SlidingWindow",
     "StepHook",

@@ -9,7 +9,7 @@ from typing import Generic, Literal, TypeVar
 from agents.models import Message, ToolCallRequest, Usage
 from toolchain import TextContent, ToolChainResult
 
-__all__ = ["AgentResult", "Iteration", "StopKind", "render_transcript"]
+__all__ = ["AgentResult", "Iteration", "Savings", "StopKind", "render_transcript"]
 
 AnswerT = TypeVar("AnswerT")
 
@@ -43,6 +43,55 @@ class Iteration:
     tool_calls: tuple[ToolCallRequest, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Savings:
+    """What one extension did to a run's requests, in o200k tokens summed over every
+    request the run sent (each request counted whole: no prompt cache assumed).
+
+    ``kept_out``: for each piece of content the extension replaced, the tokens of what
+    would have been sent less the tokens of what was sent instead, times the number of
+    the run's requests that carried it. A tool message or a call's arguments stay in
+    every request after their step; a deferred tool definition is left out of one
+    request at a time. What it replaces:
+
+    - ``ContextRelay``: an output boxed (the output against its reference), and a
+      reference passed in a call's arguments (the value against the reference);
+    - ``ToolSearch``: the definitions of the deferred tools no search has found yet;
+    - ``ToolVariables``: a variable named in a call's arguments (``$weather.temp``)
+      against the value the tool got, written as JSON.
+
+    ``cost``: the tokens the extension added. Its guide and its tools' definitions in
+    every request; its prompt section in each request that had one; its own tools'
+    calls and results (``tool_search``, the relay's readers) in every later request;
+    and a request whose reply called only its tools, counted whole: without the
+    extension the run would not have made it (a search step, a read of a boxed
+    output), so nothing in it counts as kept out either. ``net`` is what the run
+    saved: ``kept_out - cost``, negative when the extension cost more than it saved.
+
+    The figure is exact for what it counts, up to how texts join (a token or two per
+    piece and request, as o200k may merge characters across a boundary), and assumes
+    the model would have written the same steps without the extension, copying what
+    it now names. A step hook that drops earlier messages (compaction) is not
+    followed: what it dropped still counts as carried. A sub-agent's savings are added
+    into its parent run's.
+
+    >>> saved = Savings(kept_out=12_000, cost=400)
+    >>> saved.net, saved + Savings(kept_out=50)
+    (11600, Savings(kept_out=12050, cost=400))
+    """
+
+    kept_out: int = 0
+    cost: int = 0
+
+    @property
+    def net(self) -> int:
+        """Tokens the run saved: ``kept_out - cost``."""
+        return self.kept_out - self.cost
+
+    def __add__(self, other: Savings) -> Savings:
+        return Savings(self.kept_out + other.kept_out, self.cost + other.cost)
+
+
 @dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class AgentResult(Generic[AnswerT]):
     """How a run ended. ``answer`` is set when ``stopped_by == "answer"``.
@@ -69,6 +118,9 @@ class AgentResult(Generic[AnswerT]):
     extension_state: Mapping[str, object] = field(default_factory=lambda: {})
     """What the extensions keep for the rest of the conversation, by extension name
     (plain JSON data): pass it to the next run with ``extension_state=``."""
+    savings: Mapping[str, Savings] = field(default_factory=lambda: {})
+    """Extension name → the o200k tokens it kept out of the run's requests and what it
+    cost (`Savings`); one entry per extension of the run, none for a run without."""
 
     @property
     def ok(self) -> bool:
