@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,7 @@ class Ledger:
     def __init__(
         self,
         ctx: ExecutionContext,
-        extensions: Sequence[Extension],
+        kinds: Mapping[str, Extension],
         chain: ToolChain,
         text_format: TextFormat,
         protocol: str,
@@ -70,18 +71,18 @@ class Ledger:
         self._chain = chain
         self._format = text_format
         self._native = protocol == "native"
-        self._names = tuple(dict.fromkeys(e.name for e in extensions))
-        self._owner: dict[str, str] = {}  # tool name → the extension that brought it
+        self._kinds = {kind: extension.name for kind, extension in kinds.items()}
+        self._names = tuple(dict.fromkeys(self._kinds.values()))
+        self._owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
         self._guide: dict[str, int] = {}
-        for extension in extensions:
-            for tool in extension.tools():
-                self._owner.setdefault(tool.name, extension.name)
+        for kind, extension in kinds.items():
+            for tool in _overhead_tools(kind, extension):
+                self._owner.setdefault(tool, extension.name)
             text = extension.instructions().strip()
             if text:
                 section = FormattedSection(extension.name, text, escape=False)
                 tokens = self._count(text_format.format_sections([section]))
                 self._guide[extension.name] = self._guide.get(extension.name, 0) + tokens
-        self._kinds = _kinds(extensions)
         self._kept: dict[str, int] = dict.fromkeys(self._names, 0)
         self._cost: dict[str, int] = dict.fromkeys(self._names, 0)
         self._carried: list[_Carried] = []
@@ -93,7 +94,8 @@ class Ledger:
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
         self._step = 0
-        self._tool_tokens: dict[str, int] = {}
+        # Counted once per chain and tool, for every run (a search index may be large).
+        self._tool_tokens = _DEFINITIONS.setdefault(chain, {}).setdefault(protocol, {})
         self._message_tokens: dict[int, tuple[Message, int]] = {}
         self._unsubscribe: list[Callable[[], None]] = []
 
@@ -132,7 +134,7 @@ class Ledger:
 
     def sections(self, texts: list[tuple[str, str]]) -> None:
         """The extension sections of the request about to be made (name, formatted)."""
-        self._sections = texts
+        self._sections = [(name, text) for name, text in texts if name in self._names]
 
     def _step_ready(self, event: StepReady) -> None:
         request = event.request
@@ -149,6 +151,13 @@ class Ledger:
         for name, text in self._sections:
             self._per_request.append((index, name, self._count(text), False))
         self._sections = []
+        search = self._kinds.get("discovery")
+        if search is not None and request.described is not None:
+            # Tools callable but not described: without discovery every request would
+            # have described them (text: in the prompt's listing; native: as specs).
+            described = set(shown)
+            deferred = sum(self._definition(t) for t in request.tools if t not in described)
+            self._per_request.append((index, search, deferred, True))
 
     def _step_done(self, event: IterationFinished) -> None:
         iteration = event.iteration
@@ -216,19 +225,13 @@ class Ledger:
 
     def _handlers(self) -> dict[type[Any], Callable[[Any], None]]:
         found: dict[type[Any], Callable[[Any], None]] = {}
-        relay, search = self._kinds.get("relay"), self._kinds.get("discovery")
+        relay = self._kinds.get("relay")
         if relay is not None:
             from toolchain.relay import OutputBoxed, ReferencesResolved
 
             found[OutputBoxed] = lambda event: self._output_boxed(relay, event)
             found[ReferencesResolved] = lambda event: self._resolved.__setitem__(
                 event.call_id, relay
-            )
-        if search is not None:
-            from toolchain.discovery import SchemasDeferred
-
-            found[SchemasDeferred] = lambda event: self._per_request.append(
-                (self._step, search, event.tokens, True)
             )
         variables = self._kinds.get("variables")
         if variables is not None:
@@ -276,9 +279,12 @@ class Ledger:
     def _definition(self, tool: str) -> int:
         """A tool's definition as the model is shown it: its block of the prompt's
         listing (text), or its spec (native)."""
-        tokens = self._tool_tokens.get(tool)
-        if tokens is None:
-            tokens = self._tool_tokens[tool] = self._count(self._definition_text(tool))
+        registered = self._chain.tools.get(tool)
+        known = self._tool_tokens.get(tool)
+        if known is not None and known[0] is registered:
+            return known[1]
+        tokens = self._count(self._definition_text(tool))
+        self._tool_tokens[tool] = (registered, tokens)
         return tokens
 
     def _definition_text(self, name: str) -> str:
@@ -319,13 +325,15 @@ def open_ledger(
     text_format: TextFormat,
     protocol: str,
 ) -> Ledger | None:
-    """A ledger listening on ``ctx``, or None for a run without extensions."""
-    if not extensions:
+    """A ledger listening on ``ctx``, or None for a run without an extension that
+    replaces content (the relay, discovery, the variables)."""
+    kinds = _kinds(extensions)
+    if not kinds:
         return None
     left = ctx.state.get(_LEDGER)
     if left is not None:  # a run on this context that never ended (a stream let go)
         left.close()
-    ledger = Ledger(ctx, extensions, chain, text_format, protocol)
+    ledger = Ledger(ctx, kinds, chain, text_format, protocol)
     ledger.open()
     return ledger
 
@@ -353,24 +361,43 @@ def run_savings(ctx: ExecutionContext, ledger: Ledger | None) -> dict[str, Savin
     return savings
 
 
-def _kinds(extensions: Sequence[Extension]) -> dict[str, str]:
-    """Which of the run's extensions replace content: kind → its name. An extension
-    package not imported has no extension in the run, and is not imported for it."""
-    kinds: dict[str, str] = {}
-    found: list[tuple[str, str, str]] = [
-        ("relay", "toolchain.relay", "ContextRelay"),
-        ("discovery", "toolchain.discovery", "ToolSearch"),
-        ("variables", "toolchain.variables", "ToolVariables"),
-    ]
-    for kind, module, cls in found:
+_DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[object, int]]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
+
+
+def _kinds(extensions: Sequence[Extension]) -> dict[str, Extension]:
+    """The run's extensions that replace content, by kind (the first of each kind). An
+    extension package not imported has no extension in the run, and is not imported."""
+    kinds: dict[str, Extension] = {}
+    for kind, (module, cls) in _KINDS.items():
         loaded = sys.modules.get(module)
         if loaded is None:
             continue
         of_kind = getattr(loaded, cls)
         for extension in extensions:
             if isinstance(extension, of_kind):
-                kinds.setdefault(kind, extension.name)
+                kinds.setdefault(kind, extension)
+                break
     return kinds
+
+
+_KINDS = {
+    "relay": ("toolchain.relay", "ContextRelay"),
+    "discovery": ("toolchain.discovery", "ToolSearch"),
+    "variables": ("toolchain.variables", "ToolVariables"),
+}
+
+
+def _overhead_tools(kind: str, extension: Extension) -> set[str]:
+    """The tools a run has only because of the extension: the relay's readers and
+    ``tool_search``, not the tools a search finds (the run would have those anyway)."""
+    tools = {tool.name for tool in extension.tools()}
+    if kind == "discovery":
+        index: object = getattr(extension, "index", None)
+        tools -= set(getattr(index, "tools", {}))
+    return tools
 
 
 def _add(into: dict[str, int], name: str, tokens: int) -> None:

@@ -51,28 +51,38 @@ class Savings:
     ``kept_out``: for each piece of content the extension replaced, the tokens of what
     would have been sent less the tokens of what was sent instead, times the number of
     the run's requests that carried it. A tool message or a call's arguments stay in
-    every request after their step; a deferred tool definition is left out of one
-    request at a time. What it replaces:
+    every request after their step; a tool's definition is left out of one request at
+    a time. What each replaces:
 
-    - ``ContextRelay``: an output boxed (the output against its reference), and a
-      reference passed in a call's arguments (the value against the reference);
-    - ``ToolSearch``: the definitions of the deferred tools no search has found yet;
+    - ``ContextRelay``: an output boxed (the output, as the observation would have
+      shown it, against its reference), and a reference passed in a call's arguments
+      (the value, written as JSON, against the reference);
+    - ``ToolSearch``: the definitions of the tools a request could call but did not
+      describe (text: the prompt's listing; native: the specs), which every request
+      would describe without it;
     - ``ToolVariables``: a variable named in a call's arguments (``$weather.temp``)
-      against the value the tool got, written as JSON.
+      against the value the tool got, written as JSON; and an output shown otherwise
+      than the chain wrote it (the ``$name =`` beside it is a cost).
 
-    ``cost``: the tokens the extension added. Its guide and its tools' definitions in
-    every request; its prompt section in each request that had one; its own tools'
-    calls and results (``tool_search``, the relay's readers) in every later request;
-    and a request whose reply called only its tools, counted whole: without the
-    extension the run would not have made it (a search step, a read of a boxed
-    output), so nothing in it counts as kept out either. ``net`` is what the run
-    saved: ``kept_out - cost``, negative when the extension cost more than it saved.
+    ``cost``: the tokens the extension added. Its guide and its own tools' definitions
+    in every request; its prompt section in each request that had one; the calls of
+    its own tools and their results (``tool_search``, the relay's readers) in every
+    later request; and a request whose reply called only its tools, counted whole with
+    that step's messages: without the extension the run would not have taken that
+    step (a search, a read of a boxed output), so nothing in it counts as kept out.
+    ``net`` is what the run saved: ``kept_out - cost``, below 0 when the extension
+    cost more than it saved.
 
-    The figure is exact for what it counts, up to how texts join (a token or two per
-    piece and request, as o200k may merge characters across a boundary), and assumes
-    the model would have written the same steps without the extension, copying what
-    it now names. A step hook that drops earlier messages (compaction) is not
-    followed: what it dropped still counts as carried. A sub-agent's savings are added
+    Tokens are counted as the benchmarks count a request: the text of each message and
+    of its calls (name, arguments), and the native tool specs as JSON; the framing a
+    provider adds per message is left out. The figure matches the difference of two
+    runs of one scripted task, with and without the extension, to a token per request
+    (o200k may merge characters across the edges of texts counted apart;
+    ``tests/agents/test_savings.py``), assuming the model would have taken the same
+    steps without it, copying what it now names. Not followed: a step hook that drops
+    earlier messages (compaction; what it dropped still counts as carried), and an
+    output the chain would have cut at ``max_output_chars`` (it counts whole).
+    Counted only in runs with one of these extensions; a sub-agent's savings are added
     into its parent run's.
 
     >>> saved = Savings(kept_out=12_000, cost=400)
