@@ -1,17 +1,19 @@
 """`Ledger`: what each extension of a run kept out of its requests, and what it cost
 (``AgentResult.savings``, whose `Savings` says what is counted).
 
-A run with extensions opens a ledger; a run without opens none and counts nothing.
-The ledger reads what the extensions tell observers on ``ctx.events`` (boxed outputs,
-deferred definitions, references resolved in a call's arguments) and what the step
-engine tells them (each request as sent, each step's calls), plus each step's
-extension sections, which the engine hands it (`note_sections`). Multipliers are
-settled when the run ends, once it is known how many requests followed each step and
-which requests only served an extension (a search, a read of a boxed output).
+A run with the relay, discovery or the variables opens a ledger; any other run opens
+none and counts nothing. The ledger reads what the extensions tell observers on
+``ctx.events`` (outputs boxed, references resolved in a call's arguments) and what
+the step engine tells them (each request as sent, with the tools it could call and
+those it described; each step's calls and results), plus each step's extension
+sections, which the engine hands it (`note_sections`). Multipliers are settled when
+the run ends, once it is known how many requests followed each step and which
+requests only served an extension (a search, a read of a boxed output).
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import sys
 import weakref
@@ -83,8 +85,7 @@ class Ledger:
                 section = FormattedSection(extension.name, text, escape=False)
                 tokens = self._count(text_format.format_sections([section]))
                 self._guide[extension.name] = self._guide.get(extension.name, 0) + tokens
-        self._kept: dict[str, int] = dict.fromkeys(self._names, 0)
-        self._cost: dict[str, int] = dict.fromkeys(self._names, 0)
+        self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
         self._carried: list[_Carried] = []
         self._per_request: list[tuple[int, str, int, bool]] = []  # request, name, tokens, kept
         self._requests: list[int] = []
@@ -120,10 +121,10 @@ class Ledger:
         self._unsubscribe.clear()
         if self._ctx.state.get(_LEDGER) is self:
             self._ctx.state.set(_LEDGER, None)
-        kept, cost = dict(self._kept), dict(self._cost)
-        counted = [r for r in self._requests if r not in self._extra]
+        kept, cost = dict.fromkeys(self._names, 0), dict(self._cost)
+        counted = sorted(r for r in self._requests if r not in self._extra)
         for item in self._carried:
-            carried = sum(1 for request in counted if request > item.step)
+            carried = len(counted) - bisect.bisect_right(counted, item.step)
             _add(kept if item.kept else cost, item.name, item.tokens * carried)
         for request, name, tokens, is_kept in self._per_request:
             if request not in self._extra:
@@ -247,11 +248,12 @@ class Ledger:
         if not self._native and event.original:
             # The text format may escape what it wraps (XML: < and &), and the output
             # would have been escaped in full where its reference is now.
-            original, shown = self._observed(event.tool, event.original), ""
+            original = self._observed(event.tool, event.original)
             if original != self._observed(event.tool, event.original, escape=False):
                 shown = self._observed(event.tool, event.shown)
                 kept = self._count(original) - self._count(shown)
-        self._boxed[event.call_id] = self._boxed.get(event.call_id, 0) + kept
+        if "variables" in self._kinds:  # told apart from what the variables changed
+            self._boxed[event.call_id] = self._boxed.get(event.call_id, 0) + kept
         self._carry(relay, kept)
 
     def _observed(self, tool: str, text: str, *, escape: bool = True) -> str:
