@@ -26,6 +26,9 @@ leave the cyclic garbage collector on while timing.
 * ``benchmarks.discovery_tokens``: tokens of a 60-tool task with every tool in the prompt
   and with ToolSearch, and how much of each request the prompt cache can reuse (its
   tools in ``_cms_tools``);
+* ``benchmarks.reported_savings``: ``AgentResult.savings`` against the measured
+  difference of the same task run with and without each extension (printed by the
+  ``references`` and ``discovery`` parts);
 * ``benchmarks.tool_retrieval``: R@5, R@10 and nDCG@10 of the discovery search backends on
   the BFCL and MetaTool tool-retrieval sets, with latency per query and index build time,
   and a ``tool_search`` call through the chain over the BFCL tools (``_search_call``);

@@ -343,6 +343,10 @@ def run(settings: Settings) -> None:
         "tool's spec to the specs, which come first in Anthropic's cache order, so a request "
         "after a search reuses only the specs sent before."
     )
+    print()
+    from benchmarks.reported_savings import discovery_rows, report  # it imports this module
+
+    report(discovery_rows())
 
 
 def _cache_kept(mode: Mode, count: Count) -> bool:

@@ -393,6 +393,9 @@ def run(settings: Settings) -> None:
     print("o200k tokens (bpe-openai, offline) of every request and of every reply")
     print()
     report_tokens(compare_all())
+    from benchmarks.reported_savings import reference_rows, report  # it imports this module
+
+    report(reference_rows())
     print("== Pass by reference: resolution overhead per call ==")
     print("execute_calls of one call on an instant async tool, interleaved; median µs")
     print()

@@ -107,6 +107,7 @@ SCRIPTS: dict[str, list[Turn]] = {
         calls(("publish_page", {"page_id": "page-7"})),
         "page-7 is live, with the mountain photo img-42.",
     ],
+    "What a run saved": [],  # a ScriptedModel plays the model
     "run_prompt: a prompt built from `def_*` calls": [
         calls(("get_weather", {"city": "NYC"})),
         calls(("researcher", {"topic": "NYC summers"})),
