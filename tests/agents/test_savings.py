@@ -15,7 +15,7 @@ import dataclasses
 import json
 import pickle
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -202,12 +202,23 @@ def test_the_variables_saving_is_the_measured_difference(kind: Kind) -> None:
         lambda seen: ("compare_weather", {"a": WEATHER["Oslo"], "b": WEATHER["Rome"]}),
         lambda seen: "Rome is warmer.",
     ]
-    variables = ToolVariables(naming=lambda tool, args, value: f"weather_{args['city']}".lower())
     tools: list[Tool[Any, Any]] = [get_weather, compare_weather]
-    saved = check_against_measured(kind, tools, with_steps, without_steps, variables)
     copies = count_tokens(json.dumps([WEATHER["Oslo"], WEATHER["Rome"]], separators=(",", ":")))
+    # The default style shows no guide for reports this small: only the names beside the
+    # outputs cost, and the copies kept out outweigh them.
+    variables = ToolVariables(naming=_weather_name)
+    saved = check_against_measured(kind, tools, with_steps, without_steps, variables)
     assert 0 < saved.kept_out <= copies  # the copies, in the one request after the call
-    assert saved.cost > saved.kept_out  # the guide in four requests outweighs them here
+    assert 0 < saved.cost < saved.kept_out
+    # The full guide, in every request, outweighs them: the ledger says so too.
+    full = ToolVariables(naming=_weather_name, instruction_style="full")
+    saved = check_against_measured(kind, tools, with_steps, without_steps, full)
+    assert 0 < saved.kept_out <= copies
+    assert saved.cost > saved.kept_out
+
+
+def _weather_name(tool: str, args: Mapping[str, Any], value: object) -> str:
+    return f"weather_{args['city']}".lower() if "city" in args else tool
 
 
 def _topic_tool(topic: str) -> Tool[Any, Any]:
