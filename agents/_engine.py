@@ -63,6 +63,7 @@ from toolchain import (
     describe_exception,
     run_sync,
 )
+from toolchain._step_seam import current as current_runner
 
 __all__ = ["StepEngine"]
 
@@ -116,7 +117,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                 self.tool_chain,
                 self.behavior,
                 self.critical_rules,
-                self.clock(),
+                self._today(),
                 None if tools is None else tuple(tools),
             )
         )
@@ -171,6 +172,12 @@ class StepEngine(ABC, Generic[AnswerT]):
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         """Run, yielding typed events as they happen; the last is ``RunFinished``."""
         return self._loop(task, ctx, history, extension_state, streaming=True)
+
+    def _today(self) -> dt.date:
+        """The clock's date; in a durable run on the default clock, the date the run
+        started on (recorded, so a recovered run writes the same prompt)."""
+        runner = current_runner() if self.clock is dt.date.today else None
+        return self.clock() if runner is None else runner.today()
 
     # -- what each agent supplies ----------------------------------------------------
 

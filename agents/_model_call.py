@@ -27,7 +27,14 @@ from agents.models import (
     ToolCallDelta,
     UnsupportedContentError,
 )
-from toolchain import ExecutionContext, Stats, TextContent, TextFilter, describe_exception
+from toolchain import (
+    ExecutionContext,
+    Stats,
+    TextContent,
+    TextFilter,
+    _step_seam,
+    describe_exception,
+)
 from toolchain._redact import redact
 
 __all__ = ["Streaming", "call_model"]
@@ -64,13 +71,18 @@ async def call_model(
     started = time.perf_counter()
     queue: Inbox[RunEvent[AnswerT]] = Inbox()
     response: ModelResponse | None = None
+    runner = _step_seam.current() if _step_seam.active else None
     try:
         for retry in (False, True):
-            work: Awaitable[ModelResponse] = (
-                _consume_stream(ctx, index, call, queue, streaming)
-                if streaming is not None
-                else model.generate(call.messages, call.options)
-            )
+
+            def start() -> Awaitable[ModelResponse]:
+                if streaming is not None:
+                    return _consume_stream(ctx, index, call, queue, streaming)
+                return model.generate(call.messages, call.options)
+
+            # A durable run makes the call a step of its record: a replay reads the
+            # recorded response and does not call the model.
+            work = start() if runner is None else runner.step(f"model:{model.name}", start)
             try:
                 async for item in drain(work, queue, ctx, deadline, race_cancel=True):
                     if isinstance(item, Done):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from toolchain import _step_seam
 from toolchain._events import BeforeToolCall
 from toolchain._hooks import check_guards
 from toolchain._invoke import after_hooks, invoke
@@ -36,6 +37,10 @@ async def run_call(
         failure = ToolCallError("parse", item)
         return finish(chain, ctx, index, ToolCall("error", {}), None, failure, started)
     call = item
+    # A durable run draws the call's place in its record now, in call order, before
+    # anything below can suspend (the module attribute check is all the plain path pays).
+    runner = _step_seam.current() if _step_seam.active else None
+    slot = runner.reserve(ctx, call) if runner is not None else None
     checked = precheck(ctx, call, chain.registry)
     if isinstance(checked, ToolCallError):
         return finish(chain, ctx, index, call, None, checked, started)
@@ -61,7 +66,13 @@ async def run_call(
             return finish(chain, ctx, index, call, None, refusal, started)
     if ctx.events.has_subscribers(BeforeToolCall):
         ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
-    result, problem = await invoke(chain, ctx, tool, call.args, index, signals)
+    if runner is None:
+        result, problem = await invoke(chain, ctx, tool, call.args, index, signals)
+    else:
+        ran, args = tool, call.args
+        result, problem = await runner.run_tool(
+            ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, args, index, signals)
+        )
     if problem is None and result is not None and hooks.after:
         after = after_hooks(ctx, call, result)
         result, problem = after if isinstance(after, tuple) else await after

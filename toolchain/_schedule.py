@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
+from toolchain import _step_seam
 from toolchain._abandon import abandon
 from toolchain._eager import eager_task, settle
 from toolchain._errors import describe_exception
@@ -42,12 +43,21 @@ async def run_action(
     items: list[ToolCall | str],
 ) -> list[Outcome]:
     """Run every item of an action (more than one) concurrently; outcomes in order."""
+    runner = _step_seam.current() if _step_seam.active else None
+    if runner is not None and runner.sequential(
+        [chain.registry.get(item.name) if isinstance(item, ToolCall) else None for item in items]
+    ):
+        # A durable run whose calls make steps of their own (sub-agents): one at a
+        # time, so their steps take the same places in the record on every replay.
+        return [await run_alone(chain, ctx, item) for item in items]
     signals = Signals()
     done: list[Outcome | None] = [None] * len(items)
     tasks: dict[int, asyncio.Task[Outcome]] = {}
     finished: list[asyncio.Task[Outcome]] = []
     context = contextvars.copy_context()
     for index, item in enumerate(items):
+        if runner is not None:  # a durable run's step state is per call: a context each
+            context = contextvars.copy_context()
         task, first = eager_task(run_call(chain, ctx, index, item, signals), context=context)
         if not first.done:
             tasks[index] = task

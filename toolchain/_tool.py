@@ -133,6 +133,10 @@ class Tool(ABC, Generic[InputT, OutputT]):
     """A plain ``def call`` that never blocks (pure computation on in-memory data) may
     run on the event loop instead of a worker thread: no thread round trip (~80 µs),
     but no timeout can interrupt it either."""
+    idempotent: bool = False
+    """Running it twice with the same input is safe (a read, or a write keyed by its
+    input). A durable run (``agents.durable``) runs a call again that was cut off by a
+    crash only when this is set; otherwise the model is told the call was interrupted."""
     input_type: type[Any]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -245,9 +249,11 @@ class _FunctionTool(Tool[Any, Any]):
         policy: str,
         timeout: float | None,
         inline: bool,
+        idempotent: bool = False,
     ) -> None:
         self.name = check_tool_name(name, f"@tool {getattr(fn, '__name__', fn)!r}")
         self.inline = inline
+        self.idempotent = idempotent
         self.description = description
         self.policy = policy
         self.timeout = timeout
@@ -359,6 +365,7 @@ def tool(
     policy: str = "",
     timeout: float | None = None,
     inline: bool = False,
+    idempotent: bool = False,
 ) -> _ToolDecorator: ...
 
 
@@ -371,6 +378,7 @@ def tool(
     policy: str = "",
     timeout: float | None = None,
     inline: bool = False,
+    idempotent: bool = False,
 ) -> Tool[Any, Any] | _ToolDecorator:
     """Build a ``Tool`` from a typed function (sync or async).
 
@@ -401,6 +409,7 @@ def tool(
             policy=policy,
             timeout=timeout,
             inline=inline,
+            idempotent=idempotent,
         )
 
     if fn is not None:

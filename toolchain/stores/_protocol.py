@@ -13,6 +13,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from toolchain import _step_seam
+
 __all__ = ["DEFAULT_TTL", "Store", "StoreError", "StoredEntry", "new_id"]
 
 DEFAULT_TTL = 3600.0
@@ -48,6 +50,9 @@ def new_id() -> str:
     >>> len(new_id()) >= 22
     True
     """
+    runner = _step_seam.current() if _step_seam.active else None
+    if runner is not None and (replayable := runner.new_id()) is not None:
+        return replayable  # a durable run: the same id when the run is replayed
     return secrets.token_urlsafe(16)
 
 

@@ -1,0 +1,75 @@
+# agents.durable: runs of both agents and run_prompt as DBOS workflows (extra [durable]).
+#
+# What lives here, one job a module (each imports only those listed before it):
+#   _runner     StepRunner: one run's model and tool calls as DBOS steps, through
+#               toolchain._step_seam; recorded date and ids; interrupted calls
+#   _workflow   the one registered workflow, the registry of runs by name, DurableRun
+#   _runs       DurableAgent and DurablePrompt, what users build
+#   _approvals  wait_for_person (an Approver), pending, decide: approvals over DBOS
+#               events and messages
+#   _launch     launch and shutdown of DBOS in this process
+#
+# Importing `agents` never imports this package (nor DBOS): the engine and the chain
+# only hold the seam (`toolchain._step_seam`), which is empty until a durable run starts.
+"""Durable runs: an agent's run survives a crash, and waits for a person across restarts.
+
+Runs of ``ReActAgent``, ``ToolCallingAgent`` and ``run_prompt`` become DBOS workflows
+(extra ``[durable]``): each model call and each tool call is a step whose result is
+recorded in a database (SQLite by default, Postgres for many workers). A process that
+launches DBOS on that database recovers the runs a dead process left: finished calls
+are replayed from the record, not made again.
+
+API (all names here)::
+
+    from agents import ReActAgent
+    from agents.durable import DurableAgent, launch
+
+    durable = DurableAgent(ReActAgent(model, tools=[...]), name="support")  # at import
+    launch("sqlite:///runs.sqlite")           # or postgresql://…; recovers pending runs
+    result = await durable.run("task", workflow_id="ticket-42")   # -> AgentResult
+    handle = await durable.start("task")      # DurableRun: .workflow_id, await .result()
+    handle = await retrieve("ticket-42")      # the same run, from any process
+    shutdown()
+
+- ``DurableAgent(agent, name=...)`` / ``DurablePrompt(build, model=..., name=...,
+  **run_prompt options)``: build them when your module loads, with names unique in the
+  application: a recovering process finds them by name, so it must build them before
+  ``launch``. ``run`` / ``start`` take ``history=`` and ``extension_state=`` as the
+  agents do, ``workflow_id=`` (a run started again with its id is not run twice), and
+  ``start`` a DBOS ``Queue`` (``queue=``) for worker processes listening to it.
+- Tools: a call cut off by a crash (its start recorded, its outcome not) runs again
+  only if its tool sets ``idempotent = True`` (``@tool(idempotent=True)``); otherwise
+  the model gets the error ``"<tool> was interrupted: … Check its effect before
+  calling it again."`` and decides.
+- Approvals: ``ToolSearch(..., approve=wait_for_person)``. In a durable run a call that
+  needs approval waits in the workflow (``pending(workflow_id)`` lists it, from any
+  process); ``decide(workflow_id, request, Approval.granted())`` resumes it, even after
+  the process that started the run exited. Calls of one action ask one at a time.
+- Deterministic on replay: the date the prompt shows (recorded at the start), stored
+  values' ids (``internal://…``, derived from a recorded seed and the call), call ids
+  (numbered), each call's place in the record (drawn in call order as the call enters
+  the chain). An action with a sub-agent (``def_agent``) runs its calls one at a time.
+
+What a step records must pickle: tool outputs (``ToolResult``) and the run's inputs and
+``AgentResult``. A tool's exception is recorded as its kind and message.
+"""
+
+from agents.durable._approvals import decide, pending, wait_for_person
+from agents.durable._launch import DEFAULT_DATABASE, launch, shutdown
+from agents.durable._runner import INTERRUPTED
+from agents.durable._runs import DurableAgent, DurablePrompt
+from agents.durable._workflow import DurableRun, retrieve
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "INTERRUPTED",
+    "DurableAgent",
+    "DurablePrompt",
+    "DurableRun",
+    "decide",
+    "launch",
+    "pending",
+    "retrieve",
+    "shutdown",
+    "wait_for_person",
+]

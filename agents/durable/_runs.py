@@ -1,0 +1,161 @@
+"""`DurableAgent` and `DurablePrompt`: what users build, by name, to run durably."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+from dbos import Queue
+from typing_extensions import Unpack
+
+from agents.durable._workflow import DurableRun, Task, register, start_run
+from agents.models import Message, Model
+from agents.prompt import Prompt, PromptOptions, run_prompt
+from agents.react import ReActAgent
+from agents.result import AgentResult
+from agents.tool_calling import ToolCallingAgent
+
+__all__ = ["DurableAgent", "DurablePrompt"]
+
+AnswerT = TypeVar("AnswerT")
+
+
+class DurableAgent(Generic[AnswerT]):
+    """Runs of ``agent`` as DBOS workflows: each model call and tool call a step.
+
+    Build it at import time of your module, under a name unique in the application:
+    a process that recovers a run finds the agent by that name, so it must build the
+    same agent before ``agents.durable.launch()``.
+
+    >>> from agents import ReActAgent, ScriptedModel
+    >>> durable = DurableAgent(ReActAgent(ScriptedModel(["<answer>4</answer>"])), name="doc-adder")
+    >>> durable.name
+    'doc-adder'
+    """
+
+    def __init__(
+        self, agent: ReActAgent[AnswerT] | ToolCallingAgent[AnswerT], *, name: str
+    ) -> None:
+        self.agent = agent
+        self.name = name
+        register(self)
+
+    async def run(
+        self,
+        task: Task,
+        *,
+        history: Sequence[Message] = (),
+        extension_state: Mapping[str, object] | None = None,
+        workflow_id: str | None = None,
+    ) -> AgentResult[AnswerT]:
+        """Run ``task`` durably and wait for its result (``agent.run``'s arguments).
+
+        ``workflow_id`` names the run (default: a fresh one); starting a run with the id
+        of one that exists returns that run's result instead of running it again.
+        """
+        started = await self.start(
+            task, history=history, extension_state=extension_state, workflow_id=workflow_id
+        )
+        return await started.result()
+
+    async def start(
+        self,
+        task: Task,
+        *,
+        history: Sequence[Message] = (),
+        extension_state: Mapping[str, object] | None = None,
+        workflow_id: str | None = None,
+        queue: Queue | None = None,
+    ) -> DurableRun[AnswerT]:
+        """Start the run and return its handle at once; on ``queue`` (a DBOS ``Queue``),
+        a worker process listening to that queue runs it."""
+        return await start_run(self, task, history, extension_state, workflow_id, queue)
+
+    def execute(
+        self, task: Task, history: Sequence[Message], extension_state: Mapping[str, object] | None
+    ) -> Awaitable[AgentResult[AnswerT]]:
+        """The run itself, inside the workflow (not for users: ``run`` or ``start``)."""
+        return self.agent.run(task, history=history, extension_state=extension_state)
+
+
+class DurablePrompt:
+    """Runs of ``run_prompt(build, model=..., **options)`` as DBOS workflows.
+
+    ``name=`` is required: the name it is registered under, and the run's name.
+    ``run(task)`` adds ``task`` as the user message after ``build`` (when ``build``
+    writes its own, call ``run()`` without one). Sub-agents (``def_agent``) run inside
+    the same workflow: their model and tool calls are its steps.
+
+    >>> from agents import ScriptedModel
+    >>> durable = DurablePrompt(lambda p: None, model=ScriptedModel(["Hi"]), name="doc-hi")
+    >>> durable.name
+    'doc-hi'
+    """
+
+    def __init__(
+        self,
+        build: Callable[[Prompt], Awaitable[None] | None],
+        *,
+        model: Model | str,
+        **options: Unpack[PromptOptions],
+    ) -> None:
+        name = options.get("name")
+        if not name:
+            raise TypeError("DurablePrompt() needs name=: the name recovery finds it by")
+        for taken in ("history", "extension_state", "ctx"):
+            if taken in options:
+                raise TypeError(f"DurablePrompt() takes {taken}= in run(), not here")
+        self.build = build
+        self.model = model
+        self.options = options
+        self.name = name
+        register(self)
+
+    async def run(
+        self,
+        task: Task = "",
+        *,
+        history: Sequence[Message] = (),
+        extension_state: Mapping[str, object] | None = None,
+        workflow_id: str | None = None,
+    ) -> AgentResult[Any]:
+        """Run the prompt durably and wait for its result."""
+        started = await self.start(
+            task, history=history, extension_state=extension_state, workflow_id=workflow_id
+        )
+        return await started.result()
+
+    async def start(
+        self,
+        task: Task = "",
+        *,
+        history: Sequence[Message] = (),
+        extension_state: Mapping[str, object] | None = None,
+        workflow_id: str | None = None,
+        queue: Queue | None = None,
+    ) -> DurableRun[Any]:
+        """Start the run and return its handle at once (see ``DurableAgent.start``)."""
+        return await start_run(self, task, history, extension_state, workflow_id, queue)
+
+    async def execute(
+        self, task: Task, history: Sequence[Message], extension_state: Mapping[str, object] | None
+    ) -> AgentResult[Any]:
+        """The run itself, inside the workflow (not for users: ``run`` or ``start``)."""
+        build = self.build
+
+        async def with_task(prompt: Prompt) -> None:
+            built = build(prompt)
+            if built is not None:
+                await built
+            if task:
+                prompt.user(task if isinstance(task, str) else _text(task))
+
+        options = self.options.copy()
+        options["history"] = history
+        if extension_state is not None:
+            options["extension_state"] = extension_state
+        return await run_prompt(with_task, model=self.model, **options).result()
+
+
+def _text(task: Sequence[object]) -> str:
+    return "".join(str(getattr(part, "text", "")) for part in task)

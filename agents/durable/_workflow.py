@@ -1,0 +1,145 @@
+"""The workflow every durable run is, the names it finds its agents by, and its handles.
+
+One workflow function (``agents.durable.run``) is registered when this module loads,
+so every process registers the same code and DBOS counts them as one application
+version: a run started in one process is recovered by any other. The workflow takes
+the name of what to run (``DurableAgent`` / ``DurablePrompt``, registered under that
+name when the user's module builds it) and the run's inputs, records the date and a
+seed for ids as its first steps, installs a ``StepRunner`` for the run and runs it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Awaitable, Mapping, Sequence
+from contextlib import nullcontext
+from typing import Any, Generic, Protocol, TypeVar
+
+from dbos import DBOS, Queue, SetWorkflowID, WorkflowHandleAsync
+
+from agents.durable._runner import StepRunner
+from agents.models import Message
+from agents.result import AgentResult
+from toolchain import ContentPart, _step_seam
+
+__all__ = ["DurableRun", "Runnable", "register", "retrieve", "start_run"]
+
+AnswerT = TypeVar("AnswerT")
+
+Task = str | Sequence[ContentPart]
+
+
+class Runnable(Protocol):
+    """What a workflow runs: a durable agent or prompt, by its registered name."""
+
+    name: str
+
+    def execute(
+        self,
+        task: Task,
+        history: Sequence[Message],
+        extension_state: Mapping[str, object] | None,
+    ) -> Awaitable[AgentResult[Any]]: ...
+
+
+_REGISTRY: dict[str, Runnable] = {}
+
+
+def register(runnable: Runnable) -> None:
+    """Make ``runnable`` the one its name finds (a workflow recovered in this process)."""
+    known = _REGISTRY.get(runnable.name)
+    if known is not None and known is not runnable:
+        raise ValueError(
+            f"a durable run named {runnable.name!r} is registered already: give each "
+            "durable agent or prompt its own name"
+        )
+    _REGISTRY[runnable.name] = runnable
+
+
+def _today() -> dt.date:
+    return dt.date.today()
+
+
+def _seed() -> bytes:
+    return secrets.token_bytes(32)
+
+
+@DBOS.workflow(name="agents.durable.run")
+async def _workflow(
+    name: str,
+    task: Task,
+    history: Sequence[Message],
+    extension_state: Mapping[str, object] | None,
+) -> AgentResult[Any]:
+    runnable = _REGISTRY.get(name)
+    if runnable is None:
+        raise LookupError(
+            f"no durable agent or prompt named {name!r} in this process: build it (with "
+            "that name) before agents.durable.launch(), as the process that started it did"
+        )
+    today = await DBOS.run_step_async({"name": "today"}, _today)
+    seed = await DBOS.run_step_async({"name": "seed"}, _seed)
+    _step_seam.activate()
+    token = _step_seam.RUNNER.set(StepRunner(today, seed))
+    try:
+        return await runnable.execute(task, history, extension_state)
+    finally:
+        _step_seam.RUNNER.reset(token)
+
+
+class DurableRun(Generic[AnswerT]):
+    """A durable run started (or found again) by its workflow id.
+
+    ``await run.result()`` waits for its ``AgentResult``, in this process or another:
+    the run goes on in whichever process runs or recovers its workflow.
+    """
+
+    def __init__(self, handle: WorkflowHandleAsync[AgentResult[AnswerT]]) -> None:
+        self._handle = handle
+
+    @property
+    def workflow_id(self) -> str:
+        """The run's workflow id: ``retrieve`` it, send it decisions, list its steps."""
+        return self._handle.get_workflow_id()
+
+    async def result(self) -> AgentResult[AnswerT]:
+        """The run's result, once it has one (however many processes that takes)."""
+        return await self._handle.get_result()
+
+    async def status(self) -> str:
+        """DBOS's status of the workflow: ``PENDING``, ``ENQUEUED``, ``SUCCESS``, ``ERROR`` …"""
+        found = await self._handle.get_status()
+        return found.status
+
+
+async def start_run(
+    runnable: Runnable,
+    task: Task,
+    history: Sequence[Message],
+    extension_state: Mapping[str, object] | None,
+    workflow_id: str | None,
+    queue: Queue | None,
+) -> DurableRun[Any]:
+    """Start ``runnable``'s workflow (on ``queue``, when given) and return its handle."""
+    chosen = SetWorkflowID(workflow_id) if workflow_id is not None else nullcontext()
+    args = (runnable.name, task, tuple(history), _plain(extension_state))
+    with chosen:
+        if queue is not None:
+            handle = await queue.enqueue_async(_workflow, *args)
+        else:
+            handle = await DBOS.start_workflow_async(_workflow, *args)
+    return DurableRun(handle)
+
+
+async def retrieve(workflow_id: str) -> DurableRun[Any]:
+    """The run with this workflow id, started by this process or any other.
+
+    >>> callable(retrieve)
+    True
+    """
+    return DurableRun(await DBOS.retrieve_workflow_async(workflow_id))
+
+
+def _plain(state: Mapping[str, object] | None) -> dict[str, object] | None:
+    return None if state is None else dict(state)

@@ -1,0 +1,83 @@
+"""The seam a durable runner (``agents.durable``) drives a run's tool calls through.
+
+A durable run records each tool call as a step of its workflow, so a process that
+recovers the run replays finished calls from the record instead of running them again.
+The runner is installed for one run in a context variable (``RUNNER``); every task the
+run starts copies it. While no runner was ever installed (``active`` is False), the
+stages pay one module-attribute check and nothing else: the plain path stays as fast.
+
+This module imports nothing of a durable engine: the runner brings it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+    from toolchain._result import ToolCall, ToolCallError, ToolResult
+    from toolchain._tool import Tool
+
+__all__ = ["RUNNER", "StepRunner", "activate", "active", "current"]
+
+T = TypeVar("T")
+
+Invoked = tuple["ToolResult[object] | None", "ToolCallError | None"]
+
+
+class StepRunner(Protocol):
+    """What a durable engine does at the points where a run reads the outside world."""
+
+    def reserve(self, ctx: ExecutionContext, call: ToolCall) -> object:
+        """Called as a call enters the chain, in the action's call order, before anything
+        in the call can suspend: the place the call's step takes in the record."""
+        ...
+
+    def run_tool(
+        self,
+        ctx: ExecutionContext,
+        call: ToolCall,
+        tool: Tool[Any, Any],
+        slot: object,
+        run: Callable[[], Awaitable[Invoked]],
+    ) -> Awaitable[Invoked]:
+        """Run ``run`` (the tool, validated and called) as the call's step at ``slot``."""
+        ...
+
+    def step(self, name: str, make: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """Run ``make()`` (a model call, say) as a step named ``name``; its result is
+        recorded, and a replay returns the record without calling ``make``."""
+        ...
+
+    def sequential(self, tools: Sequence[Tool[Any, Any] | None]) -> bool:
+        """Whether an action of these tools must run one call at a time (a call that
+        makes steps of its own, such as a sub-agent, would interleave them)."""
+        ...
+
+    def today(self) -> dt.date:
+        """The date the run started on, recorded: its prompts say the same on replay."""
+        ...
+
+    def new_id(self) -> str | None:
+        """A stored value's id, the same when the run is replayed; ``None``: a random one."""
+        ...
+
+
+RUNNER: ContextVar[StepRunner | None] = ContextVar("toolchain.step_runner", default=None)
+
+active = False
+"""True once a runner was installed in this process: only then is ``RUNNER`` read."""
+
+
+def activate() -> None:
+    """Note that runners exist in this process (the engine calls it once)."""
+    global active
+    active = True
+
+
+def current() -> StepRunner | None:
+    """The runner of the run this code runs in, if any (cheap while none exists)."""
+    return RUNNER.get() if active else None
