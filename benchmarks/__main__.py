@@ -11,6 +11,7 @@ from benchmarks import (
     adversarial_chains,
     dialect_speed,
     discovery_tokens,
+    durable_overhead,
     import_time,
     loop_overhead,
     otel_overhead,
@@ -32,6 +33,8 @@ PARTS: dict[str, Part] = {
     "references": pass_by_reference.run,
     "discovery": discovery_tokens.run,
     "retrieval": tool_retrieval.run,
+    # Last: it launches DBOS in this process (and shuts it down when done).
+    "durable": durable_overhead.run,
 }
 
 
