@@ -11,11 +11,14 @@ then serves the queue. Lines on stdin tell it more:
 - ``recover EXECUTOR...``: take over the runs those (dead) executors left pending;
 - end of input: shut DBOS down and exit.
 
-Every run does the same: model call 1 asks for ``gate(run=RUN)``; the tool runs until the
-test releases ``RUN.tool``; model call 2 waits for ``RUN.answer`` and answers
-``RUN passed the gate``. The worker writes what it does, as it starts doing it, to the
-journal ``DIRECTORY/journal`` (one line each, appended in one write, so lines from all
-workers stay whole and in the order they happened): ``ready``, ``model RUN N``,
+Every run does the same: model call 1 asks for ``gate(run=RUN)`` (idempotent; ``once``,
+not idempotent, for runs named ``once…``); the tool runs until the test releases
+``RUN.tool``; model call 2 waits for ``RUN.answer`` and answers ``RUN passed the gate``
+(``RUN was told its call was interrupted`` when that is what the call came to).
+
+The worker writes what it does, as it starts doing it, to the journal
+``DIRECTORY/journal`` (one line each, appended in one write, so lines from all workers
+stay whole and in the order they happened): ``ready``, ``model RUN N``,
 ``tool RUN``, ``tool-done RUN``, ``answered RUN`` (the second model call, past its gate),
 ``started RUN``, ``recovered RUN...``, each line ending with the executor id. Those lines
 are how the tests count calls across processes and across a ``SIGKILL``.
@@ -86,6 +89,12 @@ class Gates:
             await asyncio.sleep(0.005)
 
 
+def tool_for(run: str) -> str:
+    """The tool a run calls: ``once`` (not idempotent) for runs named ``once…``, else
+    ``gate`` (idempotent); both wait at the run's ``tool`` gate."""
+    return "once" if run.startswith("once") else "gate"
+
+
 def run_of(messages: Sequence[Message]) -> str:
     for message in messages:
         found = _RUN.search(message.text_content())
@@ -110,9 +119,13 @@ class GatedModel:
     def script(self, messages: Sequence[Message]) -> Output:
         run = run_of(messages)
         if not any(message.role == "assistant" for message in messages):
-            return call(self.kind, "gate", run=run)
-        passed = f"{run} passed" in messages[-1].text_content()  # the gate's output
-        return answer(self.kind, f"{run} {'passed the gate' if passed else 'was stopped'}")
+            return call(self.kind, tool_for(run), run=run)
+        seen = messages[-1].text_content()  # what the tool call came to
+        if f"{run} passed" in seen:
+            return answer(self.kind, f"{run} passed the gate")
+        if f"{tool_for(run)} was interrupted" in seen:  # agents.durable's words
+            return answer(self.kind, f"{run} was told its call was interrupted")
+        return answer(self.kind, f"{run} was stopped")
 
     async def generate(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
@@ -135,16 +148,24 @@ class GatedModel:
 def build_agents(journal: Journal, gates: Gates) -> dict[str, DurableAgent[str]]:
     """The two durable agents, under the names every worker gives them."""
 
-    @tool(idempotent=True)
-    def gate(run: str) -> str:
-        """Take a run through the gate; safe to run again."""
+    def through(run: str) -> str:
         journal.write("tool", run)
         gates.wait(run, "tool")
         journal.write("tool-done", run)
         return f"{run} passed"
 
-    react = ReActAgent(GatedModel("react", journal, gates), tools=[gate])
-    native_chain = JSONToolChain().register_tool(gate)
+    @tool(idempotent=True)
+    def gate(run: str) -> str:
+        """Take a run through the gate; safe to run again."""
+        return through(run)
+
+    @tool
+    def once(run: str) -> str:
+        """Take a run through the gate; not to be run twice."""
+        return through(run)
+
+    react = ReActAgent(GatedModel("react", journal, gates), tools=[gate, once])
+    native_chain = JSONToolChain().register_tool(gate).register_tool(once)
     native = ToolCallingAgent(GatedModel("native", journal, gates), tool_chain=native_chain)
     return {
         "react": DurableAgent(react, name="workers-react"),

@@ -13,7 +13,8 @@ and on a SQLite file the workers share.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,12 +37,19 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def workers(database_url: str, tmp_path: Path) -> Iterator[Workers]:
-    started = Workers(database_url, tmp_path / "workers", limit=LIMIT)
+def workers(database_url: str, tmp_path: Path) -> Iterator[Callable[[int], Workers]]:
+    """Start `Workers` on the test's database with a limit; all closed after the test."""
+    made: list[Workers] = []
+
+    def make(limit: int) -> Workers:
+        made.append(Workers(database_url, tmp_path / f"workers{len(made)}", limit=limit))
+        return made[-1]
+
     try:
-        yield started
+        yield make
     finally:
-        started.close()
+        for each in made:
+            each.close()
 
 
 def at_the_tool(events: list[Event]) -> list[str]:
@@ -49,24 +57,27 @@ def at_the_tool(events: list[Event]) -> list[str]:
     return list(dict.fromkeys(event.run for event in events if event.what == "tool"))
 
 
-def test_a_queue_spreads_runs_over_workers_and_holds_its_limit(workers: Workers) -> None:
-    workers.start("w1", "w2", "w3")
+def test_a_queue_spreads_runs_over_workers_and_holds_its_limit(
+    workers: Callable[[int], Workers],
+) -> None:
+    pool = workers(LIMIT)
+    pool.start("w1", "w2", "w3")
     for run, kind in RUNS.items():
-        workers.tell("w1", f"start {kind} {run}")
-    workers.wait_for(lambda events: len(at_the_tool(events)) == LIMIT, "runs at their tool")
+        pool.tell("w1", f"start {kind} {run}")
+    pool.wait_for(lambda events: len(at_the_tool(events)) == LIMIT, "runs at their tool")
     # Three idle-capable workers poll the queue while the two runs are held; a limit that
     # did not hold would let a third run start in these polls (the journal would show it).
     time.sleep(20 * POLL_SECONDS)
     released: list[str] = []
     while len(released) < len(RUNS):
-        events = workers.wait_for(
+        events = pool.wait_for(
             lambda events: len(at_the_tool(events)) > len(released), "the next run at its tool"
         )
         for run in at_the_tool(events)[len(released) :]:
-            workers.release(run)
+            pool.release(run)
             released.append(run)
-    results = {run: workers.outcome(run) for run in RUNS}
-    events = workers.events()
+    results = {run: pool.outcome(run) for run in RUNS}
+    events = pool.events()
 
     assert {run: result.answer for run, result in results.items()} == {
         run: f"{run} passed the gate" for run in RUNS
@@ -78,48 +89,59 @@ def test_a_queue_spreads_runs_over_workers_and_holds_its_limit(workers: Workers)
     assert len(ran_in) >= 2, f"every run went to {ran_in}"
 
 
-def test_the_runs_of_a_killed_worker_are_finished_by_another(workers: Workers) -> None:
-    # Two runs, one per worker (a worker takes one run at a time): "cut" is killed inside
-    # its tool call, "asked" inside its second model call, after its tool call finished.
-    workers.start("w1", "w2", "w3")
-    workers.tell("w1", "start react cut")
-    workers.tell("w1", "start native asked")
-    events = workers.wait_for(lambda events: len(at_the_tool(events)) == 2, "both at their tool")
-    workers.release("asked", "tool")
-    events = workers.wait_for(
+def test_the_runs_of_killed_workers_are_finished_by_another(
+    workers: Callable[[int], Workers],
+) -> None:
+    # Three runs, each on its own worker (a worker takes one run at a time), each worker
+    # killed with its run at another point: "again" inside its idempotent tool call, "once"
+    # inside a tool call that is not idempotent, "asked" inside its second model call
+    # (its tool call finished). The fourth worker takes all three over.
+    pool = workers(3)
+    pool.start("w1", "w2", "w3", "w4")
+    for kind, run in (("react", "again"), ("native", "once"), ("native", "asked")):
+        pool.tell("w1", f"start {kind} {run}")
+    pool.wait_for(lambda events: len(at_the_tool(events)) == 3, "three runs at their tool")
+    pool.release("asked", "tool")
+    events = pool.wait_for(
         lambda events: Event("model", "asked", "2", where(events, "asked")) in events,
         "asked to make its second model call",
     )
-    doomed = {where(events, "cut"), where(events, "asked")}
-    (survivor,) = {"w1", "w2", "w3"} - doomed
+    doomed = {where(events, run) for run in ("again", "once", "asked")}
+    (survivor,) = {"w1", "w2", "w3", "w4"} - doomed
     for executor in sorted(doomed):
-        workers.kill(executor)
-    workers.tell(survivor, "recover " + " ".join(sorted(doomed)))
-    workers.wait_for(
-        lambda events: Event("recovered", "asked", "cut", survivor) in events, "the recovery"
+        pool.kill(executor)
+    pool.tell(survivor, "recover " + " ".join(sorted(doomed)))
+    pool.wait_for(
+        lambda events: Event("recovered", "again", "asked once", survivor) in events,
+        "the recovery",
     )
-    workers.release("cut")
-    workers.release("asked")
-    results = {run: workers.outcome(run) for run in ("cut", "asked")}
-    events = workers.events()
+    for run in ("again", "once", "asked"):
+        pool.release(run)
+    results = {run: pool.outcome(run) for run in ("again", "once", "asked")}
+    events = pool.events()
 
     assert {run: result.answer for run, result in results.items()} == {
-        "cut": "cut passed the gate",
+        "again": "again passed the gate",
+        "once": "once was told its call was interrupted",
         "asked": "asked passed the gate",
     }
-    # The idempotent tool cut off by the kill ran again; the finished one did not.
-    assert count(events, "tool") == {"cut": 2, "asked": 1}
-    assert count(events, "tool-done") == {"cut": 1, "asked": 1}
+    # The idempotent call cut off by the kill ran again, the other one did not, and the
+    # call that had finished was not made again.
+    assert count(events, "tool") == {"again": 2, "once": 1, "asked": 1}
+    assert count(events, "tool-done") == {"again": 1, "asked": 1}
     # No finished model call was made again; the one cut off by the kill was.
-    calls = [(event.run, event.detail) for event in events if event.what == "model"]
-    assert sorted(calls) == sorted(
-        [("cut", "1"), ("cut", "2"), ("asked", "1"), ("asked", "2"), ("asked", "2")]
-    )
-    finished_in = {event.executor for event in events if event.what == "answered"}
-    assert finished_in == {survivor}
-    assert {workers.client.retrieve_workflow(run).get_status().executor_id for run in results} == {
-        survivor
+    calls = Counter((event.run, event.detail) for event in events if event.what == "model")
+    assert calls == {
+        ("again", "1"): 1,
+        ("again", "2"): 1,
+        ("once", "1"): 1,
+        ("once", "2"): 1,
+        ("asked", "1"): 1,
+        ("asked", "2"): 2,
     }
+    assert {event.executor for event in events if event.what == "answered"} == {survivor}
+    ran_last = {pool.client.retrieve_workflow(run).get_status().executor_id for run in results}
+    assert ran_last == {survivor}
 
 
 def where(events: list[Event], run: str) -> str:
