@@ -31,7 +31,7 @@ from benchmarks._timing import Settings, render_table
 
 __all__ = ["CASES", "Case", "Sample", "main", "measure", "run"]
 
-HEAVY = ("openai", "anthropic", "httpx2")
+HEAVY = ("openai", "anthropic", "httpx2", "dbos", "sqlalchemy")
 _ROOT = Path(__file__).resolve().parent.parent
 
 

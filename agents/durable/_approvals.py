@@ -55,12 +55,13 @@ async def wait_for_person(ctx: ExecutionContext, request: ApprovalRequest) -> Ap
     return Approval(bool(message.get("approved")), str(message.get("reason", "")))
 
 
-async def pending(workflow_id: str) -> list[ApprovalRequest]:
+async def pending(workflow_id: str, *, wait: float = 0.0) -> list[ApprovalRequest]:
     """The calls of the run ``workflow_id`` that wait for a person now (maybe none).
 
-    Call it from any process that launched DBOS on the run's database.
+    ``wait``: seconds to wait for the run's first call to ask, if none asked yet. Call it
+    from any process that launched DBOS on the run's database.
     """
-    found: object = await DBOS.get_event_async(workflow_id, EVENT, timeout_seconds=0)
+    found: object = await DBOS.get_event_async(workflow_id, EVENT, timeout_seconds=wait)
     if not isinstance(found, list):
         return []
     items = cast("list[object]", found)

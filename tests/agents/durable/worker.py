@@ -1,0 +1,409 @@
+"""A worker process for the durable-run tests: ``python -m tests.agents.durable.worker``.
+
+    python -m tests.agents.durable.worker DIR KIND SCENARIO COMMAND WORKFLOW_ID
+
+It launches DBOS on ``DIR/runs.sqlite`` (which recovers whatever a killed worker left
+pending) and then, by COMMAND:
+
+- ``start``: starts the run ``WORKFLOW_ID`` of SCENARIO and waits for its result;
+- ``recover``: waits for the result of the run ``WORKFLOW_ID`` (recovered at launch);
+- ``start-and-leave``: starts the run, waits until it asks a person, prints the pending
+  calls and exits (the run stays pending in the database);
+- ``decide``: waits until the run asks a person again (recovered at launch), approves
+  the call, and waits for the result.
+
+A result is printed as one JSON line ``{"answer": ..., "stopped_by": ...}``.
+
+Everything the tests count is written to files in DIR, from whichever process does it:
+``model_calls.jsonl`` (one line per model call actually made, with the text of the last
+message it was sent) and ``tool_<name>.log`` (one line per time a tool began to run).
+While ``DIR/block`` exists, the scenario's blocking point (a tool call, or the hook
+before step 2) writes ``DIR/blocked`` and waits for ever: the test kills the process
+there. A recovering worker is started after the test removed ``DIR/block``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from typing_extensions import TypedDict
+
+from agents import ReActAgent, StepRequest, ToolCallingAgent
+from agents.durable import (
+    DurableAgent,
+    DurablePrompt,
+    decide,
+    launch,
+    pending,
+    retrieve,
+    shutdown,
+    wait_for_person,
+)
+from agents.models import (
+    GenerateOptions,
+    Message,
+    ModelResponse,
+    ScriptedModel,
+    ScriptedReply,
+    ToolCallRequest,
+)
+from agents.models._scripted import ScriptItem
+from agents.prompt import Prompt
+from toolchain import ExecutionContext, JSONToolChain, Tool, tool
+from toolchain.discovery import Approval, ToolIndex, ToolInfo, ToolSearch
+from toolchain.relay import ContextRelay
+from toolchain.variables import ToolVariables
+
+DIR = Path(sys.argv[1]) if __name__ == "__main__" else Path(".")
+KIND = sys.argv[2] if __name__ == "__main__" else "react"
+
+
+def note(name: str, line: str) -> None:
+    with (DIR / name).open("a") as file:
+        file.write(line + "\n")
+
+
+def count(name: str) -> int:
+    path = DIR / name
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+async def block_here() -> None:
+    """Wait for ever while ``DIR/block`` exists, after saying so: the test kills us here."""
+    if (DIR / "block").exists():
+        (DIR / "blocked").write_text("blocked")
+        await asyncio.Event().wait()
+
+
+class CountingModel:
+    """A scripted model whose every call is written down (so a test counts them across
+    processes) and whose reply is a function of the conversation, not of how many
+    calls this process made (a recovering process makes only the calls not recorded)."""
+
+    def __init__(
+        self, script: Callable[[Sequence[Message]], ScriptItem], *, block_at: int = 0
+    ) -> None:
+        self._script = script
+        self._block_at = block_at
+
+    @property
+    def name(self) -> str:
+        return "counting"
+
+    async def generate(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> ModelResponse:
+        note("model_calls.jsonl", json.dumps({"last": messages[-1].text_content()}))
+        if step_of(messages) == self._block_at:
+            await block_here()
+        return await ScriptedModel(self._script).generate(messages, options)
+
+    async def stream(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> Any:
+        response = await self.generate(messages, options)
+        yield response
+
+
+def step_of(messages: Sequence[Message]) -> int:
+    """Which step a request is for: 1 + the replies the model gave so far."""
+    return 1 + sum(message.role == "assistant" for message in messages)
+
+
+def call(name: str, id: str, **args: object) -> ScriptItem:
+    if KIND == "native":
+        return ScriptedModel.call(name, args, id=id)
+    return f"<action>{json.dumps({'tool': name, 'args': args})}</action>"
+
+
+def calls(*made: tuple[str, str, dict[str, object]]) -> ScriptItem:
+    """Several calls in one action (they run concurrently)."""
+    if KIND == "native":
+        requests = tuple(ToolCallRequest(id, name, json.dumps(args)) for name, id, args in made)
+        return ScriptedReply("", requests)
+    listed = [{"tool": name, "args": args} for name, _, args in made]
+    return f"<action>{json.dumps(listed)}</action>"
+
+
+def answer(text: str) -> str:
+    return text if KIND == "native" else f"<answer>{text}</answer>"
+
+
+# -- tools --------------------------------------------------------------------------------
+
+
+@tool
+def record(n: int) -> str:
+    """Record a number."""
+    note("tool_record.log", str(n))
+    return f"recorded {n}"
+
+
+@tool
+async def charge(n: int) -> str:
+    """Charge a card (not safe to repeat)."""
+    note("tool_charge.log", str(n))
+    await block_here()
+    return f"charged {n}"
+
+
+@tool(idempotent=True)
+async def lookup(n: int) -> str:
+    """Look a number up (safe to repeat)."""
+    note("tool_lookup.log", str(n))
+    await block_here()
+    return f"found {n}"
+
+
+@tool
+def report(n: int) -> dict[str, object]:
+    """A long report."""
+    note("tool_report.log", str(n))
+    return {"n": n, "lines": [f"line {i} of the report" for i in range(40)]}
+
+
+def record_finished() -> bool:
+    with contextlib.closing(sqlite3.connect(DIR / "runs.sqlite")) as database:
+        found = database.execute(
+            "SELECT count(*) FROM operation_outputs WHERE function_name = 'tool:record'"
+        ).fetchone()
+    return bool(found and found[0])
+
+
+@tool(idempotent=True)
+async def lookup_later(n: int) -> str:
+    """Look a number up once ``record`` finished (safe to repeat)."""
+    note("tool_lookup_later.log", str(n))
+    if (DIR / "block").exists():
+        # Block only once record's outcome is in the database: the kill then cuts off
+        # this call alone, whatever order the two calls ran in.
+        while not record_finished():  # noqa: ASYNC110 - a table another thread writes
+            await asyncio.sleep(0.01)
+    await block_here()
+    return f"found {n}"
+
+
+@tool(idempotent=True)
+async def measure(report: dict[str, Any]) -> str:
+    """Measure a report (safe to repeat)."""
+    note("tool_measure.log", str(report.get("n")))
+    await block_here()
+    return f"measured {len(report.get('lines', []))} lines"
+
+
+@tool
+def shout(text: str) -> str:
+    """Shout a text."""
+    note("tool_shout.log", text)
+    return text.upper()
+
+
+@tool
+def publish(page: str) -> str:
+    """Publish a page."""
+    note("tool_publish.log", page)
+    return f"published {page}"
+
+
+async def pause_before_step_2(ctx: ExecutionContext, step: StepRequest) -> None:
+    if step.index == 2:
+        await block_here()
+
+
+def make_agent(
+    script: Callable[[Sequence[Message]], ScriptItem], *tools: Tool[Any, Any], **options: Any
+) -> ReActAgent[str] | ToolCallingAgent[str]:
+    chain = JSONToolChain()
+    for made in tools:
+        chain.register_tool(made)
+    model = CountingModel(script)
+    if KIND == "native":
+        return ToolCallingAgent(model, tool_chain=chain, **options)
+    return ReActAgent(model, tool_chain=chain, **options)
+
+
+# -- scenarios ----------------------------------------------------------------------------
+
+
+def between(messages: Sequence[Message]) -> ScriptItem:
+    if step_of(messages) == 1:
+        return call("record", "c1", n=1)
+    return answer("recorded once")
+
+
+def interrupted(tool_name: str) -> Callable[[Sequence[Message]], ScriptItem]:
+    def script(messages: Sequence[Message]) -> ScriptItem:
+        if step_of(messages) == 1:
+            return call(tool_name, "c1", n=7)
+        last = messages[-1].text_content()
+        if "was interrupted" in last:
+            return answer("not charged again: it was interrupted")
+        return answer(f"done: {'charged 7' if 'charged 7' in last else 'found 7'}")
+
+    return script
+
+
+def relayed(messages: Sequence[Message]) -> ScriptItem:
+    step = step_of(messages)
+    if step == 1:
+        return call("report", "c1", n=3)
+    if step == 2:
+        found = re.search(r"internal://[A-Za-z0-9_-]+", messages[-1].text_content())
+        return call("measure", "c2", report=found.group(0) if found else "no reference")
+    found = re.search(r"measured \d+ lines|Error: [^\n<]*", messages[-1].text_content())
+    return answer(found.group(0) if found else "no result")
+
+
+def concurrent(messages: Sequence[Message]) -> ScriptItem:
+    if step_of(messages) == 1:
+        return calls(("record", "c1", {"n": 1}), ("lookup_later", "c2", {"n": 2}))
+    last = since_last_reply(messages)
+    return answer("both" if "recorded 1" in last and "found 2" in last else "missing")
+
+
+def since_last_reply(messages: Sequence[Message]) -> str:
+    """The text of the messages after the model's last reply (its tool results)."""
+    tail: list[str] = []
+    for message in reversed(messages):
+        if message.role == "assistant":
+            break
+        tail.append(message.text_content())
+    return "\n".join(tail)
+
+
+def chat(messages: Sequence[Message]) -> ScriptItem:
+    asked = [i for i, m in enumerate(messages) if "what is my name" in m.text_content()]
+    if not asked:  # the first turn
+        return call("record", "c1", n=4) if step_of(messages) == 1 else answer("hello")
+    turn = messages[asked[-1] :]
+    if step_of(turn) == 1:
+        return call("shout", "c2", text="$record_1")
+    earlier = " ".join(m.text_content() for m in messages[: asked[-1]])
+    name = "Ada" if "my name is Ada" in earlier else "unknown"
+    shouted = "shouted" if "RECORDED 4" in since_last_reply(messages) else "lost"
+    return answer(f"you are {name}; {shouted}")
+
+
+def approved(messages: Sequence[Message]) -> ScriptItem:
+    if step_of(messages) == 1:
+        return call("publish", "c1", page="p1")
+    last = messages[-1].text_content()
+    return answer("published" if "published p1" in last else "not published")
+
+
+class SubTask(TypedDict):
+    task: str
+
+
+def build_sub_agents(prompt: Prompt) -> None:
+    def sub_script(messages: Sequence[Message]) -> ScriptItem:
+        if step_of(messages) == 1:
+            return ScriptedModel.call("record", {"n": 5}, id="s1")
+        return "sub recorded 5"
+
+    def build(input: SubTask, sub: Prompt) -> None:
+        sub.def_tool(record)
+        sub.user(input["task"])
+
+    prompt.def_agent(
+        "recorder", "Records numbers.", SubTask, build, model=CountingModel(sub_script, block_at=2)
+    )
+
+
+def parent_script(messages: Sequence[Message]) -> ScriptItem:
+    step = step_of(messages)
+    if step == 1:
+        return ScriptedModel.call("recorder", {"task": "record 5"}, id="p1")
+    return "parent saw: " + messages[-1].text_content()
+
+
+SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
+    "between": lambda: DurableAgent(
+        make_agent(between, record, step_hooks=[pause_before_step_2]), name="between"
+    ),
+    "mid_tool": lambda: DurableAgent(make_agent(interrupted("charge"), charge), name="mid_tool"),
+    "mid_tool_idempotent": lambda: DurableAgent(
+        make_agent(interrupted("lookup"), lookup), name="mid_tool_idempotent"
+    ),
+    "relay": lambda: DurableAgent(
+        make_agent(
+            relayed,
+            report,
+            measure,
+            extensions=[ContextRelay(threshold=200), ToolVariables()],
+        ),
+        name="relay",
+    ),
+    "concurrent": lambda: DurableAgent(
+        make_agent(concurrent, record, lookup_later), name="concurrent"
+    ),
+    "chat": lambda: DurableAgent(
+        make_agent(chat, record, shout, extensions=[ToolVariables()]), name="chat"
+    ),
+    "approval": lambda: DurableAgent(
+        make_agent(
+            approved,
+            extensions=[
+                ToolSearch(
+                    ToolIndex(
+                        [publish],
+                        [ToolInfo("publish", risk="moderate", requires_confirmation=True)],
+                    ),
+                    defer=False,
+                    approve=wait_for_person,
+                )
+            ],
+        ),
+        name="approval",
+    ),
+    "sub_agent": lambda: DurablePrompt(
+        build_sub_agents,
+        model=CountingModel(parent_script),
+        name="sub_agent",
+    ),
+}
+
+
+def printed(result: Any) -> None:
+    print(json.dumps({"answer": result.answer, "stopped_by": result.stopped_by}), flush=True)
+
+
+async def main(scenario: str, command: str, workflow_id: str) -> None:
+    durable = SCENARIOS[scenario]()
+    launch(f"sqlite:///{DIR / 'runs.sqlite'}")
+    try:
+        if command == "start":
+            printed(await durable.run("go", workflow_id=workflow_id))
+        elif command == "chat":  # two turns: the second continues the first
+            first = await durable.run("my name is Ada", workflow_id=workflow_id)
+            second = await durable.run(
+                "what is my name?",
+                history=first.messages,
+                extension_state=first.extension_state,
+                workflow_id=workflow_id + "-2",
+            )
+            printed(second)
+        elif command == "recover":
+            printed(await (await retrieve(workflow_id)).result())
+        elif command == "start-and-leave":
+            await durable.start("go", workflow_id=workflow_id)
+            waiting = await pending(workflow_id, wait=60.0)
+            print(json.dumps({"pending": [request.tool for request in waiting]}), flush=True)
+        elif command == "decide":
+            waiting = await pending(workflow_id, wait=60.0)
+            await decide(workflow_id, waiting[0], Approval.granted("looks right"))
+            printed(await (await retrieve(workflow_id)).result())
+    finally:
+        shutdown()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[3], sys.argv[4], sys.argv[5]))
