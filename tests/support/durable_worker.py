@@ -4,7 +4,8 @@
 
 It builds two durable agents (``workers-react`` on `ReActAgent`, ``workers-native`` on
 `ToolCallingAgent`), launches DBOS on the database as executor ``EXECUTOR_ID``, registers
-the queue ``runs`` (at most ``LIMIT`` runs at once over all workers, one per worker) and
+the queue ``runs`` (at most ``LIMIT`` runs at once over all workers, 0 for no such limit;
+one per worker) and
 then serves the queue. Lines on stdin tell it more:
 
 - ``start KIND RUN``: enqueue run ``RUN`` (its workflow id) of the ``KIND`` agent;
@@ -178,7 +179,10 @@ async def serve(database_url: str, executor: str, directory: Path, limit: int) -
     durable = build_agents(journal, Gates(directory / "gates"))
     launch(database_url, name=APPLICATION, config={"executor_id": executor})
     queue = await DBOS.register_queue_async(
-        QUEUE, global_concurrency=limit, worker_concurrency=1, polling_interval_sec=0.05
+        QUEUE,
+        global_concurrency=limit or None,
+        worker_concurrency=1,
+        polling_interval_sec=0.05,
     )
     journal.write("ready")
     loop = asyncio.get_running_loop()

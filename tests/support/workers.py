@@ -1,9 +1,9 @@
 """Worker processes for the many-worker tests: start them, feed them runs, kill them.
 
 `Workers(database_url, directory, limit)` starts real subprocesses of
-`tests.support.durable_worker` on one DBOS database; each serves the queue ``runs``
-(at most ``limit`` runs at once in all, one per worker). The test then reads what the
-workers did from their shared journal (`Journal`), opens each run's gates (`release`)
+`tests.support.durable_worker` on one DBOS database; each serves the queue ``runs`` (at
+most ``limit`` runs at once in all, 0 for no such limit; one per worker). The test then
+reads what the workers did from their shared journal (`Journal`), opens each run's gates (`release`)
 when it wants the run to go on, and may ``kill`` a worker with ``SIGKILL`` at any point.
 The answers come from the database itself, through a `dbos.DBOSClient`.
 
