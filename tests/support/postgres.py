@@ -5,7 +5,7 @@ Why not the wheel's own ``get_server()``: run as root (as CI runs), it creates a
 account with ``useradd`` and widens the permissions of every parent directory of the data
 directory and of the package up to ``/``; and it serves on a Unix socket only. Postgres
 itself refuses to run as root (``initdb`` and ``postgres`` both check), so here the
-binaries run under the unprivileged ``nobody`` account that every Linux base image has,
+binaries run under the unprivileged ``nobody`` account (Debian's and most images have it),
 on a data directory made for it: nothing on the machine changes, and the server listens
 on 127.0.0.1 only, behind a password made up for the session.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import pwd
 import secrets
 import shutil
 import signal
@@ -62,6 +61,8 @@ def _account() -> dict[str, Any]:
     root (Postgres refuses root), and as ourselves otherwise."""
     if os.geteuid() != 0:
         return {}
+    import pwd  # POSIX only, as is running as root here
+
     try:
         nobody = pwd.getpwnam("nobody")
     except KeyError as error:
@@ -72,9 +73,12 @@ def _account() -> dict[str, Any]:
 
 
 def _run(command: list[str], account: dict[str, Any], what: str) -> None:
-    done = subprocess.run(
-        command, capture_output=True, text=True, env={"LC_ALL": "C"}, check=False, **account
-    )
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, env={"LC_ALL": "C"}, check=False, **account
+        )
+    except OSError as error:  # the account cannot reach or run the binary
+        raise PostgresUnavailable(f"{what} failed: {error}") from error
     if done.returncode != 0:
         output = (done.stdout + done.stderr).strip()
         raise PostgresUnavailable(f"{what} failed (exit {done.returncode}): {output}")
