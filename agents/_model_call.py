@@ -74,15 +74,17 @@ async def call_model(
     runner = _step_seam.current() if _step_seam.active else None
     try:
         for retry in (False, True):
-
-            def start() -> Awaitable[ModelResponse]:
-                if streaming is not None:
-                    return _consume_stream(ctx, index, call, queue, streaming)
-                return model.generate(call.messages, call.options)
-
-            # A durable run makes the call a step of its record: a replay reads the
-            # recorded response and does not call the model.
-            work = start() if runner is None else runner.step(f"model:{model.name}", start)
+            work: Awaitable[ModelResponse]
+            if runner is None:
+                work = (
+                    _consume_stream(ctx, index, call, queue, streaming)
+                    if streaming is not None
+                    else model.generate(call.messages, call.options)
+                )
+            else:  # a durable run: the call is a step; a replay reads the recorded response
+                work = runner.step(
+                    f"model:{model.name}", lambda: _start(ctx, index, call, queue, streaming)
+                )
             try:
                 async for item in drain(work, queue, ctx, deadline, race_cancel=True):
                     if isinstance(item, Done):
@@ -124,6 +126,18 @@ async def call_model(
     duration = time.perf_counter() - started
     ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))
     yield Done(response)
+
+
+def _start(
+    ctx: ExecutionContext,
+    index: int,
+    call: StepCall,
+    queue: Inbox[RunEvent[AnswerT]],
+    streaming: Streaming[AnswerT] | None,
+) -> Awaitable[ModelResponse]:
+    if streaming is not None:
+        return _consume_stream(ctx, index, call, queue, streaming)
+    return call.model.generate(call.messages, call.options)
 
 
 async def _consume_stream(

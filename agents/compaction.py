@@ -42,13 +42,14 @@ import dataclasses
 import itertools
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
 from agents.models import GenerateOptions, Message, Model, ModelResponse, resolve_model
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, StateKey, Stats, TextContent, describe_exception
 from toolchain._redact import redact
+from toolchain._step_seam import current as current_runner
 
 __all__ = ["SUMMARY_PROMPT", "SlidingWindow", "SummarizingCompaction"]
 
@@ -313,7 +314,15 @@ class SummarizingCompaction:
         """The summary call, given up on if the run is cancelled meanwhile."""
         if ctx.cancelled:
             raise RuntimeError(f"the run was cancelled: {ctx.cancel_reason}")
-        work = asyncio.ensure_future(self._model.generate(messages, self._options))
+        model, options = self._model, self._options
+
+        def summarize() -> Awaitable[ModelResponse]:
+            return model.generate(messages, options)
+
+        # In a durable run the summary is a step too: a replay reads the recorded one.
+        runner = current_runner()
+        made = summarize() if runner is None else runner.step(f"summary:{model.name}", summarize)
+        work = asyncio.ensure_future(made)
         cancelled = asyncio.ensure_future(ctx.wait_cancelled())
         try:
             await asyncio.wait({work, cancelled}, return_when=asyncio.FIRST_COMPLETED)

@@ -50,6 +50,12 @@ EXPECTED = {
         "stopped by: answer; tool calls: ['get_weather', 'researcher']",
         "<USER_DATA>\nage: 30\ncity: NYC\n</USER_DATA>",
     ],
+    "durable.py": [
+        '  -> issue_refund({"order_id":"A17","amount_eur":20})',
+        "worker killed with SIGKILL before step 3 (two tool calls done)",
+        "answer: Refunded 20 EUR for order A17.",
+        "issue_refund ran 1 time(s), lookup_order 1; the model was called 3 times in all",
+    ],
     "relay.py": [
         "==== tool yt_transcribe [call_1] ====\ninternal://",
         '-> deep_check({"text":"internal://',

@@ -113,6 +113,11 @@ SCRIPTS: dict[str, list[Turn]] = {
         "John, it is sunny and 72°F in NYC; summers there are warm and humid.",
     ],
     "MCP servers": [calls(("add", {"a": 2, "b": 3})), "2 + 3 = 5"],
+    "Durable runs: survive a crash, wait for a person": [
+        calls(("lookup_order", {"order_id": "A17"})),
+        calls(("issue_refund", {"order_id": "A17", "amount_eur": 20})),
+        "Refunded 20 EUR for order A17.",
+    ],
     "Local models without a tool parser": [  # a server with no tool parser: calls as text
         '<think>Rain?</think><tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}'
         "</tool_call>",

@@ -49,7 +49,7 @@ async def run_action(
     ):
         # A durable run whose calls make steps of their own (sub-agents): one at a
         # time, so their steps take the same places in the record on every replay.
-        return [await run_alone(chain, ctx, item) for item in items]
+        return [await run_alone(chain, ctx, item, index) for index, item in enumerate(items)]
     signals = Signals()
     done: list[Outcome | None] = [None] * len(items)
     tasks: dict[int, asyncio.Task[Outcome]] = {}
@@ -79,7 +79,9 @@ async def run_action(
     ]
 
 
-async def run_alone(chain: ChainSettings, ctx: ExecutionContext, item: ToolCall | str) -> Outcome:
+async def run_alone(
+    chain: ChainSettings, ctx: ExecutionContext, item: ToolCall | str, index: int = 0
+) -> Outcome:
     """One call, driven in the caller's own task: no task, no loop turn when it
     finishes without suspending, and task-bound state (cancel scopes) intact.
 
@@ -88,7 +90,7 @@ async def run_alone(chain: ChainSettings, ctx: ExecutionContext, item: ToolCall 
     driven) and reported.
     """
     signals = Signals()
-    step = run_call(chain, ctx, 0, item, signals)
+    step = run_call(chain, ctx, index, item, signals)
     waiting_on: object
     try:
         waiting_on = step.send(None)
@@ -134,9 +136,9 @@ async def run_alone(chain: ChainSettings, ctx: ExecutionContext, item: ToolCall 
             wake = loop.create_future()
             if kind == "abandon":
                 abandon(step)
-                return _stopped(chain, ctx, item, signals.why.get(0), abandoned=True)
-            if kind in ("timeout", "cancelled") and 0 not in signals.why:
-                signals.why[0] = "timeout" if kind == "timeout" else "cancelled"
+                return _stopped(chain, ctx, item, signals.why.get(index), abandoned=True)
+            if kind in ("timeout", "cancelled") and index not in signals.why:
+                signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
                 grace = loop.call_later(chain.cancel_grace, signal, "abandon")
                 if pending is None:
                     waiting_on = step.throw(asyncio.CancelledError())

@@ -43,8 +43,9 @@ API (all names here)::
   calling it again."`` and decides.
 - Approvals: ``ToolSearch(..., approve=wait_for_person)``. In a durable run a call that
   needs approval waits in the workflow (``pending(workflow_id)`` lists it, from any
-  process); ``decide(workflow_id, request, Approval.granted())`` resumes it, even after
-  the process that started the run exited. Calls of one action ask one at a time.
+  process, or through a ``DBOSClient`` with ``client=``); ``decide(workflow_id, request,
+  Approval.granted())`` resumes it, even after the process that started the run exited.
+  Calls of one action ask one at a time.
 - Deterministic on replay: the date the prompt shows (recorded at the start), stored
   values' ids (``internal://…``, derived from a recorded seed and the call), call ids
   (numbered), each call's place in the record (drawn in call order as the call enters
@@ -52,6 +53,12 @@ API (all names here)::
 
 What a step records must pickle: tool outputs (``ToolResult``) and the run's inputs and
 ``AgentResult``. A tool's exception is recorded as its kind and message.
+
+Limits of the design, stated: ``Limits.timeout`` counts from when a process starts (or
+recovers) the run, not from the run's first start; a replayed step emits no stream
+events (``on_chunk`` sees only the calls made live); a composite tool's call is one
+step (its sub-calls run inside it); the calls of one action that wait for approval ask
+one at a time.
 """
 
 from agents.durable._approvals import decide, pending, wait_for_person

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from dbos import DBOS
+from dbos import DBOS, DBOSClient
 
 from agents.durable._runner import in_workflow
 from toolchain import ExecutionContext, _step_seam
@@ -55,23 +55,42 @@ async def wait_for_person(ctx: ExecutionContext, request: ApprovalRequest) -> Ap
     return Approval(bool(message.get("approved")), str(message.get("reason", "")))
 
 
-async def pending(workflow_id: str, *, wait: float = 0.0) -> list[ApprovalRequest]:
+async def pending(
+    workflow_id: str, *, wait: float = 0.0, client: DBOSClient | None = None
+) -> list[ApprovalRequest]:
     """The calls of the run ``workflow_id`` that wait for a person now (maybe none).
 
     ``wait``: seconds to wait for the run's first call to ask, if none asked yet. Call it
-    from any process that launched DBOS on the run's database.
+    from any process that launched DBOS on the run's database, or pass a ``DBOSClient``
+    on that database (a web app that runs no workflows).
     """
-    found: object = await DBOS.get_event_async(workflow_id, EVENT, timeout_seconds=wait)
+    found: object = (
+        await DBOS.get_event_async(workflow_id, EVENT, timeout_seconds=wait)
+        if client is None
+        else await client.get_event_async(workflow_id, EVENT, timeout_seconds=wait)
+    )
     if not isinstance(found, list):
         return []
     items = cast("list[object]", found)
     return [_as_request(cast("dict[str, Any]", item)) for item in items if isinstance(item, dict)]
 
 
-async def decide(workflow_id: str, request: ApprovalRequest, decision: Approval) -> None:
-    """Send a person's decision on ``request`` (from ``pending``) to the waiting run."""
+async def decide(
+    workflow_id: str,
+    request: ApprovalRequest,
+    decision: Approval,
+    *,
+    client: DBOSClient | None = None,
+) -> None:
+    """Send a person's decision on ``request`` (from ``pending``) to the waiting run,
+    through DBOS launched here or ``client``. The run resumes in whichever process runs
+    or recovers its workflow."""
     message = {"approved": decision.approved, "reason": decision.reason}
-    await DBOS.send_async(workflow_id, message, _topic(request.call_id, request.via))
+    topic = _topic(request.call_id, request.via)
+    if client is None:
+        await DBOS.send_async(workflow_id, message, topic)
+    else:
+        await client.send_async(workflow_id, message, topic)
 
 
 def _as_event(request: ApprovalRequest) -> dict[str, object]:

@@ -19,6 +19,7 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import pickle
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -28,7 +29,14 @@ from typing import Any, TypeVar
 from dbos import DBOS, StepReservation
 
 from agents.prompt import AgentTool
-from toolchain import ExecutionContext, Tool, ToolCall, ToolCallError, ToolResult
+from toolchain import (
+    ExecutionContext,
+    Tool,
+    ToolCall,
+    ToolCallError,
+    ToolResult,
+    describe_exception,
+)
 
 __all__ = ["INTERRUPTED", "StepRunner", "in_workflow"]
 
@@ -104,9 +112,14 @@ class StepRunner:
                 # The mark was recorded by a process that died before the outcome was.
                 return _Outcome(None, "tool_error", INTERRUPTED.format(tool=tool.name))
             result, error = await run()
-            if error is None:
-                return _Outcome(result, None, "")
-            return _Outcome(None, error.kind, error.message)
+            if error is not None:
+                return _Outcome(None, error.kind, error.message)
+            try:  # DBOS records by pickling: fail this call alone, as the record will say
+                pickle.dumps(result)
+            except Exception as failed:
+                why = f"{tool.name} returned a result that cannot be recorded for a durable run"
+                return _Outcome(None, "output_error", f"{why}: {describe_exception(failed)}")
+            return _Outcome(result, None, "")
 
         recorded = await outcome.run_async({"name": f"tool:{tool.name}"}, body)
         if recorded.kind is None:

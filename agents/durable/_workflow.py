@@ -11,6 +11,7 @@ seed for ids as its first steps, installs a ``StepRunner`` for the run and runs 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import secrets
 from collections.abc import Awaitable, Mapping, Sequence
 from contextlib import nullcontext
@@ -26,6 +27,7 @@ from toolchain import ContentPart, _step_seam
 __all__ = ["DurableRun", "Runnable", "register", "retrieve", "start_run"]
 
 AnswerT = TypeVar("AnswerT")
+_log = logging.getLogger("agents.durable")
 
 Task = str | Sequence[ContentPart]
 
@@ -47,12 +49,18 @@ _REGISTRY: dict[str, Runnable] = {}
 
 
 def register(runnable: Runnable) -> None:
-    """Make ``runnable`` the one its name finds (a workflow recovered in this process)."""
+    """Make ``runnable`` the one its name finds (a workflow recovered in this process).
+
+    A second one under a name replaces the first, with a warning: a module run again
+    (a notebook cell) rebuilds its agents, but two different agents under one name would
+    send one's runs to the other when they are recovered.
+    """
     known = _REGISTRY.get(runnable.name)
     if known is not None and known is not runnable:
-        raise ValueError(
-            f"a durable run named {runnable.name!r} is registered already: give each "
-            "durable agent or prompt its own name"
+        _log.warning(
+            "a durable run named %r was registered already; the new one replaces it "
+            "(give each durable agent or prompt its own name)",
+            runnable.name,
         )
     _REGISTRY[runnable.name] = runnable
 

@@ -177,3 +177,24 @@ def test_a_conversation_continues_with_its_history_and_variables(
 
     assert result == {"answer": "you are Ada; shouted", "stopped_by": "answer"}
     assert (tmp_path / "tool_shout.log").read_text() == "recorded 4\n"
+
+
+def test_a_decision_sent_by_a_client_that_runs_no_workflow_resumes_the_run(
+    tmp_path: Path,
+) -> None:
+    # Three processes: the first starts the run and exits while it waits; the second
+    # only sends the decision (a DBOSClient, no DBOS launched); the third recovers the
+    # run, which finds the decision waiting for it.
+    assert finished(worker(tmp_path, "native", "approval", "start-and-leave")) == {
+        "pending": ["publish"]
+    }
+    assert finished(worker(tmp_path, "native", "approval", "decide-as-client")) == {
+        "decided": ["publish"]
+    }
+    assert runs(tmp_path, "publish") == 0
+
+    result = finished(worker(tmp_path, "native", "approval", "recover"))
+
+    assert result == {"answer": "published", "stopped_by": "answer"}
+    assert runs(tmp_path, "publish") == 1
+    assert len(model_calls(tmp_path)) == 2

@@ -10,7 +10,9 @@ pending) and then, by COMMAND:
 - ``start-and-leave``: starts the run, waits until it asks a person, prints the pending
   calls and exits (the run stays pending in the database);
 - ``decide``: waits until the run asks a person again (recovered at launch), approves
-  the call, and waits for the result.
+  the call, and waits for the result;
+- ``decide-as-client``: approves the waiting call through a ``DBOSClient`` (DBOS is not
+  launched, no workflow runs here) and exits.
 
 A result is printed as one JSON line ``{"answer": ..., "stopped_by": ...}``.
 
@@ -34,6 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from dbos import DBOSClient
 from typing_extensions import TypedDict
 
 from agents import ReActAgent, StepRequest, ToolCallingAgent
@@ -376,7 +379,20 @@ def printed(result: Any) -> None:
     print(json.dumps({"answer": result.answer, "stopped_by": result.stopped_by}), flush=True)
 
 
+async def decide_as_client(workflow_id: str) -> None:
+    """Decide without launching DBOS (no workflow runs here): a ``DBOSClient``."""
+    client = DBOSClient(system_database_url=f"sqlite:///{DIR / 'runs.sqlite'}")
+    try:
+        waiting = await pending(workflow_id, wait=60.0, client=client)
+        await decide(workflow_id, waiting[0], Approval.granted("looks right"), client=client)
+        print(json.dumps({"decided": [request.tool for request in waiting]}), flush=True)
+    finally:
+        client.destroy()
+
+
 async def main(scenario: str, command: str, workflow_id: str) -> None:
+    if command == "decide-as-client":
+        return await decide_as_client(workflow_id)
     durable = SCENARIOS[scenario]()
     launch(f"sqlite:///{DIR / 'runs.sqlite'}")
     try:

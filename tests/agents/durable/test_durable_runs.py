@@ -1,0 +1,204 @@
+"""Durable runs in this process (no crash): what they record and what they return.
+
+DBOS is launched once for the module on a SQLite file in a temporary directory and
+shut down after it; the crash tests (``test_crash_recovery``) use worker processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dbos")
+
+from dbos import DBOS
+
+from agents import SummarizingCompaction
+from agents.durable import (
+    DurableAgent,
+    DurablePrompt,
+    launch,
+    retrieve,
+    shutdown,
+    wait_for_person,
+)
+from agents.models import ScriptedModel
+from agents.prompt import Prompt
+from tests.support.agent_kinds import KINDS, Kind, agent, answer, call, chain_for
+from toolchain import tool
+from toolchain.discovery import ToolIndex, ToolInfo, ToolSearch
+
+ran: list[tuple[str, object]] = []
+
+
+@tool
+def double(n: int) -> int:
+    """Double a number."""
+    ran.append(("double", n))
+    return 2 * n
+
+
+@pytest.fixture(scope="module", autouse=True)
+def dbos(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    database = tmp_path_factory.mktemp("durable") / "runs.sqlite"
+    launch(f"sqlite:///{database}")
+    yield
+    shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    ran.clear()
+
+
+def doubling(kind: Kind) -> list[Any]:
+    return [call(kind, "double", n=21), answer(kind, "42")]
+
+
+def fresh_id() -> str:
+    return f"test-{uuid.uuid4().hex}"
+
+
+@KINDS
+async def test_a_durable_run_returns_what_the_plain_run_returns(kind: Kind) -> None:
+    plain = await agent(kind, ScriptedModel(doubling(kind)), chain_for(kind, double)).run("2*21?")
+    made = agent(kind, ScriptedModel(doubling(kind)), chain_for(kind, double))
+    durable = await DurableAgent(made, name=f"same-{kind}").run("2*21?")
+
+    assert durable.answer == plain.answer == "42"
+    assert durable.stopped_by == plain.stopped_by == "answer"
+    assert [m.text_content() for m in durable.messages] == [
+        m.text_content() for m in plain.messages
+    ]
+    assert ran == [("double", 21), ("double", 21)]
+
+
+@KINDS
+async def test_each_model_call_and_tool_call_is_a_step_of_the_run(kind: Kind) -> None:
+    made = agent(kind, ScriptedModel(doubling(kind)), chain_for(kind, double))
+    workflow_id = fresh_id()
+    await DurableAgent(made, name=f"steps-{kind}").run("2*21?", workflow_id=workflow_id)
+
+    steps = await DBOS.list_workflow_steps_async(workflow_id)
+    assert [step["function_name"] for step in steps] == [
+        "today",
+        "seed",
+        "model:scripted",
+        "tool-started:double",
+        "tool:double",
+        "model:scripted",
+    ]
+
+
+async def test_a_run_started_again_with_its_id_returns_its_result_without_running() -> None:
+    model = ScriptedModel(doubling("react"))
+    durable = DurableAgent(agent("react", model, chain_for("react", double)), name="again")
+    workflow_id = fresh_id()
+
+    first = await durable.run("2*21?", workflow_id=workflow_id)
+    second = await durable.run("2*21?", workflow_id=workflow_id)
+
+    assert first.answer == second.answer == "42"
+    assert len(model.requests) == 2  # the first run's two steps, no more
+    assert ran == [("double", 21)]
+
+
+async def test_start_returns_a_handle_and_retrieve_finds_the_run() -> None:
+    model = ScriptedModel(doubling("native"))
+    durable = DurableAgent(agent("native", model, chain_for("native", double)), name="handle")
+
+    started = await durable.start("2*21?", workflow_id=fresh_id())
+    found = await retrieve(started.workflow_id)
+
+    assert (await found.result()).answer == "42"
+    assert await started.status() == "SUCCESS"
+
+
+async def test_a_durable_prompt_runs_with_a_task_after_its_build() -> None:
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool(double)
+
+    model = ScriptedModel([ScriptedModel.call("double", {"n": 4}), "8"])
+    durable = DurablePrompt(build, model=model, name="prompt-task")
+
+    result = await durable.run("What is 2*4?")
+
+    assert result.answer == "8"
+    assert model.requests[0].messages[-1].text_content() == "What is 2*4?"
+    assert ran == [("double", 4)]
+
+
+def test_a_durable_prompt_without_a_name_is_refused() -> None:
+    with pytest.raises(TypeError, match="needs name="):
+        DurablePrompt(lambda prompt: None, model=ScriptedModel(["hi"]))
+
+
+async def test_outside_a_durable_run_a_call_waiting_for_a_person_pauses_the_run() -> None:
+    @tool
+    def publish(page: str) -> str:
+        """Publish a page."""
+        ran.append(("publish", page))
+        return "published"
+
+    search = ToolSearch(
+        ToolIndex([publish], [ToolInfo("publish", requires_confirmation=True)]),
+        defer=False,
+        approve=wait_for_person,
+    )
+    model = ScriptedModel([call("native", "publish", page="p1")])
+    made = agent("native", model, chain_for("native"), extensions=[search])
+
+    result = await made.run("Publish p1.")
+
+    assert result.stopped_by == "paused"
+    assert ran == []
+
+
+def test_a_second_durable_agent_under_a_taken_name_replaces_it_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ScriptedModel(["<answer>x</answer>"])
+    DurableAgent(agent("react", model, chain_for("react")), name="taken")
+    with caplog.at_level(logging.WARNING, logger="agents.durable"):
+        DurableAgent(agent("react", model, chain_for("react")), name="taken")
+
+    assert "a durable run named 'taken' was registered already" in caplog.text
+
+
+async def test_a_result_that_cannot_be_recorded_fails_that_call_alone() -> None:
+    @tool
+    def make_lock() -> object:
+        """Make a lock."""
+        return threading.Lock()  # no pickle for it
+
+    model = ScriptedModel([call("native", "make_lock"), answer("native", "ok")])
+    made = agent("native", model, chain_for("native", make_lock))
+
+    result = await DurableAgent(made, name="unpicklable").run("Lock?")
+
+    assert result.answer == "ok"
+    error = result.iterations[0].tool_results[0].raw.errors[0]
+    assert error is not None and error.kind == "output_error"
+    assert error.message.startswith(
+        "make_lock returned a result that cannot be recorded for a durable run"
+    )
+
+
+async def test_a_summary_made_by_compaction_is_a_step_of_the_run() -> None:
+    summarizer = ScriptedModel(["SUMMARY"] * 5, name="summarizer")
+    compaction = SummarizingCompaction(summarizer, keep_steps=0, trigger_steps=2)
+    steps = [call("native", "double", n=n) for n in (1, 2, 3, 4)]
+    model = ScriptedModel([*steps, answer("native", "2")])
+    made = agent("native", model, chain_for("native", double), step_hooks=[compaction])
+    workflow_id = fresh_id()
+
+    result = await DurableAgent(made, name="compacted").run("1*2?", workflow_id=workflow_id)
+
+    assert result.answer == "2"
+    names = [step["function_name"] for step in await DBOS.list_workflow_steps_async(workflow_id)]
+    assert names.count("summary:summarizer") == len(summarizer.requests) == 1
