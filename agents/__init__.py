@@ -9,8 +9,9 @@ What lives here, bottom up: ``agents.models`` (the ``Model`` protocol and its
 adapters; it imports no other part of ``agents``); the values of a run (``result``,
 ``events``, ``steps``, ``terminations``); the step engine (``_engine``, with the
 private modules it delegates to: ``_step_request``, ``_model_call``, ``_race``,
-``_replies``, ``_tool_runs``, ``_run_record``, ``_extensions``, ``_step_log``) and
-the two agents on it (``react``, ``tool_calling``); ``compaction`` and ``trace``;
+``_replies``, ``_tool_runs``, ``_run_record``, ``_extensions``, ``_step_log``,
+``_savings``) and the two agents on it (``react``, ``tool_calling``); ``compaction``
+and ``trace``;
 ``agents.prompt`` (``run_prompt``, above the agents); then ``agents.demo``,
 ``agents.evals`` and ``cli``. Each imports only what is below it.
 
@@ -65,7 +66,7 @@ from agents.prompt import (
     run_prompt,
 )
 from agents.react import AgentOptions, ReActAgent
-from agents.result import AgentResult, Iteration, StopKind, render_transcript
+from agents.result import AgentResult, Iteration, Savings, StopKind, render_transcript
 from agents.steps import StepHook, StepHookError, StepRequest
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from agents.tool_calling import ToolCallingAgent, ToolCallingOptions
@@ -117,6 +118,7 @@ __all__ = [
     "RunEvent",
     "RunFinished",
     "RunOptions",
+    "Savings",
     "ScriptedModel",
     "SlidingWindow",
     "StepHook",

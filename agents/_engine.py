@@ -25,6 +25,7 @@ from agents._model_call import Streaming, call_model
 from agents._options import RunOptions, agent_chain
 from agents._replies import Replies
 from agents._run_record import RunRecord, check_limits, run_context, stopped_during_step
+from agents._savings import open_ledger
 from agents._step_log import log
 from agents._step_request import StepCalls
 from agents._step_state import TASKS_PENDING, Done, RunStop, StepCall, StepRecord
@@ -237,6 +238,12 @@ class StepEngine(ABC, Generic[AnswerT]):
         ctx = run_context(ctx, self.limits, self.name, self.extensions, extension_state)
         if WATCHERS:  # instrumentation (agents.otel) watches ctx.events; else nothing
             run_started(ctx, self, streaming=streaming)
+        # What the extensions save is counted only in a run that has some.
+        ledger = (
+            open_ledger(ctx, self.extensions, self.tool_chain, self.text_format, self.protocol)
+            if self.extensions
+            else None
+        )
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         steps = self._step_calls(task, history)
@@ -318,7 +325,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                 stop = RunStop("answer", "")
                 break
 
-        yield RunFinished(run.result(ctx, stop, self.extensions))
+        yield RunFinished(run.result(ctx, stop, self.extensions, ledger))
 
     def _step_calls(
         self, task: str | Sequence[ContentPart], history: Sequence[Message]

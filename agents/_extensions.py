@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TypeVar, cast
 
+from agents._savings import note_sections
 from agents._step_state import AnswerCheck
 from agents.models import Message
 from agents.steps import StepHook
@@ -73,13 +74,15 @@ class AgentExtensions:
     ) -> list[Message]:
         """The conversation with this step's extension sections added to a copy of its
         last message; ``messages`` itself when no extension has anything to say."""
-        sections = [
-            fmt.format_section(extension.name, text)
+        named = [
+            (extension.name, fmt.format_section(extension.name, text))
             for extension in self.all
             if (text := extension.prompt_section(ctx).strip())
         ]
-        if not sections:
+        note_sections(ctx, named)  # what each extension's section costs the request
+        if not named:
             return messages
+        sections = [section for _, section in named]
         last = messages[-1]
         added = TextContent("\n\n" + "\n\n".join(sections))
         return [*messages[:-1], dataclasses.replace(last, content=(*last.content, added))]

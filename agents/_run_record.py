@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Generic, TypeVar
 
+from agents._savings import Ledger, run_savings
 from agents._step_log import log, log_end, log_step
 from agents._step_state import RunStop, StepRecord
 from agents.events import RunEnded
@@ -107,9 +108,14 @@ class RunRecord(Generic[AnswerT]):
         return iteration
 
     def result(
-        self, ctx: ExecutionContext, stop: RunStop, extensions: Sequence[Extension]
+        self,
+        ctx: ExecutionContext,
+        stop: RunStop,
+        extensions: Sequence[Extension],
+        ledger: Ledger | None = None,
     ) -> AgentResult[AnswerT]:
-        """The run's result, logged and announced (``RunEnded``)."""
+        """The run's result, logged and announced (``RunEnded``); ``ledger`` counted
+        what its extensions saved."""
         result = AgentResult(
             answer=self.answer,
             stopped_by=stop.kind,
@@ -121,6 +127,7 @@ class RunRecord(Generic[AnswerT]):
             error=stop.detail if stop.kind == "error" else None,
             paused=stop.detail if stop.kind == "paused" else None,
             extension_state=saved_state(ctx, extensions),
+            savings=run_savings(ctx, ledger),
         )
         log_end(ctx, result)
         if ctx.events.has_subscribers(RunEnded):

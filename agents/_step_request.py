@@ -36,6 +36,7 @@ class StepCalls:
         "_format",
         "_hooks",
         "_options",
+        "_prompt_for",
         "_system_prompt",
         "base_options",
         "plain",
@@ -71,6 +72,9 @@ class StepCalls:
         self._format = text_format
         self._chain = tool_chain
         self._system_prompt = system_prompt
+        self._prompt_for: tuple[tuple[str, ...], str] | None = None
+        """The last tools shown and the system prompt listing them (a run's steps
+        mostly show the same tools: each step reuses it instead of building it again)."""
         self._options = options
 
     def call(
@@ -139,7 +143,7 @@ class StepCalls:
         prompt = final.system_prompt
         shown = final.shown_tools
         if shown != plain.tools and prompt == self.system_text:
-            prompt = self._system_prompt(shown)  # the listing follows the tools shown
+            prompt = self._prompt_showing(shown)  # the listing follows the tools shown
             final = dataclasses.replace(final, system_prompt=prompt)
         elif shown != plain.tools and self.protocol == "text":
             # A hook changed the prompt too (a task's system part, say): the listing in
@@ -159,6 +163,14 @@ class StepCalls:
             else self._options(final.options, shown)
         )
         return StepCall(final.model, [system, *final.messages], options, final.tools)
+
+    def _prompt_showing(self, shown: tuple[str, ...]) -> str:
+        known = self._prompt_for
+        if known is not None and known[0] == shown:
+            return known[1]
+        prompt = self._system_prompt(shown)
+        self._prompt_for = (shown, prompt)
+        return prompt
 
 
 def _hook_failed(error: StepHookError) -> RunStop:

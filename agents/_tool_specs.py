@@ -92,7 +92,8 @@ class NativeSpecs:
 
     def options(self, options: GenerateOptions, tools: tuple[str, ...]) -> GenerateOptions:
         """``options`` with the specs of ``tools`` (and the answer tool) to send."""
-        specs = [self._spec(name) for name in tools if name in self.chain.tools]
+        registered = self.chain.tools  # a copy each time it is read: read it once
+        specs = [self._spec(name, registered[name]) for name in tools if name in registered]
         choice = options.tool_choice
         if self.typed is not None:
             self.check_answer_tool()
@@ -109,8 +110,7 @@ class NativeSpecs:
                 "final-answer tool; rename the tool or pass answer_tool=..."
             )
 
-    def _spec(self, name: str) -> ToolSpec:
-        tool = self.chain.tools[name]
+    def _spec(self, name: str, tool: Tool[Any, Any]) -> ToolSpec:
         known = self._built.get(name)
         if known is None or known[0] is not tool:
             known = (tool, tool_spec(tool))

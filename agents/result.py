@@ -9,7 +9,7 @@ from typing import Generic, Literal, TypeVar
 from agents.models import Message, ToolCallRequest, Usage
 from toolchain import TextContent, ToolChainResult
 
-__all__ = ["AgentResult", "Iteration", "StopKind", "render_transcript"]
+__all__ = ["AgentResult", "Iteration", "Savings", "StopKind", "render_transcript"]
 
 AnswerT = TypeVar("AnswerT")
 
@@ -43,6 +43,65 @@ class Iteration:
     tool_calls: tuple[ToolCallRequest, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Savings:
+    """What one extension did to a run's requests, in o200k tokens summed over every
+    request the run sent (each request counted whole: no prompt cache assumed).
+
+    ``kept_out``: for each piece of content the extension replaced, the tokens of what
+    would have been sent less the tokens of what was sent instead, times the number of
+    the run's requests that carried it. A tool message or a call's arguments stay in
+    every request after their step; a tool's definition is left out of one request at
+    a time. What each replaces:
+
+    - ``ContextRelay``: an output boxed (the output, as the observation would have
+      shown it, against its reference), and a reference passed in a call's arguments
+      (the value, written as JSON, against the reference);
+    - ``ToolSearch``: the definitions of the tools a request could call but did not
+      describe (text: the prompt's listing; native: the specs), which every request
+      would describe without it;
+    - ``ToolVariables``: a variable named in a call's arguments (``$weather.temp``)
+      against the value the tool got, written as JSON; and an output shown otherwise
+      than the chain wrote it (the ``$name =`` beside it is a cost).
+
+    ``cost``: the tokens the extension added. Its guide and its own tools' definitions
+    in every request; its prompt section in each request that had one; the calls of
+    its own tools and their results (``tool_search``, the relay's readers) in every
+    later request; and a request whose reply called only its tools, counted whole with
+    that step's messages: without the extension the run would not have taken that
+    step (a search, a read of a boxed output), so nothing in it counts as kept out.
+    ``net`` is what the run saved: ``kept_out - cost``, below 0 when the extension
+    cost more than it saved.
+
+    Tokens are counted as the benchmarks count a request: the text of each message and
+    of its calls (name, arguments), and the native tool specs as JSON; the framing a
+    provider adds per message is left out. The figure matches the difference of two
+    runs of one scripted task, with and without the extension, to a token per request
+    (o200k may merge characters across the edges of texts counted apart;
+    ``tests/agents/test_savings.py``), assuming the model would have taken the same
+    steps without it, copying what it now names. Not followed: a step hook that drops
+    earlier messages (compaction; what it dropped still counts as carried), and an
+    output the chain would have cut at ``max_output_chars`` (it counts whole).
+    Counted only in runs with one of these extensions; a sub-agent's savings are added
+    into its parent run's.
+
+    >>> saved = Savings(kept_out=12_000, cost=400)
+    >>> saved.net, saved + Savings(kept_out=50)
+    (11600, Savings(kept_out=12050, cost=400))
+    """
+
+    kept_out: int = 0
+    cost: int = 0
+
+    @property
+    def net(self) -> int:
+        """Tokens the run saved: ``kept_out - cost``."""
+        return self.kept_out - self.cost
+
+    def __add__(self, other: Savings) -> Savings:
+        return Savings(self.kept_out + other.kept_out, self.cost + other.cost)
+
+
 @dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class AgentResult(Generic[AnswerT]):
     """How a run ended. ``answer`` is set when ``stopped_by == "answer"``.
@@ -69,6 +128,9 @@ class AgentResult(Generic[AnswerT]):
     extension_state: Mapping[str, object] = field(default_factory=lambda: {})
     """What the extensions keep for the rest of the conversation, by extension name
     (plain JSON data): pass it to the next run with ``extension_state=``."""
+    savings: Mapping[str, Savings] = field(default_factory=lambda: {})
+    """Extension name → the o200k tokens it kept out of the run's requests and what it
+    cost (`Savings`); one entry per extension of the run, none for a run without."""
 
     @property
     def ok(self) -> bool:

@@ -20,12 +20,18 @@ leave the cyclic garbage collector on while timing.
   interpreters, against a bare interpreter;
 * ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration;
 * ``benchmarks.pass_by_reference``: tokens saved by ToolVariables and ContextRelay, and
-  their cost per call (its tasks in ``_reference_tasks``, its timing in
-  ``_reference_overhead``);
+  their cost per call (its tasks in ``_reference_tasks`` and ``_record_flow``, its timing
+  in ``_reference_overhead``, ToolVariables over a 100-iteration run in
+  ``_variables_growth``);
 * ``benchmarks.discovery_tokens``: tokens of a 60-tool task with every tool in the prompt
-  and with ToolSearch, and how much of each request the prompt cache can reuse;
+  and with ToolSearch, and how much of each request the prompt cache can reuse (its
+  tools in ``_cms_tools``);
+* ``benchmarks.reported_savings``: ``AgentResult.savings`` against the measured
+  difference of the same task run with and without each extension (printed by the
+  ``references`` and ``discovery`` parts);
 * ``benchmarks.tool_retrieval``: R@5, R@10 and nDCG@10 of the discovery search backends on
-  the BFCL and MetaTool tool-retrieval sets, with latency per query and index build time;
+  the BFCL and MetaTool tool-retrieval sets, with latency per query and index build time,
+  and a ``tool_search`` call through the chain over the BFCL tools (``_search_call``);
 * ``benchmarks.durable_overhead``: a durable run (``agents.durable``, DBOS on SQLite, as
   DBOS leaves the file and in WAL) against the same run plain, per step and per recorded
   step; that ``import agents`` loads no DBOS, and the plain run with the durable seam on;

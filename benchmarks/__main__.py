@@ -14,6 +14,7 @@ from benchmarks import (
     durable_overhead,
     import_time,
     loop_overhead,
+    observation_tokens,
     otel_overhead,
     parse_scaling,
     pass_by_reference,
@@ -33,6 +34,7 @@ PARTS: dict[str, Part] = {
     "references": pass_by_reference.run,
     "discovery": discovery_tokens.run,
     "retrieval": tool_retrieval.run,
+    "observations": observation_tokens.run,
     # Last: it launches DBOS in this process (and shuts it down when done).
     "durable": durable_overhead.run,
 }

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents.evals.toolsets import LONG_TRANSCRIPT, RELAY_THRESHOLD, RelayWorld
+from benchmarks._record_flow import RecordWorld, ScriptError, record_flow
 from toolchain import Extension, Tool, tool
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
@@ -64,8 +65,9 @@ WEATHER_ANSWER = "New York is warmer: {a} °C against {b} °C in London."
 
 # -- the worlds --------------------------------------------------------------------------
 
-Toolset = Literal["relay", "weather"]
-"""``relay``: `RelayWorld`'s tools; ``weather``: `WeatherWorld`'s."""
+Toolset = Literal["relay", "weather", "record"]
+"""``relay``: `RelayWorld`'s tools; ``weather``: `WeatherWorld`'s; ``record``:
+`RecordWorld`'s (``benchmarks._record_flow``)."""
 
 
 @dataclass
@@ -110,10 +112,6 @@ Calls = list[tuple[str, dict[str, object]]]
 Step = Callable[[str], "Calls | str"]
 """Given the text of the latest observations, the next calls, or the final answer."""
 REFERENCE = re.compile(r"internal://[A-Za-z0-9_-]+")
-
-
-class ScriptError(RuntimeError):
-    """A scripted run did not go as planned: its figures would mean nothing."""
 
 
 def _ref(seen: str) -> str:
@@ -295,6 +293,15 @@ TASKS = (
         big_output=False,
     ),
     Task(
+        "weather, full guide",
+        "What's the weather in NYC? What about London? Then compare them.",
+        "weather",
+        weather,
+        lambda: ToolVariables(_weather_name, instruction_style="full"),
+        f"~{WEATHER_CLAIM:g} % fewer (variables plan)",
+        big_output=False,
+    ),
+    Task(
         "weather, minimal guide",
         "What's the weather in NYC? What about London? Then compare them.",
         "weather",
@@ -303,9 +310,20 @@ TASKS = (
         f"~{WEATHER_CLAIM:g} % fewer (variables plan)",
         big_output=False,
     ),
+    Task(
+        "record",
+        "Fetch customer C-1042, enrich the record, then send both to the CRM.",
+        "record",
+        record_flow,
+        ToolVariables,
+        f"~{WEATHER_CLAIM:g} % fewer (variables plan)",
+        big_output=False,
+    ),
 )
 
 
-def new_world(toolset: Toolset) -> RelayWorld | WeatherWorld:
+def new_world(toolset: Toolset) -> RelayWorld | WeatherWorld | RecordWorld:
     """Fresh tools for one run of a task on ``toolset``."""
+    if toolset == "record":
+        return RecordWorld()
     return RelayWorld() if toolset == "relay" else WeatherWorld()

@@ -101,7 +101,8 @@ PLAN = [
 
 
 def offline_model(messages: Sequence[Message]) -> str | ScriptedReply:
-    """Stands in for a real model offline: searches for each tool, then calls it."""
+    """Stands in for a real model offline: searches for everything its plan needs at
+    once, then calls each tool (searching again for any it did not find)."""
     found: set[str] = set()
     done: set[str] = set()
     results: dict[str, str] = {}
@@ -109,19 +110,22 @@ def offline_model(messages: Sequence[Message]) -> str | ScriptedReply:
         if message.role == "tool" and message.name == "tool_search":
             result, _ = json.JSONDecoder().raw_decode(message.text_content())  # sections follow
             found.update(entry["name"] for entry in result["found"])
+            found.update(result.get("found_before", []))
         elif message.role == "tool":
             results[message.name] = message.text_content()
         done.update(call.name for call in message.tool_calls)
+    if "tool_search" not in done:
+        return ScriptedModel.call("tool_search", query=[query for query, _, _ in PLAN])
     told = messages[-1].text_content()
     if "is live" in results.get("publish_page", ""):
         return "The About page is live, with a mountain hero image."
     if ": denied" in told:
         return "The About page is ready as a draft; publishing it was not approved."
-    for query, name, args in PLAN:
+    for _, name, args in PLAN:
         if name in done and not (name == "publish_page" and "approved;" in told):
             continue
         if name not in found:
-            return ScriptedModel.call("tool_search", query=query)
+            return ScriptedModel.call("tool_search", query=name)
         return ScriptedModel.call(name, args)
     return "The About page is ready as a draft."
 

@@ -38,10 +38,10 @@ EXPECTED = {
         "answer: New York is 11.2 °C warmer than London: Clear sky at 28.4 °C against",
     ],
     "discovery.py": [
-        '-> tool_search({"query":"find an image"}) [call_1]',
+        '-> tool_search({"query":["find an image","add a new page",',
         "publish_page needs a person's approval; it is held and the run pauses",
         'approve publish_page({"page_id": "page-7"})? [y/N]',
-        "==== tool publish_page [call_7] ====\npage-7 is live",
+        "==== tool publish_page [call_6] ====\npage-7 is live",
         "answer: The About page is live, with a mountain hero image.",
         "remembered: {'entities': [['image', 'img-42', 'mountains at dawn'], ['page', 'page-7'",
     ],

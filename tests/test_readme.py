@@ -73,6 +73,7 @@ def _first_tool_request(request: RecordedRequest) -> RecordedRequest:
 SCRIPTS: dict[str, list[Turn]] = {
     "Quick start": [],
     "Hooks change calls; observers only watch": [],
+    "Observations in fewer tokens (TOON, auto)": [],  # a chain, no model
     "Watching a run: logs and traces": [],  # a ScriptedModel plays the model
     "Tracing runs with OpenTelemetry": [
         calls(("get_weather", {"city": "Oslo"})),
@@ -106,6 +107,7 @@ SCRIPTS: dict[str, list[Turn]] = {
         calls(("publish_page", {"page_id": "page-7"})),
         "page-7 is live, with the mountain photo img-42.",
     ],
+    "What a run saved": [],  # a ScriptedModel plays the model
     "run_prompt: a prompt built from `def_*` calls": [
         calls(("get_weather", {"city": "NYC"})),
         calls(("researcher", {"topic": "NYC summers"})),

@@ -13,6 +13,24 @@
 'Hello, Ada!'
 >>> result.raw.output(0, str).upper()
 'HELLO, ADA!'
+
+A chain shows each output in its own syntax, or as its ``observations`` option says:
+``"json"``, ``"yaml"``, ``"toon"`` (a list of records as one table) or ``"auto"`` (the
+fewest o200k tokens of the three, per output):
+
+>>> @tool
+... def users() -> list[dict[str, object]]:
+...     '''List the users.'''
+...     return [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bob"}]
+>>> toon = JSONToolChain(observations="toon").register_tool(users)
+>>> print(toon.execute_sync(ExecutionContext(), '{"tool": "users"}', XMLFormat()).text)
+<observation>
+<users>
+[2]{id,name}:
+  1,Ada
+  2,Bob
+</users>
+</observation>
 """
 
 # The toolchain core lives at this root: tools, their inputs and outputs, results, the
@@ -39,6 +57,7 @@ from toolchain._content import (
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
 from toolchain._eager import eager_task, settle
+from toolchain._encodings import ObservationEncoding, to_toon
 from toolchain._errors import (
     DuplicateToolError,
     ToolCallParseError,
@@ -108,6 +127,7 @@ __all__ = [
     "JSONToolChain",
     "Limits",
     "MediaContent",
+    "ObservationEncoding",
     "OutputError",
     "RawToolCallResult",
     "RawToolChainResult",
@@ -142,6 +162,7 @@ __all__ = [
     "settle",
     "to_builtins",
     "to_json",
+    "to_toon",
     "to_yaml",
     "tool",
     "unfence",

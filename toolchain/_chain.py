@@ -16,6 +16,7 @@ from typing import Protocol, Self, TypedDict, runtime_checkable
 
 from formats import TextFormat, XMLFormat
 from toolchain._context import ExecutionContext
+from toolchain._encodings import ObservationEncoding, encoder_for
 from toolchain._errors import DuplicateToolError, ToolCallParseError
 from toolchain._events import ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
@@ -127,6 +128,7 @@ class ChainOptions(TypedDict, total=False):
     max_observation_chars: int
     cancel_grace: float
     extensions: Sequence[Extension]
+    observations: ObservationEncoding | None
 
 
 class ToolChainBase:
@@ -148,6 +150,10 @@ class ToolChainBase:
       it is abandoned (a tool that swallows ``CancelledError`` cannot hang a run).
     - ``extensions``: their tools are registered now, and each is installed on a
       run's context when the chain first executes in it (see ``Extension``).
+    - ``observations``: how tool outputs are written for the model: ``"json"``,
+      ``"yaml"``, ``"toon"`` or ``"auto"`` (the fewest tokens per output; see
+      ``toolchain._encodings``). ``None``, the default, writes them in the chain's own
+      syntax. Only the outputs change: calls are read as before.
     """
 
     def __init__(
@@ -162,12 +168,17 @@ class ToolChainBase:
         max_observation_chars: int = 400_000,
         cancel_grace: float = 1.0,
         extensions: Sequence[Extension] = (),
+        observations: ObservationEncoding | None = None,
     ) -> None:
         if max_calls < 1 or max_output_chars < 1 or max_observation_chars < 1:
             raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
         self.call_syntax = syntax
-        # The syntax's own writer, not a method around it: every successful call uses it.
-        self.encode_output: Callable[[object], str] = syntax.write
+        self.observations: ObservationEncoding | None = observations
+        """How outputs are written (``None``: in the chain's own syntax)."""
+        # The writer itself, not a method around it: every successful call uses it.
+        self.encode_output: Callable[[object], str] = (
+            syntax.write if observations is None else encoder_for(observations)
+        )
         """A successful call's output as the model reads it."""
         self._name = name
         self._subsection = subsection
@@ -177,6 +188,9 @@ class ToolChainBase:
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
         self._tools: dict[str, AnyTool] = {}
+        # name -> (tool, schema, description, policy, its listing entry): see
+        # available_tools_prompt
+        self._listing: dict[str, tuple[AnyTool, object, str, str, str]] = {}
         self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
         self.extensions: tuple[Extension, ...] = tuple(extensions)
         for extension in self.extensions:
@@ -253,15 +267,36 @@ class ToolChainBase:
         if names is not None:
             wanted = set(names)
             tools = [tool for tool in tools if tool.name in wanted]
-        blocks: list[str] = []
+        # Each tool's entry is made once: compacting and writing a schema costs far more
+        # than checking that the entry is still the tool's (the same tool object,
+        # description, policy and input schema object: a codec keeps its schema, an MCP
+        # tool listed anew gets a new one). A prompt_schema override that changes while
+        # the input schema object stays the same is not followed.
+        listing = self._listing
+        entries: list[str] = []
         for tool in tools:
-            lines = [f"- {tool.name}: {tool.description.strip()}"]
-            if tool.policy.strip():
-                lines.append(_indent("Policy: " + tool.policy.strip(), 2))
-            lines.append("  Parameters:")
-            lines.append(_indent(self.call_syntax.schema_text(tool.prompt_schema()), 4))
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
+            known = listing.get(tool.name)
+            if (
+                known is None
+                or known[0] is not tool
+                or known[1] is not tool.input_schema()
+                or known[2] != tool.description
+                or known[3] != tool.policy
+            ):
+                known = self._list(tool)
+            entries.append(known[4])
+        return "\n\n".join(entries)
+
+    def _list(self, tool: AnyTool) -> tuple[AnyTool, object, str, str, str]:
+        """``tool``'s entry of the listing, made and kept (see ``available_tools_prompt``)."""
+        lines = [f"- {tool.name}: {tool.description.strip()}"]
+        if tool.policy.strip():
+            lines.append(_indent("Policy: " + tool.policy.strip(), 2))
+        lines.append("  Parameters:")
+        lines.append(_indent(self.call_syntax.schema_text(tool.prompt_schema()), 4))
+        made = (tool, tool.input_schema(), tool.description, tool.policy, "\n".join(lines))
+        self._listing[tool.name] = made
+        return made
 
     # -- stage 1: reading -------------------------------------------------------------
 

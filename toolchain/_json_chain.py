@@ -47,7 +47,8 @@ class JSONSyntax:
 
 
 class JSONToolChain(ToolChainBase):
-    """Tool calls written as JSON; outputs shown as compact JSON.
+    """Tool calls written as JSON; outputs shown as compact JSON, or as
+    ``observations="yaml" | "toon" | "auto"`` says (see ``ToolChainBase``).
 
     >>> from formats import XMLFormat
     >>> from toolchain import tool, ExecutionContext
@@ -67,4 +68,5 @@ class JSONToolChain(ToolChainBase):
     """
 
     def __init__(self, **options: Unpack[ChainOptions]) -> None:
+        options.setdefault("observations", "json")
         super().__init__(JSONSyntax(), **options)

@@ -1,12 +1,12 @@
 """Stage 4 of a chain: what the model reads of each call, and the action's result.
 
 Every call ends in `finish`, failed or not (observers see each one end): a successful
-output is serialised in the chain's syntax, a failure becomes ``Error: …`` and a record
-on the ``toolchain`` logger. The observation hooks may rewrite what the model reads
-(``raw`` keeps the real result). `assemble` then makes the ``ToolChainResult``: each
-text cut to its share of the observation, media numbered across the action, and each
-call's section named so that no output, and no name a model invents, can open a section
-the agent reads (``answer``, ``action``, …).
+output is serialised in the chain's ``observations`` encoding, a failure becomes
+``Error: …`` and a record on the ``toolchain`` logger. The observation hooks may
+rewrite what the model reads (``raw`` keeps the real result). `assemble` then makes the
+``ToolChainResult``: each text cut to its share of the observation, media numbered
+across the action, and each call's section named so that no output, and no name a
+model invents, can open a section the agent reads (``answer``, ``action``, …).
 """
 
 from __future__ import annotations

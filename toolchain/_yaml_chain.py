@@ -48,7 +48,8 @@ class YAMLSyntax:
 
 
 class YAMLToolChain(ToolChainBase):
-    """Tool calls written as YAML (schema-aware: strings stay strings); outputs as YAML.
+    """Tool calls written as YAML (schema-aware: strings stay strings); outputs as YAML,
+    or as ``observations="json" | "toon" | "auto"`` says (see ``ToolChainBase``).
 
     >>> from formats import MarkdownFormat
     >>> from toolchain import tool, ExecutionContext
@@ -66,4 +67,5 @@ class YAMLToolChain(ToolChainBase):
     """
 
     def __init__(self, **options: Unpack[ChainOptions]) -> None:
+        options.setdefault("observations", "yaml")
         super().__init__(YAMLSyntax(), **options)

@@ -185,6 +185,22 @@ def test_available_tools_prompt(chain: JSONToolChain | YAMLToolChain, expected: 
     assert chain.register_tool(Weather()).available_tools_prompt() == expected
 
 
+def test_the_listing_follows_a_tool_changed_after_it_was_listed() -> None:
+    # Entries are made once per tool; a tool whose description or policy changes, or a
+    # tool registered again under the same name, is listed as it is now.
+    chain = JSONToolChain().register_tool(Weather())
+    first = chain.available_tools_prompt()
+    tool = chain.registry["get_weather"]
+    tool.description = "Weather of a city, now or tomorrow."
+    tool.policy = "Only for cities in Europe."
+    now = chain.available_tools_prompt()
+    assert "- get_weather: Weather of a city, now or tomorrow." in now
+    assert "Policy: Only for cities in Europe." in now
+    assert now != first
+    again = JSONToolChain().register_tool(Weather())
+    assert again.available_tools_prompt() == first
+
+
 def test_chain_is_a_section_that_registers_on_a_format() -> None:
     chain = YAMLToolChain().register_tool(Weather())
     fmt = XMLFormat().register_section(chain)

@@ -84,8 +84,10 @@ class DialectToolChain(ToolChainBase):
     ``Action Input``) is passed to the tool's only parameter.
 
     Besides the usual chain options: ``policy`` (a ``DialectPolicy``), ``output``
-    (``"json"`` or ``"yaml"`` observations) and ``guidance`` (the prompt text that
-    tells the model how to call; the default shows the Hermes format).
+    (``"json"`` or ``"yaml"``: how parameter schemas are shown, and outputs unless
+    ``observations`` says otherwise) and ``guidance`` (the prompt text that tells the
+    model how to call; the default shows the Hermes format). ``observations`` is the
+    chains' usual option (``"json" | "yaml" | "toon" | "auto"``; default: ``output``).
 
     >>> from formats import XMLFormat
     >>> from toolchain import ExecutionContext, tool
@@ -114,6 +116,7 @@ class DialectToolChain(ToolChainBase):
         **options: Unpack[ChainOptions],
     ) -> None:
         self.dialect = DialectSyntax(policy, output, guidance)
+        options.setdefault("observations", output)
         super().__init__(self.dialect, **options)
 
     @property

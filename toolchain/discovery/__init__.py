@@ -10,10 +10,11 @@
 #   _approval    Approval, ApprovalRequest, Approver: the public side of approvals
 #   _events      what discovery tells observers: searches, deferred definitions, approvals
 #   _quoting     the model's text quoted back, bounded or as JSON
-#   _activation  which tools a run found and used (ctx.state)
+#   _activation  which tools a run found, used and was told of (ctx.state)
 #   _held        calls held for approval and decisions on them, sealed (approval_key)
 #   _saved       discovery's part of extension_state: saved, loaded, pending, decided
-#   _search_tool the tool_search tool and one search: activation, descriptions, suggestions
+#   _found       what one search answers: the best match described, the rest named, once
+#   _search_tool the tool_search tool and one search: queries, activation, suggestions
 #   _gate        the guard on every call: not found yet is refused, needing approval waits
 #   _tool_search ToolSearch: the options and the extension, the rest delegated
 #   _memory      WorkingMemory: entities picked out of results, listed each step

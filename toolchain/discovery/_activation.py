@@ -24,6 +24,11 @@ class Discovery:
     active: dict[str, None] = field(default_factory=lambda: {})
     """Tools the searches found, in the order they were first found."""
     used: dict[str, None] = field(default_factory=lambda: {})
+    described: dict[str, None] = field(default_factory=lambda: {})
+    """Tools a search of this run described with their parameters (text mode): found
+    again, they are named only. Not saved: a later run may not show the model them."""
+    guided: dict[str, None] = field(default_factory=lambda: {})
+    """Categories whose workflow guidance a search of this run gave."""
     protocol: ProtocolName = "text"
     """How this run's steps offer tools: found tools' schemas go in search results
     (text) or in the specs sent with the request (native)."""

@@ -23,13 +23,18 @@ DecidedBy = Literal["approver", "person", ""]
 
 @dataclass(frozen=True, slots=True)
 class ToolsFound:
-    """A ``tool_search`` call searched: ``found`` the tools it returned, in order (none
-    when nothing matched), ``activated`` those of them it made callable just now."""
+    """A ``tool_search`` call searched: ``query`` what it searched for (the queries of a
+    list joined by ``"; "``, each in ``queries``), ``found`` the tools it matched, in
+    order (none when nothing matched), ``activated`` those of them it made callable
+    just now, ``named`` those it named without describing them (not callable until a
+    search for their name)."""
 
     ctx: ExecutionContext
     query: str
     found: tuple[str, ...]
     activated: tuple[str, ...]
+    named: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

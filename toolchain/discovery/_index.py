@@ -130,7 +130,7 @@ class ToolIndex:
             (info.description or tool.description).strip(),
             info.category,
             info.phrases,
-            _parameters(tool.prompt_schema()),
+            _parameters(tool.input_schema()),  # the names and descriptions: no need to compact
             info.hint,
         )
 

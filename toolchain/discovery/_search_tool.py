@@ -1,42 +1,53 @@
 """The ``tool_search`` tool: one search for the model, the tools it found activated.
 
-A search returns the tools that fit, each with a usage hint (and, in text mode, its
-parameter schema: the system prompt's listing never changes, so the provider's
-prompt cache holds), the workflow guidance of their categories and a note to search
-again (``find``). A broken backend is a note to retry, not an error. ``suggest`` finds
-a query that returns a given tool, for the answer to a call made before it was found.
+A search takes one query or a list of them (everything a task needs, in one request
+instead of one per capability). For each query the best match is described and made
+callable; the other matches are named, and a query that is a tool's exact name finds
+that tool alone (``_found`` says what the answer holds, and why). In text mode a
+described tool's parameter schema comes in the answer (the system prompt's listing
+never changes, so the provider's prompt cache holds). A broken backend is a note to
+retry, not an error. ``suggest`` finds a query that returns a given tool, for the
+answer to a call made before it was found.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolchain._context import ExecutionContext
 from toolchain._result import ToolResult
 from toolchain._tool import Tool
-from toolchain.discovery._activation import ProtocolName, discovery
+from toolchain.discovery._activation import discovery
 from toolchain.discovery._documents import SearchBackend
 from toolchain.discovery._events import ToolsFound
+from toolchain.discovery._found import Answer, Schemas
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._quoting import shortened
 
-__all__ = ["FOUND_NOTE", "SearchInput", "SearchTool", "Searched", "find", "suggest"]
+__all__ = ["MAX_QUERIES", "SearchInput", "SearchTool", "Searched", "find", "suggest"]
 
 _log = logging.getLogger("toolchain")
 
-FOUND_NOTE = "These tools can be called now. Search again if you need others."
+MAX_QUERIES = 10
+"""Queries one search runs; the rest of a longer list are left out, and the model told."""
+
+
+def _without_class_text(schema: dict[str, Any]) -> None:
+    # The class's docstring is for Python readers; in every request it is tokens.
+    schema.pop("description", None)
 
 
 class SearchInput(BaseModel):
     """Arguments of ``tool_search``."""
 
-    query: str = Field(description="What you want to do, in a few words.")
-    limit: int | None = Field(
-        default=None, ge=1, le=20, description="How many tools to return at most."
-    )
+    model_config = ConfigDict(json_schema_extra=_without_class_text)
+
+    query: str | list[str] = Field(description="A few words, or a list of them.")
+    limit: int | None = Field(default=None, ge=1, le=20, description="Most tools per query.")
 
 
 class Searched(Protocol):
@@ -54,7 +65,12 @@ class Searched(Protocol):
     @property
     def deferred(self) -> frozenset[str]: ...
 
-    async def search(self, ctx: ExecutionContext, query: str, limit: int) -> dict[str, object]: ...
+    @property
+    def schemas(self) -> Schemas: ...
+
+    async def search(
+        self, ctx: ExecutionContext, query: str | Sequence[str], limit: int
+    ) -> dict[str, object]: ...
 
 
 class SearchTool(Tool[SearchInput, dict[str, object]]):
@@ -62,17 +78,19 @@ class SearchTool(Tool[SearchInput, dict[str, object]]):
 
     name = "tool_search"
     description = (
-        "Find the tools you need: describe what you want to do in a few words. Returns "
-        "tools you can call from then on, with hints and workflow guidance. Search again "
-        "when you need another capability."
+        "Find tools by what you want to do (a few words, or a list of them for several "
+        "needs at once). The best match of each is described and can be called from then "
+        "on; to use one of other_matches, search its name."
     )
 
     def __init__(self, owner: Searched) -> None:
         self.owner = owner
         if owner.backend.name == "regex":
             self.description = (
-                "Find the tools you need with a regular expression over their names and "
-                "descriptions (e.g. 'image|photo'). Returns tools you can call from then on."
+                "Find tools with a regular expression over their names and descriptions "
+                "(e.g. 'image|photo'), or a list of them. The best match of each is "
+                "described and can be called from then on; to use one of other_matches, "
+                "search its name."
             )
 
     async def call(
@@ -82,58 +100,81 @@ class SearchTool(Tool[SearchInput, dict[str, object]]):
         return ToolResult(await self.owner.search(ctx, input.query, limit))
 
 
-async def find(owner: Searched, ctx: ExecutionContext, query: str, limit: int) -> dict[str, object]:
+async def find(
+    owner: Searched, ctx: ExecutionContext, query: str | Sequence[str], limit: int
+) -> dict[str, object]:
     """Run one search for the model, activate what it found, and say what it was."""
-    try:
-        outcome = await owner.backend.search(query, limit)
-    except Exception as error:  # a broken backend: the model can still try again
-        _log.warning("tool search failed for %r", shortened(query), exc_info=True)
-        return {"found": [], "note": f"the search failed ({type(error).__name__}); retry"}
-    names = [name for name in outcome.names if name in owner.index.tools][:limit]
-    if outcome.note:
-        _log.info("tool search %r: %s", shortened(query), outcome.note)
-    if ctx.events.has_subscribers(ToolsFound):
-        active = discovery(ctx).active
-        new = tuple(n for n in names if n in owner.deferred and n not in active)
-        ctx.events.emit(ToolsFound(ctx, query, tuple(names), new))
-    if not names:
-        return {
-            "found": [],
-            "note": f"No tool matches {shortened(query)!r}. Describe what you want to "
-            "do in other words, or answer without tools.",
-        }
+    asked = [query] if isinstance(query, str) else list(query)
+    queries = list(dict.fromkeys(q.strip() for q in asked))
+    left_out = queries[MAX_QUERIES:]
+    queries = queries[:MAX_QUERIES]
     state = discovery(ctx)
-    state.active.update(dict.fromkeys(n for n in names if n in owner.deferred))
-    found = [_describe(owner.index, name, state.protocol) for name in names]
-    result: dict[str, object] = {"found": found}
-    categories = [owner.index.info_of(name).category for name in names]
-    workflow = owner.index.workflow(categories)
-    if workflow:
-        result["workflow"] = workflow
-    result["note"] = FOUND_NOTE
+    answer = Answer(owner.index, owner.deferred, state, owner.schemas)
+    unmatched: list[str] = []
+    failed: str | None = None
+    searched: list[str] = []
+    matched: dict[str, None] = {}
+    activated: list[str] = []
+    named: list[str] = []
+    for text in queries:
+        try:
+            names = await _matches(owner, text, limit)
+        except Exception as error:  # a broken backend: the model can still try again
+            _log.warning("tool search failed for %r", shortened(text), exc_info=True)
+            failed = type(error).__name__
+            continue
+        searched.append(text)
+        matched.update(dict.fromkeys(names))
+        now, listed = answer.add(names, exact=names == [text])
+        activated += now
+        named += listed
+        if not names:
+            unmatched.append(text)
+    result = answer.result()
+    if searched and ctx.events.has_subscribers(ToolsFound):
+        named = [name for name in named if name in answer.other]  # a later query's best
+        event = ToolsFound(
+            ctx,
+            "; ".join(searched),
+            tuple(matched),
+            tuple(activated),
+            tuple(named),
+            tuple(searched),
+        )
+        ctx.events.emit(event)
+    notes: list[str] = []
+    if unmatched:
+        which = ", ".join(repr(shortened(q)) for q in unmatched) or "''"
+        notes.append(
+            f"No tool matches {which}. Describe what you want to do in other words, or "
+            "answer without tools."
+        )
+    if failed is not None:
+        notes.append(f"the search failed ({failed}); retry")
+    if left_out:
+        notes.append(f"Only the first {MAX_QUERIES} queries were searched; search the rest again.")
+    if not queries:
+        notes.append("No tool matches ''. Say what you want to do.")
+    if notes:
+        result["note"] = " ".join([*notes, str(result.get("note", ""))]).strip()
     return result
 
 
-def _describe(index: ToolIndex, name: str, protocol: ProtocolName) -> dict[str, object]:
-    tool, info = index.tools[name], index.info_of(name)
-    entry: dict[str, object] = {
-        "name": name,
-        "description": info.description or tool.description,
-    }
-    if info.hint:
-        entry["hint"] = info.hint
-    if info.related:
-        entry["related"] = list(info.related)
-    if info.requires_confirmation:
-        entry["needs_approval"] = True
-    if protocol == "text":  # native calls get the schema as the tool's spec instead
-        entry["parameters"] = tool.prompt_schema()
-    return entry
+async def _matches(owner: Searched, text: str, limit: int) -> list[str]:
+    """The index tools that match one query, best first, at most ``limit``; a query
+    that is a tool's exact name finds that tool alone."""
+    if text in owner.index.tools:  # the model asks for a tool it saw named
+        return [text]
+    outcome = await owner.backend.search(text, limit)
+    if outcome.note:
+        _log.info("tool search %r: %s", shortened(text), outcome.note)
+    return [name for name in outcome.names if name in owner.index.tools][:limit]
 
 
 async def suggest(owner: Searched, name: str) -> str:
-    """A query that finds ``name`` (its phrases or description, checked against the
-    backend), or the name itself when none does."""
+    """A query that finds ``name`` as its best match, so a search for it makes the tool
+    callable (its phrases or description, checked against the backend), or the name
+    itself when none does (a search for a name finds that tool)."""
     info = owner.index.info_of(name)
     description = info.description or owner.index.tools[name].description
     candidates = [*info.phrases[:3], " ".join(description.split()[:8])]
@@ -142,6 +183,6 @@ async def suggest(owner: Searched, name: str) -> str:
             outcome = await owner.backend.search(query, owner.limit)
         except Exception:
             break
-        if name in outcome.names:
+        if outcome.names[:1] == (name,):
             return query
     return name

@@ -2,9 +2,12 @@
 
 The design is the seed's "dynamic tool injection V2": instead of every tool's
 definition in every request, the model gets one discovery tool (and any tools kept
-always active). A search returns the tools that fit, a usage hint each, the workflow
-guidance of their categories and a note to search again; the tools it returns can be
-called from then on, for the rest of the run and of the conversation.
+always active). A search takes a query or a list of them (everything a task needs, in
+one request); the best match of each is described (usage hint, the workflow guidance
+of its category) and can be called from then on, for the rest of the run and of the
+conversation; the other matches are named, and a search for a name finds that tool.
+What a search says stays in every later request, so it says each thing once: a tool
+described earlier in the run is named only, a category's guidance comes once.
 
 Activation keeps the provider's prompt cache: in text mode the system prompt's tool
 listing never changes (a found tool's parameter schema arrives in the search result);
@@ -56,6 +59,7 @@ from toolchain.discovery._activation import ProtocolName, discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest, Approver
 from toolchain.discovery._documents import SearchBackend
 from toolchain.discovery._events import SchemasDeferred
+from toolchain.discovery._found import Schemas
 from toolchain.discovery._gate import Gate
 from toolchain.discovery._held import PROCESS_KEY, Seal, decisions_listing
 from toolchain.discovery._index import ToolIndex
@@ -67,10 +71,8 @@ __all__ = ["ToolSearch"]
 AnyTool = Tool[Any, Any]
 
 GUIDE = """\
-Only some tools are listed. To find others, call tool_search with what you want to do
-("find an image", "publish a post"): it returns the tools that fit, with guidance, and
-they can be called from then on. Search again whenever you need another capability.
-If you can answer without tools, answer directly."""
+Only some tools are listed: tool_search finds the others. If you can answer without
+tools, answer directly."""
 
 
 class ToolSearch(Extension):
@@ -80,7 +82,8 @@ class ToolSearch(Extension):
     - ``backend``: how queries find tools (default: ``BM25Search``; pass a
       ``HybridSearch`` to add embeddings, which load a model at startup).
     - ``always_active``: index tools the model can call from the start.
-    - ``limit``: tools a search returns unless the model asks for fewer or more.
+    - ``limit``: tools a search returns per query (one described, the others named)
+      unless the model asks for fewer or more.
     - ``defer``: ``True`` hides the index's tools until found; ``False`` shows them all
       (``tool_search`` is then not offered); ``"auto"`` defers only when their
       definitions exceed ``budget_tokens`` o200k tokens.
@@ -129,11 +132,17 @@ class ToolSearch(Extension):
         self.backend: SearchBackend = backend if backend is not None else _default_backend()
         self.backend.index(self.index.documents())
         self.deferred = frozenset(self.index.tools) - frozenset(self.always_active)
+        self.schemas = Schemas()
+        """Each index tool's schema as searches show it, compacted once per tool."""
         self.definition_tokens = _definition_tokens(
-            self.index.tools[name] for name in sorted(self.deferred)
+            (self.index.tools[name] for name in sorted(self.deferred)), self.schemas
         )
         self.defers = defer is True or (defer == "auto" and self.definition_tokens > budget_tokens)
         self._tokens_per_tool: dict[str, int] = {}  # counted when first asked
+        # The last step's tools and what follows from them: a run's steps (and most
+        # runs of an agent) offer the same tools, so each step reuses them.
+        self._shown: tuple[tuple[str, ...], tuple[str, ...], frozenset[str]] | None = None
+        self._hidden_of: _Hidden | None = None
         self._tool = SearchTool(self)
 
     # -- Extension -------------------------------------------------------------------
@@ -167,15 +176,19 @@ class ToolSearch(Extension):
         if not self.defers:
             return None
         tools: tuple[str, ...] = request.tools
-        shown = [name for name in tools if name not in self.deferred]
-        if state.protocol == "native":
-            offered = set(tools)
-            shown += [name for name in state.active if name in offered]
+        shown, offered = self._visible(tools)
+        if state.protocol == "native" and state.active:
+            shown += tuple(name for name in state.active if name in offered)
         if ctx.events.has_subscribers(SchemasDeferred):
             # Found tools' definitions are in the conversation (text) or the specs (native).
-            hidden = tuple(n for n in tools if n in self.deferred and n not in state.active)
-            ctx.events.emit(SchemasDeferred(ctx, hidden, self._tokens_of(hidden)))
-        return dataclasses.replace(request, described=tuple(shown))
+            hidden = self._hidden(tools)
+            tokens = hidden.tokens
+            names = hidden.names
+            if state.active:
+                names = tuple(n for n in names if n not in state.active)
+                tokens = self._tokens_of(names)
+            ctx.events.emit(SchemasDeferred(ctx, names, tokens))
+        return dataclasses.replace(request, described=shown)
 
     def save_state(self, ctx: ExecutionContext) -> object | None:
         return _saved.save(ctx)
@@ -219,31 +232,62 @@ class ToolSearch(Extension):
         saved = extension_state.get(self.name, {})
         return {**extension_state, self.name: _saved.decide(saved, call_id, decision, self._seal)}
 
+    def _visible(self, tools: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The step's tools but the deferred ones, and all of them as a set: the same
+        tools every step of a run, so worked out once for them (not per step)."""
+        known = self._shown
+        if known is not None and (known[0] is tools or known[0] == tools):
+            return known[1], known[2]
+        shown = tuple(name for name in tools if name not in self.deferred)
+        self._shown = (tools, shown, frozenset(tools))
+        return shown, self._shown[2]
+
+    def _hidden(self, tools: tuple[str, ...]) -> _Hidden:
+        """The deferred tools among ``tools`` and their tokens, worked out once for them."""
+        known = self._hidden_of
+        if known is not None and (known.tools is tools or known.tools == tools):
+            return known
+        names = tuple(name for name in tools if name in self.deferred)
+        self._hidden_of = _Hidden(tools, names, self._tokens_of(names))
+        return self._hidden_of
+
     def _tokens_of(self, names: tuple[str, ...]) -> int:
         """The o200k tokens of these index tools' definitions, each counted once."""
         counted = self._tokens_per_tool
         for name in names:
             if name not in counted:
-                counted[name] = _definition_tokens([self.index.tools[name]])
+                counted[name] = _definition_tokens([self.index.tools[name]], self.schemas)
         return sum(counted[name] for name in names)
 
     # -- searching -------------------------------------------------------------------
 
-    async def search(self, ctx: ExecutionContext, query: str, limit: int) -> dict[str, object]:
-        """Run one search for the model, activate what it found, and say what it was."""
+    async def search(
+        self, ctx: ExecutionContext, query: str | Sequence[str], limit: int
+    ) -> dict[str, object]:
+        """Run one search for the model (a query, or a list of them, each giving at most
+        ``limit`` tools), activate what it found, and say what it was."""
         return await find(self, ctx, query, limit)
 
     async def suggestion(self, name: str) -> str:
-        """A query that finds ``name`` (its phrases or description, checked against the
-        backend), or the name itself when none does."""
+        """A query that finds ``name`` as its best match (its phrases or description,
+        checked against the backend), or the name itself when none does."""
         return await suggest(self, name)
 
 
-def _definition_tokens(tools: Iterable[AnyTool]) -> int:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Hidden:
+    """The deferred tools among a step's ``tools``, and their definitions' tokens."""
+
+    tools: tuple[str, ...]
+    names: tuple[str, ...]
+    tokens: int
+
+
+def _definition_tokens(tools: Iterable[AnyTool], schemas: Schemas) -> int:
     from toolchain._tokens import count_tokens
 
     text = "\n".join(
-        f"{tool.name}: {tool.description}\n{msgspec.json.encode(tool.prompt_schema()).decode()}"
+        f"{tool.name}: {tool.description}\n{msgspec.json.encode(schemas.of(tool)).decode()}"
         for tool in tools
     )
     return count_tokens(text) if text else 0

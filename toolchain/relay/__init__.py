@@ -1,7 +1,7 @@
 # toolchain.relay: the ContextRelay extension (boxing large outputs, unboxing references
 # in arguments) and its five reader tools, each part in its own module: references and
 # their parsing, the tools' arguments, the text work (lines, grep), the prompt guide, the
-# event it tells observers (OutputBoxed).
+# events it tells observers (OutputBoxed, ReferencesResolved).
 # It imports the toolchain core (`toolchain`'s public names, a few private core helpers)
 # and `toolchain.stores`, whose private record of results it shares with the variables;
 # never another extension, never agents.
@@ -44,7 +44,7 @@ True
 """
 
 from toolchain.relay._context_relay import ContextRelay
-from toolchain.relay._events import OutputBoxed
+from toolchain.relay._events import OutputBoxed, ReferencesResolved
 from toolchain.relay._guide import relay_guide
 from toolchain.relay._readers import reader_tools
 from toolchain.relay._references import ReferenceReader, UnknownReference
@@ -54,6 +54,7 @@ __all__ = [
     "ContextRelay",
     "OutputBoxed",
     "ReferenceReader",
+    "ReferencesResolved",
     "UnknownReference",
     "reader_tools",
     "relay_guide",

@@ -24,7 +24,7 @@ from toolchain import (
 )
 from toolchain._hooks import Shown
 from toolchain._tokens import count_tokens
-from toolchain.relay._events import OutputBoxed
+from toolchain.relay._events import OutputBoxed, ReferencesResolved
 from toolchain.relay._guide import relay_guide
 from toolchain.relay._readers import reader_tools
 from toolchain.relay._references import ReferenceReader, UnknownReference, parse_reference
@@ -186,35 +186,48 @@ class _RelayHook(ToolHook):
         return self._unboxed(ctx, call)
 
     async def _unboxed(self, ctx: ExecutionContext, call: ToolCall) -> ToolCall | None:
+        counted = [0] if ctx.events.has_subscribers(ReferencesResolved) else None
         try:
-            args = await self._unbox(ctx, call.args)
+            args = await self._unbox(ctx, call.args, counted)
         except UnknownReference as unknown:
             raise ToolCallRefused(str(unknown), kind="invalid_arguments") from unknown
+        if counted is not None and counted[0]:
+            ctx.events.emit(ReferencesResolved(ctx, call.id, call.name, counted[0]))
         return ToolCall(call.name, cast("dict[str, object]", args), call.id)
 
-    async def _unbox(self, ctx: ExecutionContext, value: object) -> object:
+    async def _unbox(
+        self, ctx: ExecutionContext, value: object, counted: list[int] | None
+    ) -> object:
+        """``value`` with every reference in it replaced by what it names; ``counted``
+        (when observers want it) adds up the references replaced."""
         if isinstance(value, str):
             if not _may_be_reference(value):
                 return value
             id = parse_reference(value)
-            return value if id is None else await self.relay.unbox_id(ctx, id)
-        if isinstance(value, Mapping):
+            if id is None:
+                return value
+        elif isinstance(value, Mapping):
             mapping = cast("Mapping[str, object]", value)
             id = parse_reference(mapping)
-            if id is not None:  # a resource link as an object
-                return await self.relay.unbox_id(ctx, id)
-            out: dict[str, object] = {}
-            for key, item in mapping.items():  # only what may hold a reference is awaited
-                has = any_string(item, _may_be_reference)
-                out[key] = await self._unbox(ctx, item) if has else item
-            return out
-        if isinstance(value, list | tuple):
+            if id is None:  # not a resource link as an object: look inside
+                out: dict[str, object] = {}
+                for key, item in mapping.items():  # only what may hold one is awaited
+                    has = any_string(item, _may_be_reference)
+                    out[key] = await self._unbox(ctx, item, counted) if has else item
+                return out
+        elif isinstance(value, list | tuple):
             items = cast("list[object]", value)
             return [
-                await self._unbox(ctx, item) if any_string(item, _may_be_reference) else item
+                await self._unbox(ctx, item, counted)
+                if any_string(item, _may_be_reference)
+                else item
                 for item in items
             ]
-        return value
+        else:
+            return value
+        if counted is not None:
+            counted[0] += 1
+        return await self.relay.unbox_id(ctx, id)
 
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
@@ -318,8 +331,8 @@ class _RelayHook(ToolHook):
 
 def _tell_boxed(ctx: ExecutionContext, call: ToolCall, original: str, shown: str) -> None:
     if ctx.events.has_subscribers(OutputBoxed):  # counting tokens costs: only when watched
-        kept = OutputBoxed(ctx, call.id, call.name, count_tokens(original), count_tokens(shown))
-        ctx.events.emit(kept)
+        counts = count_tokens(original), count_tokens(shown)
+        ctx.events.emit(OutputBoxed(ctx, call.id, call.name, *counts, original, shown))
 
 
 def _unstored(text: str, limit: int) -> str:

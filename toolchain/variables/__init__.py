@@ -12,8 +12,12 @@ argument that is exactly ``$weather_nyc`` becomes that output (a dict stays a di
 ``$weather_nyc.temperature`` or ``$search_1.results[0].url`` a part of it, and a
 reference inside longer text is filled in (at most ``max_expansion`` characters per
 call or answer). ``$$`` is a literal ``$``; ``$5`` and prose are left alone. Tools only
-ever see real values. Each result is shown as ``$name = <output>``, and a short list of
-the most recent variables (name, tool, type, preview) comes with every step.
+ever see real values. Each result is shown as ``$name = <output>``. A one-sentence guide
+and a short list of the most recent variables (name, tool, type; a preview of those the
+model has not read under their name) come with each step once they pay for themselves:
+from the step after an output of ``guide_at`` bytes, or when variables come from an
+earlier run (``instruction_style="full"`` or ``"minimal"``: a guide in the system
+prompt and the list on every step).
 
 Variables last for the conversation: their values live in a store (the context
 relay's when one is installed, so a boxed output is one entry for both; else the

@@ -14,7 +14,7 @@ import msgspec
 
 from toolchain import ExecutionContext
 from toolchain._oneline import one_line
-from toolchain.stores import Store
+from toolchain.stores import Store, StoredEntry
 from toolchain.stores._entries import decode_entry, encode_entry, scope_of
 from toolchain.stores._results import UNLOADED, RunResults, Variable, results_of
 from toolchain.variables._listing import PREVIEW, type_of
@@ -65,13 +65,14 @@ async def keep_value(
     """Save a variable (its value in the store, or in the relay's entry ``boxed``),
     then drop the oldest past the bounds; None when it alone is over ``max_bytes``.
 
-    ``shown`` is the output as the model sees it, for the preview."""
+    ``value`` is plain data (``to_builtins``'s); ``shown`` is the output as the model
+    sees it, for the preview."""
     store = settings.store_of(ctx)
     if boxed is not None:
         entry, size = boxed
         data = None
     else:
-        data = encode_entry(value, tool)
+        data = _entry_of(value, tool)
         entry, size = "", len(data.data)
     if size > settings.max_bytes:
         why = f"it was larger than the {settings.max_bytes:,} bytes variables may hold"
@@ -110,6 +111,14 @@ async def keep_value(
             gone.append(dropped)
     await _forget(ctx, store, results, gone)
     return variable
+
+
+def _entry_of(value: object, tool: str) -> StoredEntry:
+    """``encode_entry``'s entry for a value that is plain data already, without walking
+    it through ``to_builtins`` a second time (the cost of a large output)."""
+    if isinstance(value, str):
+        return encode_entry(value, tool)
+    return StoredEntry(msgspec.json.encode(value), "json", tool)
 
 
 def over_bounds(settings: KeepSettings, results: RunResults, *, keep: str) -> list[str]:

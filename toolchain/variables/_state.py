@@ -76,9 +76,9 @@ def saved_variables(ctx: ExecutionContext) -> object | None:
     return saved_data
 
 
-def take_up(settings: KeepSettings, ctx: ExecutionContext, state: object) -> None:
+def take_up(settings: KeepSettings, ctx: ExecutionContext, state: object) -> bool:
     """Takes up the variables an earlier run saved: their values are read from the
-    store before the first step (``load``)."""
+    store before the first step (``load``). Whether any was taken up."""
     saved = msgspec.convert(state, _Saved)
     share_scope(ctx, saved.scope)  # the entries live under the conversation's scope
     results = results_of(ctx)
@@ -87,9 +87,11 @@ def take_up(settings: KeepSettings, ctx: ExecutionContext, state: object) -> Non
     for name, why in saved.dropped.items():
         if name not in results.variables:
             results.dropped[name] = one_line(why, 300)
+    taken = False
     for s in saved.variables:
         if s.name in results.variables:
             continue
+        taken = True
         kind, preview = one_line(s.kind, 200), one_line(s.preview, PREVIEW)
         results.variables[s.name] = Variable(
             s.name, s.tool, UNLOADED, "", kind, preview, s.bytes, s.entry, s.shared
@@ -101,3 +103,4 @@ def take_up(settings: KeepSettings, ctx: ExecutionContext, state: object) -> Non
         v = results.drop(name, why_dropped(settings, results, name), keep=MAX_DROPPED)
         if v is not None and v.value is UNLOADED:
             results.waiting -= 1
+    return taken

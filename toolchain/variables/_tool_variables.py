@@ -24,7 +24,17 @@ from toolchain.variables._arguments import resolve_arguments
 from toolchain.variables._events import VariablesResolved
 from toolchain.variables._expansion import MAX_EXPANSION
 from toolchain.variables._keeping import LiveValues, keep_value, load_saved
-from toolchain.variables._listing import FULL_GUIDE, MINIMAL_GUIDE, VariableInfo, listing
+from toolchain.variables._listing import (
+    FULL_GUIDE,
+    GUIDE_AT,
+    MINIMAL_GUIDE,
+    PROGRAM_CALL,
+    STEP_GUIDE,
+    VariableInfo,
+    guide_pays,
+    listing,
+    note_guide_pays,
+)
 from toolchain.variables._naming import Naming, clean_name, name_output
 from toolchain.variables._problems import ReferenceProblem, UnknownVariable
 from toolchain.variables._state import saved_variables, take_up
@@ -41,7 +51,12 @@ class ToolVariables(Extension):
 
     - ``naming`` names each output (default ``<tool>_<n>``: ``weather_1``,
       ``weather_2``); a name used again is overwritten by the newer output.
-    - ``instruction_style`` picks the ``full`` guide (default) or a ``minimal`` one.
+    - ``instruction_style``: ``auto`` (default) shows a one-sentence guide and the
+      list of variables only once they pay for themselves: from the step after an
+      output of at least ``guide_at`` bytes is saved, or when variables come from an
+      earlier run; before that the model sees only each result's name beside it
+      (``$weather_1 = ...``). ``full`` and ``minimal`` put that guide (with examples,
+      or in one sentence) in the system prompt and list the variables every step.
     - ``store`` keeps the values (None: the context relay's when one is installed on
       the run, else a ``MemoryStore`` of this extension). Pass a ``SQLiteStore`` or
       ``RedisStore`` to continue conversations in another process.
@@ -51,6 +66,7 @@ class ToolVariables(Extension):
       arguments or one answer.
     - ``listed``: how many of the most recent variables each step lists (the others
       are counted).
+    - ``guide_at``: bytes of one output from which the ``auto`` guide is shown.
     """
 
     name = "tool_variables"
@@ -59,18 +75,23 @@ class ToolVariables(Extension):
         self,
         naming: Naming | None = None,
         *,
-        instruction_style: Literal["full", "minimal"] = "full",
+        instruction_style: Literal["auto", "full", "minimal"] = "auto",
         store: Store | None = None,
         max_variables: int = 512,
         max_bytes: int = 32 * 1024 * 1024,
         max_expansion: int = MAX_EXPANSION,
         ttl: float = DEFAULT_TTL,
         listed: int = 10,
+        guide_at: int = GUIDE_AT,
     ) -> None:
-        if max_variables < 1 or max_bytes < 1 or max_expansion < 0 or listed < 0:
+        if max_variables < 1 or max_bytes < 1 or min(max_expansion, listed, guide_at) < 0:
             raise ValueError(
-                "max_variables and max_bytes must be at least 1, max_expansion and "
-                "listed at least 0"
+                "max_variables and max_bytes must be at least 1, max_expansion, "
+                "listed and guide_at at least 0"
+            )
+        if instruction_style not in ("auto", "full", "minimal"):
+            raise ValueError(
+                f"instruction_style is 'auto', 'full' or 'minimal', not {instruction_style!r}"
             )
         self.naming = naming
         self.instruction_style = instruction_style
@@ -80,6 +101,7 @@ class ToolVariables(Extension):
         self.max_expansion = max_expansion
         self.ttl = ttl
         self.listed = listed
+        self.guide_at = guide_at
         self._own_store: Store = MemoryStore()
 
     # -- Extension -------------------------------------------------------------------
@@ -92,12 +114,24 @@ class ToolVariables(Extension):
         ctx.hooks.add(_VariablesHook(self))
 
     def instructions(self) -> str:
+        """The system prompt's guide: none in the ``auto`` style (its guide comes with
+        the step's list, once it pays for itself)."""
+        if self.instruction_style == "auto":
+            return ""
         return FULL_GUIDE if self.instruction_style == "full" else MINIMAL_GUIDE
 
     def prompt_section(self, ctx: ExecutionContext) -> str:
         """The most recent variables, one line each (name, tool, type, preview), and a
-        count of the older ones; nothing before the first."""
-        return listing(results_of(ctx), self.listed)
+        count of the older ones; nothing before the first. In the ``auto`` style,
+        nothing until the guide pays for itself, then the guide's sentence first, and
+        no preview of an output shown under its name in this run (it is in the
+        conversation)."""
+        if self.instruction_style != "auto":
+            return listing(ctx, results_of(ctx), self.listed)
+        if not guide_pays(ctx):
+            return ""
+        listed = listing(ctx, results_of(ctx), self.listed, seen_previews=False)
+        return f"{STEP_GUIDE}\n{listed}" if listed else ""
 
     def text_filter(self, ctx: ExecutionContext) -> TextFilter:
         return StreamResolver(LiveValues(ctx), max_expansion=self.max_expansion)
@@ -115,7 +149,8 @@ class ToolVariables(Extension):
     def load_state(self, ctx: ExecutionContext, state: object) -> None:
         """Takes up the variables an earlier run saved: their values are read from the
         store before the first step (``load``)."""
-        take_up(self, ctx, state)
+        if take_up(self, ctx, state):
+            note_guide_pays(ctx)  # the model has not seen them named in this run
 
     # -- the programs' side ----------------------------------------------------------
 
@@ -159,12 +194,16 @@ class ToolVariables(Extension):
         if not cleaned:
             raise ValueError(f"{name!r} cannot be a variable name")
         plain = to_builtins(value)
-        kept = await keep_value(self, ctx, results_of(ctx), cleaned, tool, plain, f"set:{cleaned}")
+        kept = await keep_value(
+            self, ctx, results_of(ctx), cleaned, tool, plain, PROGRAM_CALL + cleaned
+        )
         if kept is None:
             raise ValueError(
                 f"${cleaned} was not saved: it is over the {self.max_bytes:,} bytes "
                 "variables may hold"
             )
+        if kept.size >= self.guide_at:
+            note_guide_pays(ctx)
         return cleaned
 
     async def resolve(self, ctx: ExecutionContext, value: object) -> object:
@@ -248,7 +287,7 @@ class _VariablesHook(ToolHook):
         results.counts[call.name] = n
         value = to_builtins(result.text)
         name = self.extension.name_for(call.name, call.args, value, n)
-        await keep_value(
+        kept = await keep_value(
             self.extension,
             ctx,
             results,
@@ -259,6 +298,8 @@ class _VariablesHook(ToolHook):
             shown=original,
             boxed=boxed,
         )
+        if kept is not None and kept.size >= self.extension.guide_at:
+            note_guide_pays(ctx)
         return results.observation(call.id, original)
 
 

@@ -7,18 +7,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
-from agents import AgentResult, ReActAgent
+from agents import ReActAgent
 from agents.models import Message, ScriptedModel
-from tests.support.agent_kinds import KINDS, Agent, Kind, Output, agent, answer, call
-from toolchain import ExecutionContext, JSONToolChain, Tool, tool
+from tests.support.agent_kinds import KINDS, Kind, Output, answer, call
+from tests.toolchain.discovery.cms import (
+    WORKFLOWS,
+    build,
+    create_page,
+    index,
+    list_pages,
+    ran,
+    search_for,
+    search_result,
+    spec_names,
+    tool_texts,
+)
+from toolchain import ExecutionContext, JSONToolChain
 from toolchain.discovery import (
     Approval,
     ApprovalRequest,
-    Extraction,
     KeywordSearch,
     ToolIndex,
     ToolIndexError,
@@ -26,107 +36,6 @@ from toolchain.discovery import (
     ToolSearch,
     WorkingMemory,
 )
-
-ran: list[tuple[str, dict[str, object]]] = []
-
-
-@tool
-def list_pages() -> list[dict[str, str]]:
-    """List the site's pages."""
-    ran.append(("list_pages", {}))
-    return [{"id": "p1", "name": "Home"}, {"id": "p2", "name": "About"}]
-
-
-@tool
-def create_page(title: str) -> dict[str, str]:
-    """Create a new page with a title."""
-    ran.append(("create_page", {"title": title}))
-    return {"id": "p9", "name": title}
-
-
-@tool
-def search_images(query: str) -> dict[str, object]:
-    """Search the image library by description."""
-    ran.append(("search_images", {"query": query}))
-    return {"results": [{"id": "img-7", "filename": "mountain.jpg"}]}
-
-
-@tool
-def attach_image(page_id: str, image_id: str) -> str:
-    """Attach an image to a page's hero section."""
-    ran.append(("attach_image", {"page_id": page_id, "image_id": image_id}))
-    return "attached"
-
-
-@tool
-def publish_page(page_id: str) -> str:
-    """Publish a page so visitors can see it."""
-    ran.append(("publish_page", {"page_id": page_id}))
-    return "published"
-
-
-@tool
-def send_email(to: str, body: str) -> str:
-    """Send an email message."""
-    ran.append(("send_email", {"to": to}))
-    return "sent"
-
-
-INFO = [
-    ToolInfo("list_pages", category="pages", extraction=Extraction("", "page", is_array=True)),
-    ToolInfo(
-        "create_page",
-        category="pages",
-        phrases=("add a new page",),
-        extraction=Extraction("$root", "page"),
-    ),
-    ToolInfo(
-        "search_images",
-        category="images",
-        phrases=("find an image", "look for a photo"),
-        hint="Scores near 1 are the best matches.",
-        related=("attach_image",),
-        extraction=Extraction("results", "image", name_field="filename", is_array=True),
-    ),
-    ToolInfo("attach_image", category="images", phrases=("attach an image to a page",)),
-    ToolInfo(
-        "publish_page",
-        category="pages",
-        phrases=("publish a page",),
-        risk="moderate",
-        requires_confirmation=True,
-    ),
-    ToolInfo("send_email", category="mail", phrases=("email someone",)),
-]
-WORKFLOWS = {"images": "Search the library before attaching; ids start with img-."}
-TOOLS: list[Tool[Any, Any]] = [
-    list_pages,
-    create_page,
-    search_images,
-    attach_image,
-    publish_page,
-    send_email,
-]
-
-
-def index() -> ToolIndex:
-    return ToolIndex(TOOLS, INFO, workflows=WORKFLOWS)
-
-
-def build(kind: Kind, model: ScriptedModel, *extensions: ToolSearch | WorkingMemory) -> Agent:
-    return agent(kind, model, JSONToolChain(), extensions=extensions)
-
-
-def search_for(**options: object) -> ToolSearch:
-    return ToolSearch(index(), backend=KeywordSearch(), defer=True, **options)  # type: ignore[arg-type]
-
-
-def spec_names(model: ScriptedModel) -> list[list[str]]:
-    return [[spec.name for spec in request.options.tools] for request in model.requests]
-
-
-def tool_texts(result: AgentResult[str]) -> str:
-    return "\n".join(m.text_content() for m in result.messages if m.role in ("user", "tool"))
 
 
 @pytest.fixture(autouse=True)
@@ -182,20 +91,23 @@ def test_search_then_call(kind: Kind) -> None:
     first = model.requests[0]
     system = first.messages[0].text_content()
     assert "tool_search" in system and "Only some tools are listed" in system
-    found = json.loads(_search_result(kind, result))
-    assert found["found"][0]["name"] == "search_images"
+    found = json.loads(search_result(kind, result))
+    # The best match described and callable; the other match named, to search by name.
+    assert [entry["name"] for entry in found["found"]] == ["search_images"]
+    assert found["other_matches"] == ["attach_image"]
     assert found["workflow"] == WORKFLOWS["images"]
-    assert found["note"].startswith("These tools can be called now")
+    assert "note" not in found  # tool_search's description says how to use the answer
     entry = found["found"][0]
     assert entry["hint"] == "Scores near 1 are the best matches."
     assert entry["related"] == ["attach_image"]
     if kind == "react":  # text mode: the schema comes in the result, the prompt stays
+        assert entry["description"] == "Search the image library by description."
         assert entry["parameters"]["properties"]["query"]["type"] == "string"
         assert "- search_images:" not in system and "- send_email:" not in system
         systems = {request.messages[0].text_content() for request in model.requests}
         assert systems == {system}
-    else:  # native: no schema in the result; the spec is sent from the next request
-        assert "parameters" not in entry
+    else:  # native: the spec, sent from the next request, has the description and schema
+        assert "parameters" not in entry and "description" not in entry
         specs = spec_names(model)
         assert specs[0] == ["tool_search"]
         assert specs[1][0] == "tool_search" and "search_images" in specs[1]
@@ -370,17 +282,6 @@ def test_memory_deduplicates_keeps_the_latest_and_survives_bad_extractors() -> N
     assert [e.id for e in memory.entities(ctx)] == ["p1", "p3", "p4"]  # p2, oldest, dropped
     assert memory.entities(ctx)[0].name == "Home v2"
     assert memory.prompt_section(ctx).splitlines()[1:] == ["- page: C (p3)", "- page: D (p4)"]
-
-
-def _search_result(kind: Kind, result: AgentResult[str]) -> str:
-    """The JSON the first tool_search returned, as the model saw it."""
-    for message in result.messages:
-        text = message.text_content()
-        if kind == "native" and message.role == "tool" and message.name == "tool_search":
-            return text
-        if kind == "react" and message.role == "user" and "<tool_search>" in text:
-            return text.split("<tool_search>", 1)[1].split("</tool_search>", 1)[0].strip()
-    raise AssertionError("no tool_search result")
 
 
 # -- hostile input ------------------------------------------------------------------------

@@ -132,8 +132,10 @@ def test_turn_two_compares_the_variables_turn_one_saved(mode: Mode, relay: bool)
     assert errors(second) == []
     assert compared == [(WEATHER["nyc"], WEATHER["london"])]  # the tool got both dicts
     assert second.answer == "NYC is warmer: New York is 11.2 °C warmer than London"
-    # The second run's first step already lists what the first saved.
+    # The second run's first step already lists what the first saved, with the guide
+    # (the model has not seen them named in this run).
     listed = model.requests[2].messages[-1].text_content()
+    assert 'Pass a result on by its $name, not a copy: "$name"' in listed
     assert "- $weather_nyc (get_weather, object: temperature, humidity, location): {" in listed
     if relay:  # one store for both: the variable's value is in the relay's store
         (saved,) = [v for v in state["tool_variables"]["variables"] if v["name"] == "weather_nyc"]
@@ -268,7 +270,7 @@ def test_a_conversation_keeps_at_most_max_bytes_of_variables() -> None:
 def test_the_per_step_list_shows_the_most_recent_few_and_counts_the_rest() -> None:
     from formats import XMLFormat
 
-    variables = ToolVariables()
+    variables = ToolVariables(instruction_style="full")  # the list on every step
     chain = JSONToolChain(extensions=[variables]).register_tool(echo)
     ctx = ExecutionContext()
     sizes: list[int] = []

@@ -128,7 +128,7 @@ def test_cycles_and_huge_values_are_harmless() -> None:
 
 
 def test_the_prompt_section_lists_variables_compactly() -> None:
-    extension = ToolVariables()
+    extension = ToolVariables(instruction_style="full")  # the list on every step
     made, ctx = chain(extension), ExecutionContext()
     assert extension.prompt_section(ctx) == ""
     run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')

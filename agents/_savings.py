@@ -1,0 +1,411 @@
+"""`Ledger`: what each extension of a run kept out of its requests, and what it cost
+(``AgentResult.savings``, whose `Savings` says what is counted).
+
+A run with the relay, discovery or the variables opens a ledger; any other run opens
+none and counts nothing. The ledger reads what the extensions tell observers on
+``ctx.events`` (outputs boxed, references resolved in a call's arguments) and what
+the step engine tells them (each request as sent, with the tools it could call and
+those it described; each step's calls and results), plus each step's extension
+sections, which the engine hands it (`note_sections`). Multipliers are settled when
+the run ends, once it is known how many requests followed each step and which
+requests only served an extension (a search, a read of a boxed output).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import sys
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agents.events import IterationFinished, StepReady
+from agents.models import Message
+from agents.result import Savings
+from formats import FormattedSection, TextFormat
+from toolchain import (
+    BeforeToolCall,
+    ExecutionContext,
+    Extension,
+    StateKey,
+    ToolChain,
+    ToolChainResult,
+)
+
+if TYPE_CHECKING:
+    from agents.steps import StepRequest
+    from toolchain.relay import OutputBoxed
+
+__all__ = ["Ledger", "note_sections", "open_ledger", "run_savings"]
+
+_LEDGER = StateKey["Ledger | None"]("agents.savings.ledger")
+_CHILDREN = StateKey[dict[str, Savings]]("agents.savings.children")
+"""Extension name → what the sub-agents of a run saved, added up as they end."""
+
+
+@dataclass(slots=True)
+class _Carried:
+    """Tokens that ride in every request after step ``step`` (kept out, or a cost)."""
+
+    step: int
+    name: str
+    tokens: int
+    kept: bool
+
+
+class Ledger:
+    """One run's account of its extensions' tokens (see the module text)."""
+
+    def __init__(
+        self,
+        ctx: ExecutionContext,
+        kinds: Mapping[str, Extension],
+        chain: ToolChain,
+        text_format: TextFormat,
+        protocol: str,
+    ) -> None:
+        from toolchain._tokens import count_tokens  # the encoder loads on first count
+
+        self._count = count_tokens
+        self._ctx = ctx
+        self._chain = chain
+        self._format = text_format
+        self._native = protocol == "native"
+        self._kinds = {kind: extension.name for kind, extension in kinds.items()}
+        self._names = tuple(dict.fromkeys(self._kinds.values()))
+        self._owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
+        self._guide: dict[str, int] = {}
+        for kind, extension in kinds.items():
+            for tool in _overhead_tools(kind, extension):
+                self._owner.setdefault(tool, extension.name)
+            text = extension.instructions().strip()
+            if text:
+                section = FormattedSection(extension.name, text, escape=False)
+                tokens = self._count(text_format.format_sections([section]))
+                self._guide[extension.name] = self._guide.get(extension.name, 0) + tokens
+        self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
+        self._carried: list[_Carried] = []
+        self._per_request: list[tuple[int, str, int, bool]] = []  # request, name, tokens, kept
+        self._requests: list[int] = []
+        self._extra: dict[int, str] = {}  # request → the extension it alone served
+        self._pending: dict[int, StepRequest] = {}  # requests whose reply is not read yet
+        self._sections: list[tuple[str, str]] = []
+        self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
+        self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
+        self._step = 0
+        # Counted once per chain and tool, for every run (a search index may be large).
+        self._tool_tokens = _DEFINITIONS.setdefault(chain, {}).setdefault(protocol, {})
+        self._message_tokens: dict[int, tuple[Message, int]] = {}
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    # -- the run -----------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Start listening on the run's context."""
+        events = self._ctx.events
+        watch = self._unsubscribe.append
+        watch(events.subscribe(StepReady, self._step_ready))
+        watch(events.subscribe(IterationFinished, self._step_done))
+        for event_type, handler in self._handlers().items():
+            watch(events.subscribe(event_type, handler))
+        if self._resolvers():
+            watch(events.subscribe(BeforeToolCall, self._before_call))
+        self._ctx.state.set(_LEDGER, self)
+
+    def close(self) -> dict[str, Savings]:
+        """Stop listening; each extension's savings over the run."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        if self._ctx.state.get(_LEDGER) is self:
+            self._ctx.state.set(_LEDGER, None)
+        kept, cost = dict.fromkeys(self._names, 0), dict(self._cost)
+        counted = sorted(r for r in self._requests if r not in self._extra)
+        for item in self._carried:
+            carried = len(counted) - bisect.bisect_right(counted, item.step)
+            _add(kept if item.kept else cost, item.name, item.tokens * carried)
+        for request, name, tokens, is_kept in self._per_request:
+            if request not in self._extra:
+                _add(kept if is_kept else cost, name, tokens)
+        return {name: Savings(kept[name], cost[name]) for name in self._names}
+
+    # -- what the engine tells -------------------------------------------------------
+
+    def sections(self, texts: list[tuple[str, str]]) -> None:
+        """The extension sections of the request about to be made (name, formatted)."""
+        self._sections = [(name, text) for name, text in texts if name in self._names]
+
+    def _step_ready(self, event: StepReady) -> None:
+        request = event.request
+        index = self._step = request.index
+        self._requests.append(index)
+        self._pending[index] = request
+        shown = request.shown_tools
+        for name, tokens in self._guide.items():
+            self._per_request.append((index, name, tokens, False))
+        for tool in shown:
+            owner = self._owner.get(tool)
+            if owner is not None:
+                self._per_request.append((index, owner, self._definition(tool), False))
+        for name, text in self._sections:
+            self._per_request.append((index, name, self._count(text), False))
+        self._sections = []
+        search = self._kinds.get("discovery")
+        if search is not None and request.described is not None:
+            # Tools callable but not described: without discovery every request would
+            # have described them (text: in the prompt's listing; native: as specs).
+            described = set(shown)
+            deferred = sum(self._definition(t) for t in request.tools if t not in described)
+            self._per_request.append((index, search, deferred, True))
+
+    def _step_done(self, event: IterationFinished) -> None:
+        iteration = event.iteration
+        index = iteration.index
+        request = self._pending.pop(index, None)
+        variables = self._kinds.get("variables")
+        owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
+        others = False
+        for chain_result in iteration.tool_results:
+            if variables is not None:
+                self._renamed(index, variables, chain_result)
+            for seen, call in zip(chain_result.observations, chain_result.raw.calls, strict=False):
+                owner = self._owner.get(seen.name)
+                if owner is None:
+                    others = True
+                else:
+                    written = self._count(seen.name) + self._count(_json(call.args))
+                    owned.append((owner, written + self._count(seen.text)))
+        owners = {owner for owner, _ in owned}
+        if others or len(owners) != 1 or request is None:
+            for owner, tokens in owned:  # the calls and results stay in later requests
+                self._carried.append(_Carried(index, owner, tokens, kept=False))
+            return
+        # Without the extension this step would not have been taken: its request is all
+        # cost (nothing it left out counts as kept), and so are its messages, which
+        # every later request carries.
+        owner = owners.pop()
+        self._extra[index] = owner
+        self._cost[owner] += self._request_tokens(request)
+        step_tokens = self._count(iteration.output)
+        if self._native:
+            step_tokens += sum(tokens for _, tokens in owned)
+        else:  # the reply as written, and the observation as wrapped
+            step_tokens += sum(self._count(result.text) for result in iteration.tool_results)
+        self._carried.append(_Carried(index, owner, step_tokens, kept=False))
+
+    def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:
+        """What the variables changed in each output shown (a name beside it, or a
+        shorter form): the output as the chain writes it against what was shown, less
+        what the relay's boxing already accounts for."""
+        encode: Callable[[object], str] | None = getattr(self._chain, "encode_output", None)
+        limit: int = getattr(self._chain, "max_output_chars", 0)
+        if encode is None:
+            return
+        raw = chain_result.raw.results
+        for seen, result in zip(chain_result.observations, raw, strict=False):
+            if result is None or seen.error is not None or seen.name in self._owner:
+                continue
+            try:
+                written = encode(result.output)
+            except Exception:  # the chain showed an error for it: nothing was replaced
+                continue
+            if written == seen.text or (limit and len(written) > limit):
+                continue  # unchanged, or cut by the chain (compared with a cut text)
+            if self._native:
+                difference = self._count(written) - self._count(seen.text)
+            else:
+                shown = self._observed(seen.name, seen.text)
+                difference = self._count(self._observed(seen.name, written)) - self._count(shown)
+            difference -= self._boxed.pop(seen.id, 0)
+            if difference:
+                self._carry(variables, difference, step)
+
+    # -- what the extensions tell ----------------------------------------------------
+
+    def _handlers(self) -> dict[type[Any], Callable[[Any], None]]:
+        found: dict[type[Any], Callable[[Any], None]] = {}
+        relay = self._kinds.get("relay")
+        if relay is not None:
+            from toolchain.relay import OutputBoxed, ReferencesResolved
+
+            found[OutputBoxed] = lambda event: self._output_boxed(relay, event)
+            found[ReferencesResolved] = lambda event: self._resolved.__setitem__(
+                event.call_id, relay
+            )
+        variables = self._kinds.get("variables")
+        if variables is not None:
+            from toolchain.variables import VariablesResolved
+
+            found[VariablesResolved] = lambda event: self._resolved.__setitem__(
+                event.call_id, variables
+            )
+        return found
+
+    def _output_boxed(self, relay: str, event: OutputBoxed) -> None:
+        kept = event.original_tokens - event.shown_tokens
+        if not self._native and event.original:
+            # The text format may escape what it wraps (XML: < and &), and the output
+            # would have been escaped in full where its reference is now.
+            original = self._observed(event.tool, event.original)
+            if original != self._observed(event.tool, event.original, escape=False):
+                shown = self._observed(event.tool, event.shown)
+                kept = self._count(original) - self._count(shown)
+        if "variables" in self._kinds:  # told apart from what the variables changed
+            self._boxed[event.call_id] = self._boxed.get(event.call_id, 0) + kept
+        self._carry(relay, kept)
+
+    def _observed(self, tool: str, text: str, *, escape: bool = True) -> str:
+        """``text`` as a section of a text agent's observation."""
+        return self._format.format_sections([FormattedSection(tool, text, escape=escape)])
+
+    def _resolvers(self) -> bool:
+        return "relay" in self._kinds or "variables" in self._kinds
+
+    def _before_call(self, event: BeforeToolCall) -> None:
+        owner = self._resolved.pop(event.id, None) if event.id else None
+        if owner is None or event.raw_args is None:
+            return
+        copied = self._count(_json(event.args)) - self._count(_json(event.raw_args))
+        self._carry(owner, copied)
+
+    def _carry(self, name: str, difference: int, step: int | None = None) -> None:
+        """``difference`` tokens kept out of every request after ``step`` (this one by
+        default); a cost when below 0."""
+        at = self._step if step is None else step
+        self._carried.append(_Carried(at, name, abs(difference), kept=difference >= 0))
+
+    # -- counting ------------------------------------------------------------------
+
+    def _definition(self, tool: str) -> int:
+        """A tool's definition as the model is shown it: its block of the prompt's
+        listing (text), or its spec (native)."""
+        registered = self._chain.tools.get(tool)
+        known = self._tool_tokens.get(tool)
+        if known is not None and known[0] is registered:
+            return known[1]
+        tokens = self._count(self._definition_text(tool))
+        self._tool_tokens[tool] = (registered, tokens)
+        return tokens
+
+    def _definition_text(self, name: str) -> str:
+        if not self._native:
+            return self._chain.available_tools_prompt([name])
+        from agents._tool_specs import tool_spec
+
+        tool = self._chain.tools.get(name)
+        if tool is None:
+            return ""
+        spec = tool_spec(tool)
+        described = {"name": spec.name, "description": spec.description}
+        return json.dumps({**described, "parameters": spec.parameters}, separators=(",", ":"))
+
+    def _request_tokens(self, request: StepRequest) -> int:
+        total = self._count(request.system_prompt)
+        for message in request.messages:
+            total += self._message(message)
+        if self._native:
+            total += sum(self._definition(tool) for tool in request.shown_tools)
+        return total
+
+    def _message(self, message: Message) -> int:
+        known = self._message_tokens.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        tokens = self._count(message.text_content())
+        for call in message.tool_calls:
+            tokens += self._count(call.name) + self._count(call.arguments)
+        self._message_tokens[id(message)] = (message, tokens)
+        return tokens
+
+
+def open_ledger(
+    ctx: ExecutionContext,
+    extensions: Sequence[Extension],
+    chain: ToolChain,
+    text_format: TextFormat,
+    protocol: str,
+) -> Ledger | None:
+    """A ledger listening on ``ctx``, or None for a run without an extension that
+    replaces content (the relay, discovery, the variables)."""
+    kinds = _kinds(extensions)
+    if not kinds:
+        return None
+    left = ctx.state.get(_LEDGER)
+    if left is not None:  # a run on this context that never ended (a stream let go)
+        left.close()
+    ledger = Ledger(ctx, kinds, chain, text_format, protocol)
+    ledger.open()
+    return ledger
+
+
+def note_sections(ctx: ExecutionContext, texts: list[tuple[str, str]]) -> None:
+    """Tell the run's ledger, if it has one, this step's extension sections."""
+    ledger = ctx.state.get(_LEDGER)
+    if ledger is not None:
+        ledger.sections(texts)
+
+
+def run_savings(ctx: ExecutionContext, ledger: Ledger | None) -> dict[str, Savings]:
+    """The run's savings: its ledger's and its sub-agents', added up; and added into
+    the parent run's (a sub-agent's requests are its parent's run's too)."""
+    savings = ledger.close() if ledger is not None else {}
+    children = ctx.state.get(_CHILDREN)
+    if children:
+        ctx.state.set(_CHILDREN, {})  # a context used again starts from nothing
+        for name, saved in children.items():
+            savings[name] = savings.get(name, Savings()) + saved
+    if savings and ctx.parent is not None:
+        into = ctx.parent.state.setdefault(_CHILDREN, dict)
+        for name, saved in savings.items():
+            into[name] = into.get(name, Savings()) + saved
+    return savings
+
+
+_DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[object, int]]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
+
+
+def _kinds(extensions: Sequence[Extension]) -> dict[str, Extension]:
+    """The run's extensions that replace content, by kind (the first of each kind). An
+    extension package not imported has no extension in the run, and is not imported."""
+    kinds: dict[str, Extension] = {}
+    for kind, (module, cls) in _KINDS.items():
+        loaded = sys.modules.get(module)
+        if loaded is None:
+            continue
+        of_kind = getattr(loaded, cls)
+        for extension in extensions:
+            if isinstance(extension, of_kind):
+                kinds.setdefault(kind, extension)
+                break
+    return kinds
+
+
+_KINDS = {
+    "relay": ("toolchain.relay", "ContextRelay"),
+    "discovery": ("toolchain.discovery", "ToolSearch"),
+    "variables": ("toolchain.variables", "ToolVariables"),
+}
+
+
+def _overhead_tools(kind: str, extension: Extension) -> set[str]:
+    """The tools a run has only because of the extension: the relay's readers and
+    ``tool_search``, not the tools a search finds (the run would have those anyway)."""
+    tools = {tool.name for tool in extension.tools()}
+    if kind == "discovery":
+        index: object = getattr(extension, "index", None)
+        tools -= set(getattr(index, "tools", {}))
+    return tools
+
+
+def _add(into: dict[str, int], name: str, tokens: int) -> None:
+    into[name] = into.get(name, 0) + tokens
+
+
+def _json(value: Mapping[str, object]) -> str:
+    """Arguments as a model writes them: compact JSON (what JSON cannot hold as text)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -1,0 +1,325 @@
+"""``AgentResult.savings``: what each extension kept out of a run's requests, checked
+against the run itself. Each task runs twice on a scripted model, with the extension and
+without it (the model copying what it would otherwise name), and the requests the model
+received are counted; the reported ``net`` must match the measured difference.
+
+Tolerance: one token per request of the two runs. Savings counts each replaced piece
+apart (an output, a reference, a definition, a guide), while a request is one text, and
+o200k may merge a character at a piece's edge with its neighbour; no other gap exists
+on these tasks (the extensions' guides, tools and search steps are all counted as cost).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pickle
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+import pytest
+from pydantic import BaseModel
+
+import toolchain._tokens
+from agents import AgentResult, Prompt, Savings, run_prompt
+from agents.models import Message, ScriptedModel, ScriptedReply
+from tests.support.agent_kinds import KINDS, Kind, agent, answer
+from toolchain import Extension, JSONToolChain, Tool, tool
+from toolchain._tokens import count_tokens
+from toolchain.discovery import ToolSearch
+from toolchain.relay import ContextRelay
+from toolchain.variables import ToolVariables
+
+REPORT = "\n".join(f"line {n}: sensor {n % 7} read {n * 37 % 1000} units" for n in range(300))
+REFERENCE = re.compile(r"internal://[A-Za-z0-9_-]+")
+
+
+@tool
+def fetch_report(station: str) -> str:
+    """Fetch a station's full sensor report."""
+    return REPORT
+
+
+@tool
+def count_lines(text: str) -> int:
+    """Count the lines of a text."""
+    return text.count("\n") + 1
+
+
+WEATHER: dict[str, dict[str, object]] = {
+    "Oslo": {"temperature": 4.5, "humidity": 81, "wind": 19.4, "conditions": "Light drizzle"},
+    "Rome": {"temperature": 21.0, "humidity": 55, "wind": 6.1, "conditions": "Clear sky"},
+}
+
+
+@tool
+def get_weather(city: str) -> dict[str, object]:
+    """Current weather of a city."""
+    return WEATHER[city]
+
+
+@tool
+def compare_weather(a: dict[str, object], b: dict[str, object]) -> str:
+    """Compare two weather reports."""
+    return "warmer: b" if float(str(b["temperature"])) > float(str(a["temperature"])) else "a"
+
+
+Step = Callable[[str], tuple[str, dict[str, object]] | str]
+"""One step of a script: the last observation seen → a call (name, args) or an answer."""
+
+
+def player(kind: Kind, steps: Sequence[Step]) -> Callable[[Sequence[Message]], str | ScriptedReply]:
+    """A scripted model playing ``steps`` in order, each reading what the model last saw."""
+    remaining = iter(steps)
+
+    def play(messages: Sequence[Message]) -> str | ScriptedReply:
+        seen = messages[-1].text_content()
+        planned = next(remaining)(seen)
+        if isinstance(planned, str):
+            return answer(kind, planned)
+        name, args = planned
+        if kind == "native":
+            return ScriptedModel.call(name, args)
+        return f"<action>{msgspec.json.encode({'tool': name, 'args': args}).decode()}</action>"
+
+    return play
+
+
+def measured(model: ScriptedModel) -> int:
+    """The o200k tokens of every request the model received: each message's text and
+    tool calls, and the tool specs sent (native), summed."""
+    total = 0
+    for request in model.requests:
+        for message in request.messages:
+            total += count_tokens(message.text_content())
+            total += sum(
+                count_tokens(c.name) + count_tokens(c.arguments) for c in message.tool_calls
+            )
+        if request.options.tools:
+            specs = [
+                {"name": s.name, "description": s.description, "parameters": s.parameters}
+                for s in request.options.tools
+            ]
+            total += count_tokens(msgspec.json.encode(specs).decode())
+    return total
+
+
+def run(
+    kind: Kind,
+    tools: Sequence[Tool[Any, Any]],
+    steps: Sequence[Step],
+    extension: Extension | None,
+) -> tuple[AgentResult[str], int, int]:
+    """The task's result, its requests' tokens and how many requests it made."""
+    extensions = [extension] if extension is not None else []
+    chain = JSONToolChain(extensions=extensions)
+    if not isinstance(extension, ToolSearch):  # discovery brings the tools itself
+        for each in tools:
+            chain.register_tool(each)
+    model = ScriptedModel(player(kind, steps))
+    result = agent(kind, model, chain, extensions=extensions).run_sync("Go")
+    assert result.ok, result.stopped_by
+    return result, measured(model), len(model.requests)
+
+
+def check_against_measured(
+    kind: Kind,
+    tools: Sequence[Tool[Any, Any]],
+    with_steps: Sequence[Step],
+    without_steps: Sequence[Step],
+    extension: Extension,
+) -> Savings:
+    with_, tokens_with, requests_with = run(kind, tools, with_steps, extension)
+    without, tokens_without, requests_without = run(kind, tools, without_steps, None)
+    assert without.savings == {}
+    [(name, saved)] = with_.savings.items()
+    assert name == extension.name
+    difference = tokens_without - tokens_with
+    assert abs(saved.net - difference) <= requests_with + requests_without, (saved, difference)
+    return saved
+
+
+@KINDS
+def test_the_relay_saving_is_the_measured_difference(kind: Kind) -> None:
+    def passed(seen: str) -> tuple[str, dict[str, object]]:
+        found = REFERENCE.search(seen)
+        assert found is not None, "the output was not boxed"
+        return "count_lines", {"text": found.group()}
+
+    with_steps: list[Step] = [
+        lambda seen: ("fetch_report", {"station": "north"}),
+        passed,
+        lambda seen: "300 lines",
+    ]
+    without_steps: list[Step] = [
+        lambda seen: ("fetch_report", {"station": "north"}),
+        lambda seen: ("count_lines", {"text": REPORT}),
+        lambda seen: "300 lines",
+    ]
+    tools: list[Tool[Any, Any]] = [fetch_report, count_lines]
+    saved = check_against_measured(kind, tools, with_steps, without_steps, ContextRelay(2_000))
+    # The report left two requests (its output) and one (its copy in the arguments).
+    assert saved.kept_out > 2 * count_tokens(REPORT)
+    assert 0 < saved.cost < saved.kept_out
+
+
+@KINDS
+def test_a_read_of_a_boxed_output_is_a_cost_with_its_whole_request(kind: Kind) -> None:
+    def read(seen: str) -> tuple[str, dict[str, object]]:
+        found = REFERENCE.search(seen)
+        assert found is not None
+        return "internal_resource_read_slice", {
+            "opaque_reference": found.group(),
+            "start": 0,
+            "length": 40,
+        }
+
+    with_steps: list[Step] = [
+        lambda seen: ("fetch_report", {"station": "north"}),
+        read,
+        lambda seen: "sensor 0",
+    ]
+    without_steps: list[Step] = [
+        lambda seen: ("fetch_report", {"station": "north"}),
+        lambda seen: "sensor 0",
+    ]
+    check_against_measured(kind, [fetch_report], with_steps, without_steps, ContextRelay(2_000))
+
+
+@KINDS
+def test_the_variables_saving_is_the_measured_difference(kind: Kind) -> None:
+    with_steps: list[Step] = [
+        lambda seen: ("get_weather", {"city": "Oslo"}),
+        lambda seen: ("get_weather", {"city": "Rome"}),
+        lambda seen: ("compare_weather", {"a": "$weather_oslo", "b": "$weather_rome"}),
+        lambda seen: "Rome is warmer.",
+    ]
+    without_steps: list[Step] = [
+        lambda seen: ("get_weather", {"city": "Oslo"}),
+        lambda seen: ("get_weather", {"city": "Rome"}),
+        lambda seen: ("compare_weather", {"a": WEATHER["Oslo"], "b": WEATHER["Rome"]}),
+        lambda seen: "Rome is warmer.",
+    ]
+    variables = ToolVariables(naming=lambda tool, args, value: f"weather_{args['city']}".lower())
+    tools: list[Tool[Any, Any]] = [get_weather, compare_weather]
+    saved = check_against_measured(kind, tools, with_steps, without_steps, variables)
+    copies = count_tokens(json.dumps([WEATHER["Oslo"], WEATHER["Rome"]], separators=(",", ":")))
+    assert 0 < saved.kept_out <= copies  # the copies, in the one request after the call
+    assert saved.cost > saved.kept_out  # the guide in four requests outweighs them here
+
+
+def _topic_tool(topic: str) -> Tool[Any, Any]:
+    def lookup(query: str) -> str:
+        return f"{topic}: nothing new about {query}"
+
+    description = f"Look up the latest {topic} figures for a query, with sources and dates."
+    return tool(name=f"lookup_{topic}", description=description)(lookup)
+
+
+TOPICS = [
+    "weather", "traffic", "stocks", "flights", "hotels", "recipes", "movies", "books",
+    "football", "tennis", "elections", "vaccines", "earthquakes", "tides", "pollen",
+    "concerts", "museums", "trains", "ferries", "housing",
+]  # fmt: skip
+
+
+@KINDS
+def test_the_discovery_saving_is_the_measured_difference(kind: Kind) -> None:
+    tools = [_topic_tool(topic) for topic in TOPICS]
+    with_steps: list[Step] = [
+        lambda seen: ("tool_search", {"query": "latest tides figures"}),
+        lambda seen: ("lookup_tides", {"query": "Bergen"}),
+        lambda seen: "No news.",
+    ]
+    without_steps: list[Step] = [
+        lambda seen: ("lookup_tides", {"query": "Bergen"}),
+        lambda seen: "No news.",
+    ]
+    saved = check_against_measured(
+        kind, tools, with_steps, without_steps, ToolSearch(tools, defer=True)
+    )
+    assert saved.kept_out > saved.cost > 0  # the search step is a cost, whole
+
+
+def test_a_run_without_such_extensions_counts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted: list[str] = []
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return 0
+
+    monkeypatch.setattr(toolchain._tokens, "count_tokens", counting)
+
+    class Audit(Extension):
+        name = "audit"
+
+        def prompt_section(self, ctx: object) -> str:
+            return "Every call is audited."
+
+    for extensions in ([], [Audit()]):
+        model = ScriptedModel([ScriptedModel.call("get_weather", city="Oslo"), "4.5"])
+        chain = JSONToolChain().register_tool(get_weather)
+        result = agent("native", model, chain, extensions=extensions).run_sync("Go")
+        assert result.ok and result.savings == {}
+    assert counted == []
+
+
+class Station(BaseModel):
+    station: str
+
+
+def _with_summariser(finished: list[AgentResult[Any]]) -> Callable[[Prompt], None]:
+    """A prompt whose sub-agent boxes a station's report (it has a relay)."""
+    child_model = ScriptedModel(
+        [ScriptedModel.call("fetch_report", station="north"), "300 lines of readings"]
+    )
+
+    def build_child(args: Station, prompt: Prompt) -> None:
+        prompt.def_tool(fetch_report)
+        prompt.user(f"Summarise the report of {args.station}")
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_agent(
+            "summariser",
+            "Summarise a station's report.",
+            Station,
+            build_child,
+            model=child_model,
+            plugins=[ContextRelay(2_000)],
+            on_finish=finished.append,
+        )
+        prompt.user("What does the north station report?")
+
+    return build
+
+
+def test_a_sub_agents_savings_add_up_into_its_parent() -> None:
+    finished: list[AgentResult[Any]] = []
+    parent = ScriptedModel([ScriptedModel.call("summariser", station="north"), "Readings."])
+    result = run_prompt(_with_summariser(finished), model=parent).run_sync()
+    [child] = finished
+    assert child.savings["context_relay"].kept_out > 0
+    assert result.savings == child.savings  # the parent has no extension of its own
+
+    finished.clear()
+    parent = ScriptedModel([ScriptedModel.call("summariser", station="north"), "Readings."])
+    build = _with_summariser(finished)
+    result = run_prompt(build, model=parent, plugins=[ContextRelay(2_000)]).run_sync()
+    [child] = finished
+    total, its = result.savings["context_relay"], child.savings["context_relay"]
+    assert total.kept_out == its.kept_out  # the parent boxed nothing itself
+    assert total.cost > its.cost  # the parent's own guide and readers, added to the child's
+
+
+def test_savings_pickle_and_travel_as_json() -> None:
+    model = ScriptedModel([ScriptedModel.call("fetch_report", station="north"), "done"])
+    chain = JSONToolChain().register_tool(fetch_report)
+    result = agent("native", model, chain, extensions=[ContextRelay(2_000)]).run_sync("Go")
+    saved = result.savings["context_relay"]
+    assert saved.kept_out > 0
+    assert pickle.loads(pickle.dumps(result)).savings == result.savings
+    text = json.dumps({name: dataclasses.asdict(s) for name, s in result.savings.items()})
+    back = {name: Savings(**fields) for name, fields in json.loads(text).items()}
+    assert back == result.savings
