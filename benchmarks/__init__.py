@@ -32,6 +32,9 @@ leave the cyclic garbage collector on while timing.
 * ``benchmarks.tool_retrieval``: R@5, R@10 and nDCG@10 of the discovery search backends on
   the BFCL and MetaTool tool-retrieval sets, with latency per query and index build time,
   and a ``tool_search`` call through the chain over the BFCL tools (``_search_call``);
+* ``benchmarks.durable_overhead``: a durable run (``agents.durable``, DBOS on SQLite, as
+  DBOS leaves the file and in WAL) against the same run plain, per step and per recorded
+  step; that ``import agents`` loads no DBOS, and the plain run with the durable seam on;
 * ``benchmarks._timing``: the shared measuring method (warm-up, ``perf_counter_ns``,
   medians of individually timed runs, gc control) and table printing.
 

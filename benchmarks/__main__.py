@@ -11,6 +11,7 @@ from benchmarks import (
     adversarial_chains,
     dialect_speed,
     discovery_tokens,
+    durable_overhead,
     import_time,
     loop_overhead,
     observation_tokens,
@@ -34,6 +35,8 @@ PARTS: dict[str, Part] = {
     "discovery": discovery_tokens.run,
     "retrieval": tool_retrieval.run,
     "observations": observation_tokens.run,
+    # Last: it launches DBOS in this process (and shuts it down when done).
+    "durable": durable_overhead.run,
 }
 
 

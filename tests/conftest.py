@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.loopback import LoopbackServer
+from tests.support.postgres import Postgres, PostgresUnavailable
 
 # Entry points load (and import) their plugin modules before the rootdir conftest is
 # imported, so the module being imported already means it is registered.
@@ -34,3 +35,22 @@ def loopback() -> Iterator[LoopbackServer]:
     """A running `LoopbackServer`, closed after the test."""
     with LoopbackServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A real Postgres on 127.0.0.1 for the whole session (`tests.support.postgres`),
+    started on first use and stopped at the end; skips with the reason where it cannot
+    start. ``postgres.create_database()`` gives a test its own empty database."""
+    try:
+        server = Postgres.start()
+    except PostgresUnavailable as error:
+        pytest.skip(f"no Postgres for this test: {error}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres: Postgres) -> str:
+    """The SQLAlchemy URL (psycopg driver) of a new, empty database for this test."""
+    return postgres.create_database()

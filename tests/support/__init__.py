@@ -5,7 +5,10 @@
   provider's shape; `replies`: the same reply for either provider, chosen by name;
 - `chat_script`: a server handler playing a script of text and tool-call turns;
 - `agent_kinds`: the two agents a test runs on, and what a scripted model writes for each;
-- `tools`: small typed tools; `valkey`: a real Redis-protocol server.
+- `tools`: small typed tools; `valkey`: a real Redis-protocol server;
+- `postgres`: a real Postgres on loopback (the ``postgres`` / ``postgres_url`` fixtures);
+- `workers`: durable-run worker processes (each one `durable_worker`), their journal
+  and gates.
 
 Imports the three packages as a user does, and never a test module; test modules import
 their scaffolding from here, never from one another.
