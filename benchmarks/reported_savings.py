@@ -129,7 +129,8 @@ def reference_rows() -> list[Pair]:
 
 def discovery_rows() -> list[Pair]:
     """The 60-tool CMS task (``benchmarks.discovery_tokens``), every tool vs ToolSearch."""
-    from benchmarks.discovery_tokens import TASK, Player, cms_info, cms_tools
+    from benchmarks._cms_tools import cms_info, cms_tools
+    from benchmarks.discovery_tokens import TASK, Player
     from benchmarks.pass_by_reference import Tokens
     from toolchain.discovery import ToolIndex, ToolSearch
 
