@@ -29,6 +29,7 @@ API (all names here)::
     result = await durable.run("task", workflow_id="ticket-42")   # -> AgentResult
     handle = await durable.start("task")      # DurableRun: .workflow_id, await .result()
     handle = await retrieve("ticket-42")      # the same run, from any process
+    await recover(["worker-2"])               # a dead worker's runs, taken over
     shutdown()
 
 - ``DurableAgent(agent, name=...)`` / ``DurablePrompt(build, model=..., name=...,
@@ -62,7 +63,7 @@ one at a time.
 """
 
 from agents.durable._approvals import decide, pending, wait_for_person
-from agents.durable._launch import DEFAULT_DATABASE, launch, shutdown
+from agents.durable._launch import DEFAULT_DATABASE, launch, recover, shutdown
 from agents.durable._runner import INTERRUPTED
 from agents.durable._runs import DurableAgent, DurablePrompt
 from agents.durable._workflow import DurableRun, retrieve
@@ -76,6 +77,7 @@ __all__ = [
     "decide",
     "launch",
     "pending",
+    "recover",
     "retrieve",
     "shutdown",
     "wait_for_person",

@@ -38,7 +38,7 @@ from pathlib import Path
 from dbos import DBOS
 
 from agents import ReActAgent, ToolCallingAgent
-from agents.durable import DurableAgent, launch, shutdown
+from agents.durable import DurableAgent, launch, recover, shutdown
 from agents.models import (
     GenerateOptions,
     Message,
@@ -194,10 +194,7 @@ async def serve(database_url: str, executor: str, directory: Path, limit: int) -
                 await durable[kind].start(TASK.format(run=run), workflow_id=run, queue=queue)
                 journal.write("started", run)
             elif command == "recover":
-                # What Conductor asks of a live executor when one dies; DBOS has no
-                # public call for it (NOTES-for-durable.md).
-                handles = await asyncio.to_thread(DBOS._recover_pending_workflows, words)
-                journal.write("recovered", *sorted(h.get_workflow_id() for h in handles))
+                journal.write("recovered", *sorted(await recover(words)))
     finally:
         shutdown()
 
