@@ -261,7 +261,8 @@ class StepEngine(ABC, Generic[AnswerT]):
             try:
                 check_limits(ctx, deadline, loop.time())
                 ctx.stats.increment(Stats.ITERATIONS)
-                ctx.events.emit(IterationStarted(ctx, index))
+                if ctx.events.has_subscribers(IterationStarted):
+                    ctx.events.emit(IterationStarted(ctx, index))
                 started = time.perf_counter()
                 call = plain
                 # Without hooks, extensions or a StepReady observer, no StepRequest is built.
@@ -295,7 +296,8 @@ class StepEngine(ABC, Generic[AnswerT]):
             if halted is None and step.held and self._replies.held_too_often(ctx):
                 halted = RunStop("limit", TASKS_PENDING)
             iteration = run.add(ctx, response, step, started)
-            ctx.events.emit(IterationFinished(ctx, iteration))
+            if ctx.events.has_subscribers(IterationFinished):
+                ctx.events.emit(IterationFinished(ctx, iteration))
             if halted is not None:
                 stop = halted
                 if halted.kind == "limit":

@@ -67,7 +67,8 @@ async def call_model(
     replaced there too, so later steps do not send it again.
     """
     model = call.model
-    ctx.events.emit(BeforeModelCall(ctx, index, model.name, tuple(call.messages)))
+    if ctx.events.has_subscribers(BeforeModelCall):  # the messages are copied for it
+        ctx.events.emit(BeforeModelCall(ctx, index, model.name, tuple(call.messages)))
     started = time.perf_counter()
     queue: Inbox[RunEvent[AnswerT]] = Inbox()
     response: ModelResponse | None = None
@@ -124,7 +125,8 @@ async def call_model(
     if response.usage.cached_input_tokens:
         ctx.stats.increment(Stats.CACHED_INPUT_TOKENS, response.usage.cached_input_tokens)
     duration = time.perf_counter() - started
-    ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))
+    if ctx.events.has_subscribers(AfterModelCall):
+        ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))
     yield Done(response)
 
 

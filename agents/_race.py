@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
 
 from agents._step_state import Done, RunStop
-from toolchain import ExecutionContext, eager_task, settle
+from toolchain import ExecutionContext, eager_task
+from toolchain._eager import SettleLater
 
 __all__ = ["CANCEL_GRACE", "TIME_LIMIT", "Inbox", "drain"]
 
@@ -93,10 +94,14 @@ async def drain(
     it ends, but a call that ignores cancellation past ``CANCEL_GRACE`` (left behind).
     """
     loop = asyncio.get_running_loop()
+    # The tasks that finish at once inside the work (a chain's calls) end with ours,
+    # in one loop turn, not one each.
+    later = SettleLater()
     if asyncio.iscoroutine(work):
-        task, first = eager_task(work)
+        task, first = eager_task(work, context=later.context())
         if first.done:  # instant models and in-memory tools: no waiting at all
-            await settle(task)
+            later.add(task)
+            await later.settle()
             if first.error is not None:
                 raise first.error
             while not queue.empty():
@@ -139,3 +144,4 @@ async def drain(
             task.cancel()
             # Bounded: a model call or chain that ignores cancellation is left behind.
             await asyncio.wait({task}, timeout=CANCEL_GRACE)
+        await later.settle()

@@ -13,7 +13,9 @@ answered by its own tool message).
 Baseline, in the same process: a minimal hand-written loop over the same model, format
 and chain (``fmt.parse`` + ``chain.execute`` + a message list, as in
 ``examples/custom_loop.py``), which shows what the agents' extras cost on top.
-Target (reported, not asserted): under 0.5 ms per iteration for each agent.
+Targets (reported, not asserted): at most 60 µs per iteration for ``ReActAgent`` (text)
+and 50 µs for ``ToolCallingAgent`` (native). They are absolute, so they depend on the
+machine: the floor's figure beside them says how fast this one is.
 
 Then the same run with a ``ToolSearch`` of 200 deferred tools installed, against the
 plain run (``benchmarks._discovery_overhead``; target: at most 1.3x per iteration).
@@ -41,7 +43,7 @@ from formats import Section, XMLFormat
 from toolchain import ExecutionContext, Limits, Tool, ToolResult, YAMLToolChain
 
 ITERATIONS = 10
-TARGET_MS = 0.5
+TARGET_US = {"ReActAgent.run (text)": 60.0, "ToolCallingAgent.run (native)": 50.0}
 
 
 class Clock:
@@ -218,11 +220,12 @@ def run(settings: Settings) -> None:
     print(render_table(headers, rows, "lrrrrrr"))
     print()
     for label, _, _ in measured[:2]:
-        ms = per_iteration_ms[label]
+        us = per_iteration_ms[label] * 1000
         print(
-            f"{label}: {ms * 1000:,.1f} µs per iteration "
-            f"({ms / per_iteration_ms[floor]:.2f}x the minimal loop); "
-            f"target < {TARGET_MS:g} ms: {verdict(ms < TARGET_MS)}"
+            f"{label}: {us:,.1f} µs per iteration "
+            f"({us / 1000 / per_iteration_ms[floor]:.2f}x the minimal loop, "
+            f"{per_iteration_ms[floor] * 1000:,.1f} µs); "
+            f"target <= {TARGET_US[label]:g} µs: {verdict(us <= TARGET_US[label])}"
         )
     print()
     from benchmarks._discovery_overhead import run_toolsearch_rows

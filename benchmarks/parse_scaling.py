@@ -44,6 +44,11 @@ Its growth ratios are ``(t(300 KB) / t(100 KB)) / 3`` and ``(t(1 MB) / t(300 KB)
 (the 1 MB output is timed once per round, and one round can be enough), so read these
 as "linear or not", not as precise figures.
 
+A headline figure opens the report: ``MarkdownFormat.parse`` of a 1 MB output holding
+a ``# answer`` heading on every line (111,111 sections), in ms per MB and as a ratio to
+one ``re.findall`` of heading lines over the same text, the two timed interleaved in the
+same process. Target: the parse within 5x the regex pass (PASS/MISS, not asserted).
+
 Run alone with ``python -m benchmarks.parse_scaling [--quick]``.
 """
 
@@ -63,6 +68,7 @@ __all__ = ["run"]
 SIZES = (10_000, 100_000, 1_000_000)
 CHUNK = 4
 MAX_GROWTH = 1.3
+MAX_HEADING_RATIO = 5.0  # Markdown parse of a heading per line, against a regex pass
 SECTIONS = ("thinking", "action", "answer")
 
 # Runs wanted per size, before --quick: a round of the interleaved measurement runs the
@@ -523,10 +529,44 @@ def _report_adversarial(rows: list[list[str]]) -> None:
     print(render_table(headers, rows, "llllrrrl"))
 
 
+# -- headline: a heading on every line, against a regex pass -----------------------------
+
+_HEADING_SIZE = 1_000_000
+
+
+def _measure_heading_per_line(settings: Settings) -> tuple[Timing, Timing]:
+    """``MarkdownFormat.parse`` and the heading regex over one 1 MB heading-per-line text."""
+    fmt = _format(MarkdownFormat())
+    text = _per_line("# answer\n")(_HEADING_SIZE)
+    if fmt.parse(text) != _one_answer_per_line("# answer\n")(text):
+        raise RuntimeError("Markdown: the heading-per-line output parsed wrongly")
+    jobs = [
+        Job.sync(partial(fmt.parse, text), 30),
+        Job.sync(partial(_MD_HEADING.findall, text), 30),
+    ]
+    parse, regex = measure_jobs_sync(jobs, settings, seconds=6.0, min_rounds=3)
+    return parse, regex
+
+
+def _report_heading_per_line(parse: Timing, regex: Timing) -> None:
+    ratio = parse.median_ns / regex.median_ns
+    per_mb = 1e6 / _HEADING_SIZE
+    print(
+        "Markdown parse, a '# answer' heading on every line (1 MB, 111,111 sections): "
+        f"{parse.median_ms * per_mb:,.1f} ms per MB; re.findall(^# heading, M) over the same "
+        f"text {regex.median_ms * per_mb:,.1f} ms per MB; ratio {ratio:.1f}x "
+        f"(target <= {MAX_HEADING_RATIO:g}x: {verdict(ratio <= MAX_HEADING_RATIO)}; "
+        f"IQR {parse.iqr_percent:.0f}% / {regex.iqr_percent:.0f}%, "
+        f"{parse.runs} / {regex.runs} runs)"
+    )
+
+
 def run(settings: Settings) -> None:
     """Measure both formats at every size and print the tables."""
     print("== Parse scaling: thinking (prose + code) + action + answer ==")
     print(f"sizes: {', '.join(_label(s) for s in SIZES)} (KB = 1000 ASCII characters)")
+    print()
+    _report_heading_per_line(*_measure_heading_per_line(settings))
     print()
     _report(_measure(settings))
     print()

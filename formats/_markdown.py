@@ -12,20 +12,29 @@ is ``answer``, but ``thin`` + U+212A KELVIN SIGN + ``ing`` is not ``thinking``. 
 heading must start its line, so a name mentioned in prose never splits a section. Text
 before the first section is ignored; the last section runs to the end of the output.
 
-Cost. Parsing is linear in the output, however hostile: a heading line is recognised
-by stripping and splitting it by hand, not by a pattern that could backtrack over a
-long run of blanks, and the escape patterns touch each line's leading blanks and
-backslashes a bounded number of times.
+Cost. Parsing is linear in the output, however hostile. The streaming scanner
+recognises a heading line by stripping and splitting it by hand; a one-shot ``parse``
+splits the whole output with one pattern of the registered names whose blank runs are
+possessive (``[ \t]*+``), so it cannot backtrack over a long run of blanks either. The
+escape patterns touch each line's leading blanks and backslashes a bounded number of
+times.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from formats._collector import SectionCollector, as_is
 from formats._registry import SectionRegistry
-from formats._section import NAME_PATTERN, FormattedSection, check_name, fold_name
+from formats._section import (
+    NAME_PATTERN,
+    FormatParseError,
+    FormattedSection,
+    check_name,
+    fold_name,
+)
 from formats._stream import SectionEvent, SectionStream
 
 __all__ = ["MarkdownFormat", "markdown_decode", "markdown_encode"]
@@ -79,6 +88,45 @@ def _heading_name(line: str, level: int) -> str | None:
     if body.endswith(":"):
         body = body[:-1].rstrip(" \t")
     return body if _NAME.fullmatch(body) else None
+
+
+@lru_cache(maxsize=64)
+def _heading_splitter(folded: tuple[str, ...], level: int) -> re.Pattern[str]:
+    """A pattern matching a whole heading line of one of ``folded`` names at ``level``.
+
+    The same rule as ``_heading_name``; its one group is the name as written. ASCII-only
+    case folding (``re.ASCII``), so no non-ASCII letter matches a name's letter.
+    """
+    names = "|".join(re.escape(n) for n in sorted(folded, key=len, reverse=True))
+    heading = rf"^{'#' * level}[ \t]*+({names})[ \t]*+(?::[ \t]*+)?\r?(?:\n|\Z)"
+    return re.compile(heading, re.MULTILINE | re.IGNORECASE | re.ASCII)
+
+
+def _split_sections(
+    output: str, names_by_fold: Mapping[str, str], *, level: int, decode: bool
+) -> dict[str, list[str]]:
+    """The one-shot parse: every section's contents, as the scanner would find them.
+
+    ``re.split`` with the heading pattern cuts the output at each heading line in C,
+    leaving ``[before, name, content, name, content, ...]``: the loop below then runs
+    once per section, not once per line.
+    """
+    result: dict[str, list[str]] = {}
+    if not names_by_fold:
+        return result
+    parts = _heading_splitter(tuple(names_by_fold), level).split(output)
+    unescape = _UNESCAPE.sub
+    for index in range(1, len(parts), 2):
+        name = names_by_fold[parts[index].lower()]
+        content = parts[index + 1]
+        if decode and "\\" in content:
+            content = unescape(r"\1\2", content)
+        contents = result.get(name)
+        if contents is None:
+            result[name] = [content.strip()]
+        else:
+            contents.append(content.strip())
+    return result
 
 
 class _MarkdownScanner:
@@ -181,11 +229,24 @@ class MarkdownFormat(SectionRegistry):
         >>> MarkdownFormat().parse_nested("## direct_call\\n[1]", ["direct_call"])
         {'direct_call': ['[1]']}
         """
-        scanner = _MarkdownScanner(
-            [check_name(n) for n in names], level=2, require_section=False, decode=False
-        )
-        scanner.feed(content)
-        return scanner.close()
+        names_by_fold = {fold_name(check_name(n)): n for n in names}
+        return _split_sections(content, names_by_fold, level=2, decode=False)
+
+    def parse(self, output: str) -> dict[str, list[str]]:
+        """Every registered section's contents, in order (stripped of outer whitespace).
+
+        Gives what ``stream()`` fed the whole output gives, in one pass over it.
+        Raises ``FormatParseError`` when no registered section is present.
+
+        >>> from formats import Section
+        >>> MarkdownFormat().register_section(Section("answer")).parse("# Answer:\\n42")
+        {'answer': ['42']}
+        """
+        names_by_fold = {fold_name(s.name): s.name for s in self._sections.values()}
+        result = _split_sections(output, names_by_fold, level=1, decode=True)
+        if not result:
+            raise FormatParseError(list(names_by_fold.values()))
+        return result
 
     def stream(self) -> SectionStream:
         """An incremental parser over the registered sections."""

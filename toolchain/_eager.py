@@ -12,6 +12,9 @@ scopes, ``asyncio.current_task()``) stays consistent across the suspension.
 On 3.12+ the task is a real eager task: one that finished in its first step is done
 at once. On 3.11 such a task still has one empty step to take at the next loop turn;
 `settle` waits for it, so that a run or a chain leaves no task scheduled behind it.
+Inside work started by `SettleLater` (an agent's model call or chain execution), such
+tasks are handed to it instead and settled together when that work ends: a chain
+whose calls all finished at once then returns without a loop turn of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import sys
 from collections.abc import Coroutine, Generator
 from typing import Any, Generic, TypeVar, cast
 
-__all__ = ["EagerStart", "eager_task", "settle"]
+__all__ = ["EagerStart", "SettleLater", "eager_task", "settle"]
 
 T = TypeVar("T")
 
@@ -153,11 +156,62 @@ else:
     _start = _stepped_task
 
 
+class SettleLater:
+    """Collects the finished-at-once tasks of some work, to settle them in one loop turn.
+
+    Work run in `context` hands such tasks here from `settle` (nested work too, as
+    contexts are copied into the tasks it starts), until `settle` is called here.
+    """
+
+    __slots__ = ("_open", "_tasks")
+
+    def __init__(self) -> None:
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._open = True
+
+    def context(self) -> contextvars.Context:
+        """A copy of the current context in which `settle` hands tasks to this."""
+        context = contextvars.copy_context()
+        context.run(_SETTLE_LATER.set, self)
+        return context
+
+    def add(self, task: asyncio.Task[Any]) -> bool:
+        """Take ``task`` to settle later; False once this has settled (settle it now)."""
+        if self._open:
+            self._tasks.append(task)
+        return self._open
+
+    async def settle(self) -> None:
+        """Wait for every task taken to end; later ones are settled where they are made."""
+        self._open = False
+        tasks, self._tasks = self._tasks, []
+        if all(task.done() for task in tasks):
+            return
+        await asyncio.sleep(0)  # their last steps were queued before this one: see settle
+        pending = [task for task in tasks if not task.done()]
+        if pending:
+            await asyncio.wait(pending)
+
+
+_SETTLE_LATER: contextvars.ContextVar[SettleLater | None] = contextvars.ContextVar(
+    "toolchain_settle_later", default=None
+)
+
+
 async def settle(task: asyncio.Task[Any]) -> None:
     """Wait for a task whose coroutine already finished in its eager first step to end.
 
     On 3.12+ it has ended; on 3.11 it takes its last, empty step at the next loop turn.
     Its outcome was read from `EagerStart`: the task itself only returns.
+
+    That step was queued when the task was made, so a bare yield (one loop turn, where
+    ``asyncio.wait`` takes three) resumes us after it has run.
     """
-    if not task.done():
+    if task.done():
+        return
+    later = _SETTLE_LATER.get()
+    if later is not None and later.add(task):
+        return
+    await asyncio.sleep(0)
+    if not task.done():  # not one of ours after all: wait for it properly
         await asyncio.wait((task,))

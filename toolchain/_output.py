@@ -21,6 +21,8 @@ import pydantic
 import pydantic_core
 import yaml
 
+from toolchain._yaml_fast import plain_cache, simple_yaml
+
 __all__ = ["OutputError", "to_builtins", "to_json", "to_yaml"]
 
 
@@ -304,6 +306,18 @@ def yaml_dumper_for(data: object) -> type[Any]:
     return _BlockDumper
 
 
+def _asked_plain(text: str) -> bool:
+    """Whether ``to_yaml`` writes ``text`` as a plain scalar (no quotes, no block)."""
+    try:
+        dumped = yaml.dump(text, Dumper=_BlockDumper, allow_unicode=True, width=1_000_000)
+    except (OutputError, ValueError, yaml.YAMLError):
+        return False
+    return dumped == f"{text}\n...\n"
+
+
+_written_plain = plain_cache(_asked_plain)
+
+
 def to_yaml(value: object) -> str:
     """Block-style YAML, keys in their original order; strings passed through as written.
 
@@ -320,6 +334,9 @@ def to_yaml(value: object) -> str:
     if isinstance(value, str):
         return _check_text(value)
     data = to_builtins(value)
+    simple = simple_yaml(data, _written_plain)
+    if simple is not None:
+        return simple
     if _deeper_than(data, MAX_YAML_DEPTH):
         raise _too_deep()
     try:

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from formats import (
     FormattedSection,
+    MarkdownFormat,
+    Section,
     SectionDelta,
     SectionEnd,
     SectionStart,
@@ -320,6 +322,57 @@ def test_heading_recognition_matches_the_reference_pattern(level: int, line: str
     line = line.split("\n", 1)[0] + ("\n" if "\n" in line else "")  # one line, as fed
     match = REFERENCE_HEADING[level].match(line)
     assert _heading_name(line, level) == (match.group(1) if match else None)
+
+
+# Lines at the edges of the heading rule, each checked against the reference pattern.
+EDGE_HEADINGS = (
+    "# answer\r\r\n",
+    "## ANSWER \t:\t\r\n",
+    "# answer\r:",
+    "# answer::",
+    "#answer",
+    "# answer x",
+    "#",
+    " # answer",
+    "\\# answer",
+    "# thin\u212aing",
+    "# answers",
+    "# Thinking",
+    "### answer",
+)
+
+
+def check_one_shot_heading(level: int, line: str) -> None:
+    """``parse`` and ``parse_nested`` split by pattern, not by the scanner: same headings."""
+    line = line.split("\n", 1)[0] + ("\n" if "\n" in line else "")
+    match = REFERENCE_HEADING[level].match(line)
+    written = match.group(1).lower() if match else None
+    opens = written in NAMES
+    fmt = MarkdownFormat().register_section(Section("Answer"))
+    fmt.register_section(Section("thinking")).register_section(Section("action"))
+    output = line + "\n body"
+    canonical = "Answer" if written == "answer" else written
+    if level == 1:
+        result = outcome(fmt, output)
+        assert result == {canonical: ["body"]} if opens else isinstance(result, str)
+    else:
+        expected = {canonical: ["body"]} if opens else {}
+        assert fmt.parse_nested(output, ["Answer", "thinking", "action"]) == expected
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@PROPERTY
+@given(line=st.one_of(heading_like_line, hostile_text))
+def test_one_shot_markdown_parse_opens_sections_as_the_reference_pattern(
+    level: int, line: str
+) -> None:
+    check_one_shot_heading(level, line)
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("line", EDGE_HEADINGS)
+def test_one_shot_markdown_parse_on_edge_headings(level: int, line: str) -> None:
+    check_one_shot_heading(level, line)
 
 
 class ListScanXMLScanner(_XMLScanner):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolchain._output import _BlockDumper, to_yaml, yaml_dumper_for
+from toolchain._yaml_fast import plain_cache, simple_yaml
 
 TRICKY = st.sampled_from(
     [
@@ -91,3 +92,39 @@ def test_values_libyaml_writes_differently_take_the_python_dumper(value: object)
 
 def test_plain_data_takes_the_fast_path() -> None:
     assert yaml_dumper_for({"city": "Paris", "temps": [21, 19.5], "ok": True}) is not _BlockDumper
+
+
+# Strings the direct writer takes without asking PyYAML, and their near misses.
+WORDS = st.sampled_from(
+    [
+        *("alpha", "Yes", "NULL", "On", "y", "N", "off", "a-b", "a b", "x/y.z", "AA100"),
+        *("v_2", "a  b", "a-", "a b ", "-a", ".inf", "a.", "x" * 100, "x" * 101, "True story"),
+    ]
+)
+WORDISH: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(
+        *(WORDS, st.integers(), st.floats(), st.none(), st.booleans()),
+        *(st.builds(dict), st.builds(list)),  # fresh ones: a shared one is written as an alias
+    ),
+    lambda children: st.one_of(
+        st.lists(children, min_size=1, max_size=4),
+        st.dictionaries(st.one_of(WORDS, TEXT), children, min_size=1, max_size=4),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(WORDISH)
+def test_direct_writer_writes_what_the_python_dumper_writes(value: object) -> None:
+    assert to_yaml(value) == python_dump(value) if not isinstance(value, str) else True
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"key": "alpha", "value": 5}, [1, 2.5, None, True], {"a": {"b": [{"c": []}]}}, 7, None],
+)
+def test_simple_outputs_are_written_without_yaml_dump(value: object) -> None:
+    written = simple_yaml(value, plain_cache(lambda text: False))  # word-like strings only
+    assert written is not None
+    assert written == python_dump(value)
