@@ -30,6 +30,7 @@ from toolchain import (
     ExecutionContext,
     Extension,
     StateKey,
+    Tool,
     ToolChain,
     ToolChainResult,
 )
@@ -98,6 +99,7 @@ class Ledger:
         # Counted once per chain and tool, for every run (a search index may be large).
         self._tool_tokens = _DEFINITIONS.setdefault(chain, {}).setdefault(protocol, {})
         self._message_tokens: dict[int, tuple[Message, int]] = {}
+        self._protocol = protocol
         self._unsubscribe: list[Callable[[], None]] = []
 
     # -- the run -----------------------------------------------------------------------
@@ -143,12 +145,13 @@ class Ledger:
         self._requests.append(index)
         self._pending[index] = request
         shown = request.shown_tools
+        registered = self._chain.tools  # a copy per read: once a step, not once a tool
         for name, tokens in self._guide.items():
             self._per_request.append((index, name, tokens, False))
         for tool in shown:
             owner = self._owner.get(tool)
             if owner is not None:
-                self._per_request.append((index, owner, self._definition(tool), False))
+                self._per_request.append((index, owner, self._definition(tool, registered), False))
         for name, text in self._sections:
             self._per_request.append((index, name, self._count(text), False))
         self._sections = []
@@ -156,9 +159,7 @@ class Ledger:
         if search is not None and request.described is not None:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
-            described = set(shown)
-            deferred = sum(self._definition(t) for t in request.tools if t not in described)
-            self._per_request.append((index, search, deferred, True))
+            self._per_request.append((index, search, self._deferred(request, registered), True))
 
     def _step_done(self, event: IterationFinished) -> None:
         iteration = event.iteration
@@ -278,15 +279,34 @@ class Ledger:
 
     # -- counting ------------------------------------------------------------------
 
-    def _definition(self, tool: str) -> int:
+    def _deferred(self, request: StepRequest, registered: Mapping[str, Tool[Any, Any]]) -> int:
+        """The definitions of the tools ``request`` may call but does not describe.
+
+        The same sets of tools recur step after step and run after run, so the sum is
+        kept while the request's tools, what it describes and the chain's tools stay the
+        same (compared in C; the sum itself is a Python loop over every deferred tool).
+        """
+        tools = list(registered.values())
+        key = (request.tools, request.described)
+        kept = _DEFERRED.setdefault(self._chain, {})
+        last = kept.get(self._protocol)
+        if last is not None and last[0] == key and last[1] == tools:
+            return last[2]
+        described = set(request.shown_tools)
+        total = sum(self._definition(t, registered) for t in request.tools if t not in described)
+        kept[self._protocol] = (key, tools, total)
+        return total
+
+    def _definition(self, tool: str, registered: Mapping[str, Tool[Any, Any]]) -> int:
         """A tool's definition as the model is shown it: its block of the prompt's
-        listing (text), or its spec (native)."""
-        registered = self._chain.tools.get(tool)
+        listing (text), or its spec (native); counted again only when the chain holds
+        another tool under that name."""
+        current = registered.get(tool)
         known = self._tool_tokens.get(tool)
-        if known is not None and known[0] is registered:
+        if known is not None and known[0] is current:
             return known[1]
         tokens = self._count(self._definition_text(tool))
-        self._tool_tokens[tool] = (registered, tokens)
+        self._tool_tokens[tool] = (current, tokens)
         return tokens
 
     def _definition_text(self, name: str) -> str:
@@ -306,7 +326,8 @@ class Ledger:
         for message in request.messages:
             total += self._message(message)
         if self._native:
-            total += sum(self._definition(tool) for tool in request.shown_tools)
+            registered = self._chain.tools
+            total += sum(self._definition(tool, registered) for tool in request.shown_tools)
         return total
 
     def _message(self, message: Message) -> int:
@@ -367,6 +388,12 @@ _DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[obj
     weakref.WeakKeyDictionary()
 )
 """chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
+
+_DEFERRED: weakref.WeakKeyDictionary[ToolChain, dict[str, tuple[object, list[Any], int]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""chain → protocol → (the request's tools and described ones, the chain's tools, the
+tokens of the definitions deferred): the last sum, for the runs of one agent."""
 
 
 def _kinds(extensions: Sequence[Extension]) -> dict[str, Extension]:
