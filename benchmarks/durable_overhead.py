@@ -6,8 +6,9 @@ round-robin in one process: plain (``agent.run``) and durable (``DurableAgent.ru
 DBOS workflow on a SQLite file in a temporary directory, DBOS launched in this process).
 A durable run records the model call of each step and, for each tool call, a mark that
 it started and its outcome, plus the workflow's own rows: nearly all its extra time is
-those commits, so it is measured twice, with the SQLite file as DBOS leaves it (rollback
-journal: each commit syncs the file and its journal) and with the file set to WAL first.
+those commits, so it is measured twice: with the SQLite file as ``agents.durable.launch``
+sets it (write-ahead log) and as DBOS alone leaves it (rollback journal: each commit
+syncs the file and its journal), DBOS then launched directly.
 Reported: durable / plain, the extra µs per step and per recorded step. No target: the
 figure is for judging when durability is worth its cost.
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -98,12 +98,6 @@ def with_seam(
     return once
 
 
-def wal(path: Path) -> None:
-    """Put the SQLite file in write-ahead-log mode (a setting the file keeps)."""
-    with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA journal_mode=WAL")
-
-
 def run(settings: Settings) -> None:
     """Measure and print the cost of durable runs, and check the plain path."""
     print(f"== Durable runs (DBOS on SQLite): the {ITERATIONS}-step loop run, durable and not ==")
@@ -126,14 +120,13 @@ def run(settings: Settings) -> None:
     durable_native = DurableAgent(native, name="bench-durable-native")
     groups: dict[str, tuple[list[Timing], int]] = {}
     try:
-        for journal in ("rollback journal (as DBOS leaves it)", "WAL (set on the file first)"):
+        for journal in ("WAL (as launch() sets it)", "rollback journal (DBOS's own default)"):
             with tempfile.TemporaryDirectory(prefix="gent-bench-durable-") as directory:
                 database = Path(directory) / "runs.sqlite"
-                if journal.startswith("WAL"):
-                    wal(database)
                 groups[journal] = _measure(
                     settings,
                     database,
+                    journal.startswith("WAL"),
                     [
                         Job.awaited(with_seam(False, plain_text, plain_text_model), 200, warmup=5),
                         Job.awaited(durably(durable_text, text_model), 20, warmup=2),
@@ -169,14 +162,23 @@ def run(settings: Settings) -> None:
 def _measure(
     settings: Settings,
     database: Path,
+    through_launch: bool,
     jobs: list[Job],
     durable: DurableAgent[str],
     model: InstantModel,
 ) -> tuple[list[Timing], int]:
-    """Launch DBOS on ``database``, count one run's recorded steps, time ``jobs``."""
+    """Launch DBOS on ``database`` (through ``launch`` or directly, leaving the file in
+    its rollback journal), count one run's recorded steps, time ``jobs``."""
+    from dbos import DBOS
+
     from agents.durable import launch, shutdown
 
-    launch(f"sqlite:///{database}", name="gent-bench")
+    url = f"sqlite:///{database}"
+    if through_launch:
+        launch(url, name="gent-bench")
+    else:
+        DBOS(config={"name": "gent-bench", "system_database_url": url, "log_level": "WARNING"})
+        DBOS.launch()
     try:
         steps = asyncio.run(_recorded(durable, model))
         return measure_jobs_sync(jobs, settings, seconds=25.0), steps
