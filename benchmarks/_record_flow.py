@@ -23,7 +23,7 @@ from typing import Any
 
 from toolchain import Tool, tool
 
-__all__ = ["RECORD", "RecordWorld", "ScriptError", "record_flow"]
+__all__ = ["RECORD", "RecordWorld", "Recorded", "ScriptError", "record_flow"]
 
 _PRODUCTS = (
     "Trail running shoes",
@@ -92,13 +92,18 @@ def _enrichment(record: dict[str, Any]) -> dict[str, object]:
 
 
 @dataclass
-class RecordWorld:
-    """The three tools, recording what they received (as ``RelayWorld`` does)."""
+class Recorded:
+    """What a benchmark world's tools received, by tool (as ``RelayWorld`` keeps it)."""
 
     received: dict[str, list[dict[str, object]]] = field(default_factory=lambda: {})
 
     def record(self, name: str, **args: object) -> None:
         self.received.setdefault(name, []).append(args)
+
+
+@dataclass
+class RecordWorld(Recorded):
+    """The three tools, recording what they received."""
 
     def tools(self) -> tuple[Tool[Any, Any], ...]:
         world = self

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from agents.evals.toolsets import LONG_TRANSCRIPT, RELAY_THRESHOLD, RelayWorld
-from benchmarks._record_flow import RecordWorld, ScriptError, record_flow
+from benchmarks._record_flow import Recorded, RecordWorld, ScriptError, record_flow
 from toolchain import Extension, Tool, tool
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
@@ -71,13 +71,8 @@ Toolset = Literal["relay", "weather", "record"]
 
 
 @dataclass
-class WeatherWorld:
-    """mastra's weather tools, recording what they received (as `RelayWorld` does)."""
-
-    received: dict[str, list[dict[str, object]]] = field(default_factory=lambda: {})
-
-    def record(self, name: str, **args: object) -> None:
-        self.received.setdefault(name, []).append(args)
+class WeatherWorld(Recorded):
+    """mastra's weather tools, recording what they received."""
 
     def tools(self) -> tuple[Tool[Any, Any], ...]:
         world = self
