@@ -120,6 +120,20 @@ class Tokens:
     def messages(self, messages: Sequence[Message]) -> int:
         return sum(self.message(message) for message in messages)
 
+    def requests(self, model: ScriptedModel) -> int:
+        """Input tokens of every request ``model`` received: the messages, and the tool
+        specs as compact JSON (native runs send them with each request)."""
+        read = 0
+        for request in model.requests:
+            read += self.messages(request.messages)
+            if request.options.tools:
+                specs = [
+                    {"name": s.name, "description": s.description, "parameters": s.parameters}
+                    for s in request.options.tools
+                ]
+                read += self.of(msgspec.json.encode(specs).decode())
+        return read
+
 
 class Player:
     """Plays a task's steps as the model, counting the tokens it writes."""
@@ -187,15 +201,7 @@ def count_run(task: Task, mode: Mode, by_reference: bool, tokens: Tokens) -> Cou
     result = agent.run_sync(task.prompt)
     if not result.ok or result.answer is None:
         raise ScriptError(f"{task.name} ({mode}) did not finish: {result.stopped_by}")
-    read = 0
-    for request in model.requests:
-        read += tokens.messages(request.messages)
-        if request.options.tools:
-            specs = [
-                {"name": s.name, "description": s.description, "parameters": s.parameters}
-                for s in request.options.tools
-            ]
-            read += tokens.of(msgspec.json.encode(specs).decode())
+    read = tokens.requests(model)
     first, second = model.requests[0].messages, model.requests[1].messages
     added = [m for m in second[len(first) :] if m.role != "assistant"]
     return Count(

@@ -22,8 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from agents import AgentResult, ReActAgent, ToolCallingAgent
 from agents.models import ScriptedModel
 from benchmarks._timing import Settings, render_table, verdict
@@ -76,20 +74,6 @@ class Pair:
         ]
 
 
-def _read(model: ScriptedModel, count: Any) -> int:
-    """The input tokens of every request ``model`` received (see the module text)."""
-    total = 0
-    for request in model.requests:
-        total += count.messages(request.messages)
-        if request.options.tools:
-            specs = [
-                {"name": s.name, "description": s.description, "parameters": s.parameters}
-                for s in request.options.tools
-            ]
-            total += count.of(msgspec.json.encode(specs).decode())
-    return total
-
-
 def _agent(
     mode: str, model: ScriptedModel, chain: JSONToolChain, extensions: list[Extension]
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
@@ -118,7 +102,7 @@ def reference_rows() -> list[Pair]:
                     chain.register_tool(each)
                 model = ScriptedModel(Player(mode, task.script(by_reference), count))
                 result = _agent(mode, model, chain, extensions).run_sync(task.prompt)
-                runs.append((_read(model, count), len(model.requests), result))
+                runs.append((count.requests(model), len(model.requests), result))
             assert extension is not None
             (without, n_without, _), (with_, n_with, result) = runs
             pairs.append(
@@ -149,7 +133,7 @@ def discovery_rows() -> list[Pair]:
                     chain.register_tool(each)
             model = ScriptedModel(Player(mode, discovery))
             result = _agent(mode, model, chain, extensions).run_sync(TASK)
-            runs.append((_read(model, count), len(model.requests), result))
+            runs.append((count.requests(model), len(model.requests), result))
         (without, n_without, _), (with_, n_with, result) = runs
         pairs.append(
             Pair("cms 60 tools", mode, "tool_search", without, with_, (n_without, n_with), result)
