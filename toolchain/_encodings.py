@@ -125,7 +125,7 @@ def to_auto(value: object) -> str:
 
     best, fewest = json_text, count_tokens(json_text)
     small = len(json_text) <= YAML_CANDIDATE_CHARS
-    for encode in (_yaml_of, _toon_of) if small else (_toon_of,):
+    for encode in (to_yaml, _toon_of) if small else (_toon_of,):
         try:
             text = encode(data)
         except OutputError:  # JSON could write it: the others are only candidates
@@ -134,10 +134,6 @@ def to_auto(value: object) -> str:
         if tokens < fewest:
             best, fewest = text, tokens
     return best
-
-
-def _yaml_of(data: object) -> str:
-    return to_yaml(data)
 
 
 _ENCODERS: dict[str, Callable[[object], str]] = {

@@ -295,13 +295,12 @@ def test_auto_shows_the_encoding_with_fewest_tokens_ties_going_to_json(value: ob
 
 def test_auto_leaves_yaml_out_of_large_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
     written: list[object] = []
-    yaml_of = _encodings._yaml_of  # pyright: ignore[reportPrivateUsage]
 
     def spy(data: object) -> str:
         written.append(data)
-        return yaml_of(data)
+        return to_yaml(data)
 
-    monkeypatch.setattr(_encodings, "_yaml_of", spy)
+    monkeypatch.setattr(_encodings, "to_yaml", spy)  # as auto finds it in its module
     assert to_auto([{"a": 1}]) == "- a: 1"  # YAML's 5 tokens beat JSON's 6 and TOON's 9
     assert written == [[{"a": 1}]]
     large = {"users": RECORDS * 40}
