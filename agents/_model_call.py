@@ -77,11 +77,7 @@ async def call_model(
         for retry in (False, True):
             work: Awaitable[ModelResponse]
             if runner is None:
-                work = (
-                    _consume_stream(ctx, index, call, queue, streaming)
-                    if streaming is not None
-                    else model.generate(call.messages, call.options)
-                )
+                work = _start(ctx, index, call, queue, streaming)
             else:  # a durable run: the call is a step; a replay reads the recorded response
                 work = runner.step(
                     f"model:{model.name}", lambda: _start(ctx, index, call, queue, streaming)
@@ -137,6 +133,7 @@ def _start(
     queue: Inbox[RunEvent[AnswerT]],
     streaming: Streaming[AnswerT] | None,
 ) -> Awaitable[ModelResponse]:
+    """The model call itself: streamed into ``queue``, or whole."""
     if streaming is not None:
         return _consume_stream(ctx, index, call, queue, streaming)
     return call.model.generate(call.messages, call.options)
