@@ -149,16 +149,11 @@ class _Slot:
     outcome: StepReservation
 
 
+@dataclass(frozen=True, slots=True)
 class _Outcome:
     """A tool call's recorded outcome: its result, or its error's kind and message (the
     exception behind an error stays in the process that ran it: it may not pickle)."""
 
-    __slots__ = ("kind", "message", "result")
-
-    def __init__(self, result: ToolResult[object] | None, kind: Any, message: str) -> None:
-        self.result = result
-        self.kind = kind
-        self.message = message
-
-    def __reduce__(self) -> tuple[type[_Outcome], tuple[object, ...]]:
-        return (_Outcome, (self.result, self.kind, self.message))
+    result: ToolResult[object] | None
+    kind: Any  # ToolCallError's kind, or None for a result
+    message: str
