@@ -1,17 +1,14 @@
 """A module behind an extra, imported without it, says which extra to install.
 
 Each case runs in a fresh interpreter whose import system refuses the extra's
-dependency, as an environment without it would: a meta-path finder installed by a
-``sitecustomize`` module raises ``ModuleNotFoundError`` for that package and everything
-under it (the packages stay installed in the test's venv; only this process cannot
-see them). The error must stay a ``ModuleNotFoundError`` with ``.name`` kept, so that
-``except ImportError`` and tools that read ``.name`` go on working.
+dependency, as an environment without it would (``tests.support.refused_imports``).
+The error must stay a ``ModuleNotFoundError`` with ``.name`` kept, so that ``except
+ImportError`` and tools that read ``.name`` go on working.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -19,25 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.refused_imports import refusing
+
 REPO = Path(__file__).resolve().parents[1]
-
-REFUSE = """
-import os, sys
-
-_REFUSED = frozenset(os.environ["REFUSED_MODULES"].split(","))
-
-
-class _Refuse:
-    \"\"\"As if the refused packages were not installed.\"\"\"
-
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in _REFUSED:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-
-sys.meta_path.insert(0, _Refuse())
-"""
 
 REPORT = """
 import json
@@ -51,8 +32,7 @@ else:
 
 
 def _without(refused: str, code: str, tmp_path: Path) -> dict[str, str] | None:
-    (tmp_path / "sitecustomize.py").write_text(REFUSE, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "REFUSED_MODULES": refused}
+    env = refusing(tmp_path, *refused.split(","))
     body = textwrap.indent(textwrap.dedent(code).strip(), "    ").lstrip()
     done = subprocess.run(
         [sys.executable, "-c", REPORT.format(code=body)],
