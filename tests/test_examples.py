@@ -162,16 +162,23 @@ BAD_SAVES = {
 }
 
 
-def _chat(*args: str, lines: str = "Weather in Paris?\n", **options: Any) -> Completed:
+def _example(name: str, *args: str, **options: Any) -> Completed:
+    """``python examples/NAME ARGS`` in a subprocess; ``options`` go to ``subprocess.run``
+    (``input`` defaults to what `STDIN` types into the example)."""
+    if "stdin" not in options:
+        options.setdefault("input", STDIN.get(name, ""))
     return subprocess.run(
-        [sys.executable, str(EXAMPLES / "chat.py"), *args],
-        input=lines,
+        [sys.executable, str(EXAMPLES / name), *args],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
         **options,
     )
+
+
+def _chat(*args: str, **options: Any) -> Completed:
+    return _example("chat.py", *args, input="Weather in Paris?\n", **options)
 
 
 def _one_line_exit(completed: Completed, message: str) -> None:
@@ -216,14 +223,7 @@ def test_chat_says_why_it_cannot_save(tmp_path: Path) -> None:
 
 
 def test_durable_without_its_extra_says_what_to_install(tmp_path: Path) -> None:
-    completed = subprocess.run(
-        [sys.executable, str(EXAMPLES / "durable.py")],
-        env=refusing(tmp_path, "dbos"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = _example("durable.py", env=refusing(tmp_path, "dbos"))
     _one_line_exit(
         completed,
         "agents.durable needs dbos, which is not installed: pip install 'gent-py[durable]'",
@@ -231,13 +231,9 @@ def test_durable_without_its_extra_says_what_to_install(tmp_path: Path) -> None:
 
 
 def test_discovery_without_stdin_denies_the_publication() -> None:
-    completed = subprocess.run(
-        [sys.executable, str(EXAMPLES / "discovery.py")],
+    completed = _example(
+        "discovery.py",
         stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
         preexec_fn=lambda: os.close(0),  # then sys.stdin is None
     )
     assert completed.returncode == 0, completed.stderr
@@ -261,15 +257,7 @@ def test_a_model_call_that_fails_is_reported_not_a_traceback(
         "OPENAI_API_KEY": "sk-examples-test-0123456789",
         "OPENAI_API_BASE": loopback.openai_base_url,
     }
-    completed = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), "openai:gpt-4o-mini"],
-        input=STDIN.get(name, ""),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = _example(name, "openai:gpt-4o-mini", env=env)
     assert "Traceback" not in completed.stderr, completed.stderr
     assert "HTTP 401: Incorrect API key" in completed.stdout + completed.stderr
     assert loopback.requests  # it did reach the model
@@ -278,15 +266,7 @@ def test_a_model_call_that_fails_is_reported_not_a_traceback(
 @pytest.mark.parametrize("name", ON_A_MODEL_STRING)
 def test_a_model_string_without_its_key_says_which_variable_to_set(name: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    completed = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), "openai:gpt-4o-mini"],
-        input=STDIN.get(name, ""),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = _example(name, "openai:gpt-4o-mini", env=env)
     assert completed.returncode == 1
     assert completed.stderr.splitlines() == [
         "model 'openai:gpt-4o-mini' needs an API key: set OPENAI_API_KEY"
