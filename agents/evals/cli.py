@@ -27,7 +27,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from agents._paths import PathError, check_writable, write_text
+from agents._paths import PathError, check_readable, check_writable, write_text
 from agents._terminal import literal, print_error, visible
 from agents.evals.cases import CaseFileError, PromptCase, load_cases
 from agents.evals.profiles import (
@@ -132,8 +132,7 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--env-file",
         type=Path,
-        default=Path(".env"),
-        help="read model profiles and keys from this file (default .env)",
+        help="read model profiles and keys from this file (default .env, if it is a file)",
     )
     parser.add_argument("--no-env-file", action="store_true", help="read no .env file")
     return parser
@@ -201,7 +200,7 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
             check_writable(path, f"{option} ")
         if args.cassettes is not None:
             _check_folder(args.cassettes)
-        env = eval_environment(None if args.no_env_file else args.env_file)
+        env = eval_environment(None if args.no_env_file else _env_file(args.env_file))
         cases = _cases(args)
         targets = _targets(args, env)
     except (CaseFileError, EnvFileError, ModelError, ToolsetError, SuiteError, PathError) as error:
@@ -248,6 +247,16 @@ def _reports(args: argparse.Namespace) -> list[tuple[str, Path, Callable[[EvalRe
         ("--report-html", args.report_html, EvalReport.to_html),
     ]
     return [(option, path, render) for option, path, render in asked if path is not None]
+
+
+def _env_file(given: Path | None) -> Path:
+    """The ``.env`` file to read: one named with ``--env-file`` must be a file if it is
+    there (the default ``.env`` is skipped when it is not: a virtualenv's folder is often
+    called that)."""
+    if given is None:
+        return Path(".env")
+    check_readable(given, "--env-file ")
+    return given
 
 
 def _check_folder(path: Path) -> None:

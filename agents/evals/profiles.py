@@ -170,12 +170,12 @@ def _after_quote(rest: str) -> None:
 def eval_environment(
     env_file: Path | str | None = ".env", environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The process environment over the ``.env`` file's variables (if the file exists):
-    as with python-dotenv, a variable already set is never overridden."""
+    """The process environment over the ``.env`` file's variables (if it is a file): as
+    with python-dotenv, a variable already set is never overridden."""
     merged: dict[str, str] = {}
-    # A file that is not there is no error (the default .env is optional); one that is
-    # there but not a regular file is (load_env_file refuses it without opening it).
-    if env_file is not None and os.path.exists(env_file):
+    # Only a regular file: ".env" is also a common name for a virtualenv's folder, and
+    # a FIFO would block (is_file stats, it does not open).
+    if env_file is not None and Path(env_file).is_file():
         merged.update(load_env_file(env_file))
     merged.update(os.environ if environ is None else environ)
     return merged

@@ -296,9 +296,16 @@ def test_an_env_file_that_is_not_a_regular_file_is_refused_without_opening_it(
     assert run.returncode == 2, run.stdout + run.stderr
     told = run.stdout.splitlines()[-1]
     assert re.fullmatch(
-        rf"error: {re.escape(str(path))}: a (FIFO|directory|device), not a regular file", told
+        rf"error: --env-file {re.escape(str(path))}: a (FIFO|directory|device), not a regular file",
+        told,
     )
     assert run.stderr == ""
+
+
+def test_a_default_env_that_is_a_folder_is_skipped(tmp_path: Path) -> None:
+    """``.env`` is a common name for a virtualenv: only --env-file must be a file."""
+    (tmp_path / ".env").mkdir()
+    assert eval_environment(tmp_path / ".env", {"A": "env"}) == {"A": "env"}
 
 
 def test_the_environment_wins_over_the_env_file(tmp_path: Path) -> None:
