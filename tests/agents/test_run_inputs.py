@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agents import Message, ReActAgent, ToolCallingAgent, run_prompt
+from agents import Message, ReActAgent, ScriptedModel, ToolCallingAgent, run_prompt
 from agents.prompt import Prompt
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_replies import openai_completion
@@ -99,3 +99,17 @@ def test_run_prompt_says_it_at_prompt_user_and_at_run_prompt(server: LoopbackSer
     with pytest.raises(TypeError, match=r"^extension_state must be a mapping"):
         run_prompt(lambda p: p.user("hi"), model="openai:gpt-4o-mini", extension_state=NOT_A_MAP)
     assert server.requests == []
+
+
+async def test_a_durable_run_refuses_it_before_a_workflow_is_recorded() -> None:
+    """Checked before DBOS is asked for anything: no launch() is needed to be told."""
+    from agents.durable import DurableAgent
+
+    durable = DurableAgent(
+        ReActAgent(ScriptedModel(["<answer>no</answer>"])), name="tests.run_inputs"
+    )
+    with pytest.raises(TypeError) as raised:
+        await durable.start(CHAT)
+    _says_what_a_task_is(raised)
+    with pytest.raises(TypeError, match=r"^extension_state must be a mapping"):
+        await durable.run("hi", extension_state=NOT_A_MAP)
