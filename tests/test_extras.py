@@ -80,6 +80,19 @@ def test_a_missing_extra_is_named_with_its_install_command(case: str, tmp_path: 
     }
 
 
+def test_local_embeddings_without_their_extra_name_it(tmp_path: Path) -> None:
+    """Checked before anything is imported (torch takes seconds): its own ImportError."""
+    code = "from toolchain.discovery import LocalEmbeddings\nLocalEmbeddings()"
+    reported = _without("sentence_transformers", code, tmp_path)
+    assert reported is not None
+    assert (reported["type"], reported["name"]) == (
+        "EmbeddingsUnavailable",
+        "sentence_transformers",
+    )
+    assert reported["text"].startswith("local embeddings need sentence_transformers, which is ")
+    assert "install gent-py's [embeddings] extra" in reported["text"]
+
+
 def test_with_the_extra_nothing_is_refused(tmp_path: Path) -> None:
     """The finder itself refuses only what it is told to (the cases above are not
     failing for another reason)."""
