@@ -21,7 +21,7 @@ from typing import TextIO
 
 from typing_extensions import Buffer
 
-__all__ = ["OutputFile", "PathError", "check_readable", "check_writable", "write_text"]
+__all__ = ["OutputFile", "PathError", "check_regular", "write_text"]
 
 
 class PathError(Exception):
@@ -50,30 +50,17 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def check_writable(path: Path, what: str = "") -> None:
-    """Refuse ``path`` if it exists and is not a regular file (``what`` starts the
-    message, e.g. ``"--trace "``); a path that does not exist yet is fine.
+def check_regular(path: Path, what: str = "") -> bool:
+    """Whether ``path`` exists; `PathError` if it exists and is not a regular file
+    (``what`` starts the message, e.g. ``"--trace "``). Checked with ``stat``, which
+    never opens the file.
 
-    >>> check_writable(Path("/"), "--trace ")
+    >>> check_regular(Path("/no/such/file"))
+    False
+    >>> check_regular(Path("/"), "--trace ")
     Traceback (most recent call last):
     ...
     agents._paths.PathError: --trace /: a directory, not a regular file
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as error:
-        raise PathError(f"{what}{path}: {_reason(error)}") from None
-    if not stat.S_ISREG(mode):
-        raise _refuse(path, mode, what)
-
-
-def check_readable(path: Path, what: str = "") -> bool:
-    """Whether ``path`` exists; `PathError` if it exists and is not a regular file.
-
-    >>> check_readable(Path("/no/such/file"))
-    False
     """
     try:
         mode = os.stat(path).st_mode
@@ -89,7 +76,7 @@ def check_readable(path: Path, what: str = "") -> bool:
 def _open_regular(path: Path, what: str) -> int:
     """A descriptor of ``path`` opened for writing (truncated, its folders made), or
     `PathError`."""
-    check_writable(path, what)
+    check_regular(path, what)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # O_NONBLOCK: a FIFO created since the check fails at once (ENXIO) or opens

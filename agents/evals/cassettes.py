@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, cast
 
-from agents._paths import PathError, check_readable, check_writable, write_text
+from agents._paths import PathError, check_regular, write_text
 from agents.models import (
     GenerateOptions,
     Message,
@@ -265,7 +265,7 @@ class Cassette:
         """The cassette at ``path``; an empty one when there is no such file."""
         cassette = cls(path, secrets=secrets)
         try:
-            if not check_readable(cassette.path):  # a FIFO there would block the read
+            if not check_regular(cassette.path):  # a FIFO there would block the read
                 return cassette
             text = cassette.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -332,7 +332,7 @@ class Cassette:
         `CassetteError` saying why it cannot be (a full disk, a folder in the way)."""
         partial = self.path.with_name(self.path.name + ".partial")
         try:
-            check_writable(self.path)  # replaced whole below: never opened, but refused alike
+            check_regular(self.path)  # replaced whole below: never opened, but refused alike
             write_text(partial, self.to_json())
             os.replace(partial, self.path)
         except PathError as error:

@@ -27,7 +27,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from agents._paths import PathError, check_readable, check_writable, write_text
+from agents._paths import PathError, check_regular, write_text
 from agents._terminal import literal, print_error, visible
 from agents.evals.cases import CaseFileError, PromptCase, load_cases
 from agents.evals.profiles import (
@@ -197,7 +197,7 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
         # Where the run writes, checked before any case runs: a report path that cannot
         # be written (a FIFO would block, a directory fails) is a usage error up front.
         for option, path, _ in reports:
-            check_writable(path, f"{option} ")
+            check_regular(path, f"{option} ")
         if args.cassettes is not None:
             _check_folder(args.cassettes)
         env = eval_environment(None if args.no_env_file else _env_file(args.env_file))
@@ -255,7 +255,7 @@ def _env_file(given: Path | None) -> Path:
     called that)."""
     if given is None:
         return Path(".env")
-    check_readable(given, "--env-file ")
+    check_regular(given, "--env-file ")
     return given
 
 

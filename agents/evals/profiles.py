@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, cast
 from urllib.parse import urlsplit
 
-from agents._paths import PathError, check_readable
+from agents._paths import PathError, check_regular
 from agents.models import BUILTIN_PROVIDERS, Model, ModelConfigError, resolve_model
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def load_env_file(path: Path | str) -> dict[str, str]:
     """
     file = Path(path)
     try:
-        if not check_readable(file):
+        if not check_regular(file):
             raise EnvFileError(f"{file}: cannot be read: No such file or directory")
         with file.open("rb") as stream:
             data = stream.read(_MAX_ENV_FILE + 1)  # bounded even if the file grows meanwhile
