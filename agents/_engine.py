@@ -24,6 +24,7 @@ from agents._extensions import AgentExtensions
 from agents._model_call import Streaming, call_model
 from agents._options import RunOptions, agent_chain
 from agents._replies import Replies
+from agents._run_inputs import check_run_inputs
 from agents._run_record import RunRecord, check_limits, run_context, stopped_during_step
 from agents._savings import open_ledger
 from agents._step_log import log
@@ -139,7 +140,12 @@ class StepEngine(ABC, Generic[AnswerT]):
         message is replaced by this agent's; the task follows them as a new user turn.
         ``extension_state`` continues what the extensions kept in that conversation
         (``result.extension_state``: the tools discovery activated, say).
+
+        A task of another kind (a list of chat dicts, say) is a ``TypeError`` here,
+        before any model call, as is a history that is not ``Message`` objects or an
+        ``extension_state`` that is not a mapping.
         """
+        task, history, extension_state = check_run_inputs(task, history, extension_state)
         result: AgentResult[AnswerT] | None = None
         async for event in self._loop(task, ctx, history, extension_state, streaming=False):
             if isinstance(event, RunFinished):
@@ -160,6 +166,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         A tool that ignores cancellation cannot keep this from returning: leftover
         tasks are abandoned after a grace period (see ``toolchain.run_sync``).
         """
+        task, history, extension_state = check_run_inputs(task, history, extension_state)
         work = self.run(task, ctx=ctx, history=history, extension_state=extension_state)
         return run_sync(work)
 
@@ -171,7 +178,10 @@ class StepEngine(ABC, Generic[AnswerT]):
         history: Sequence[Message] = (),
         extension_state: Mapping[str, object] | None = None,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
-        """Run, yielding typed events as they happen; the last is ``RunFinished``."""
+        """Run, yielding typed events as they happen; the last is ``RunFinished``.
+
+        Its arguments are checked here, as ``run`` checks them."""
+        task, history, extension_state = check_run_inputs(task, history, extension_state)
         return self._loop(task, ctx, history, extension_state, streaming=True)
 
     def _today(self) -> dt.date:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from rich.console import Console
 from rich.text import Text
 
 from toolchain._redact import redact
 
-__all__ = ["literal", "visible"]
+__all__ = ["literal", "print_error", "visible"]
 
 # C0 controls but tab and newline, DEL and the C1 controls (0x9b is a one-byte CSI).
 _CONTROLS: Final = [c for c in (*range(0x20), *range(0x7F, 0xA0)) if c not in (0x09, 0x0A)]
@@ -45,3 +46,16 @@ def literal(text: str, style: str = "") -> Text:
     'your key [REDACTED] is invalid'
     """
     return Text(visible(redact(text)), style=style)
+
+
+def print_error(console: Console, message: str) -> int:
+    """Print a usage or setup error as one line (``error: …``, never wrapped to the
+    console's width); returns the exit status such errors end with, 2.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> print_error(Console(file=out, width=20), "--trace /tmp: a directory"), out.getvalue()
+    (2, 'error: --trace /tmp: a directory\\n')
+    """
+    console.print(literal(f"error: {message}", "red"), soft_wrap=True)
+    return 2

@@ -27,7 +27,8 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
-from agents._terminal import literal
+from agents._paths import OutputFile, PathError
+from agents._terminal import literal, print_error
 from agents.demo import build_demo
 from agents.evals.cli import add_eval_command, run_eval
 from agents.events import (
@@ -86,6 +87,24 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 
 async def _run_demo(args: argparse.Namespace, console: Console) -> int:
+    trace: OutputFile | None = None
+    if args.trace:
+        try:  # before any model call: a path that cannot be written is a usage error
+            trace = OutputFile(args.trace, "--trace ")
+        except PathError as error:
+            return print_error(console, str(error))
+    try:
+        status = await _demo(args, console, trace)
+    finally:
+        if trace is not None:
+            try:
+                trace.close()
+            except PathError as error:
+                status = print_error(console, str(error))
+    return status
+
+
+async def _demo(args: argparse.Namespace, console: Console, trace: OutputFile | None) -> int:
     try:
         demo = build_demo(
             text_format=cast(Literal["xml", "markdown"], args.format),
@@ -98,11 +117,7 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
         return 2
     agent = demo.agent
     ctx = ExecutionContext(limits=agent.limits, name=agent.name)
-    detach = None
-    trace_file = None
-    if args.trace:
-        trace_file = args.trace.open("w", encoding="utf-8")
-        detach = JSONLTraceWriter(trace_file).attach(ctx)
+    detach = None if trace is None else JSONLTraceWriter(trace.stream).attach(ctx)
     mode = f"native tool calls, outputs as {args.calls}" if args.native else f"{args.calls} calls"
     console.print(Rule(literal(f"SkyWings demo · {agent.model.name} · {args.format} + {mode}")))
     console.print(Panel(literal(args.task or demo.task), title="customer", border_style="cyan"))
@@ -155,8 +170,6 @@ async def _run_demo(args: argparse.Namespace, console: Console) -> int:
     finally:
         if detach is not None:
             detach()
-        if trace_file is not None:
-            trace_file.close()
     return status
 
 

@@ -85,6 +85,19 @@ class Savings:
     Counted only in runs with one of these extensions; a sub-agent's savings are added
     into its parent run's.
 
+    Units: o200k tokens (the encoding of OpenAI's GPT-4o, GPT-4.1 and o-series models),
+    whatever the model. ``AgentResult.usage.input_tokens`` is what the model reported,
+    in its own units: a provider counts with its own tokenizer (Anthropic's, like most
+    others', splits the same text into other tokens), adds a few tokens of framing per
+    message and renders tool definitions its own way; ``ScriptedModel`` reports a
+    quarter of the characters of the messages' text and leaves tool definitions out. So
+    ``net`` is not a difference of ``usage.input_tokens``; read them side by side as two
+    sizes. On the README's example ("What a run saved") ``usage.input_tokens`` is 986
+    where the same three requests are about 3,890 o200k tokens as counted here (2,979
+    of them tool definitions); without the relay they are 45,000 and about 69,590, so
+    the 65,700 or so that ``net`` reports is a fall of 44,014 in ``ScriptedModel``'s
+    count.
+
     >>> saved = Savings(kept_out=12_000, cost=400)
     >>> saved.net, saved + Savings(kept_out=50)
     (11600, Savings(kept_out=12050, cost=400))
@@ -130,7 +143,9 @@ class AgentResult(Generic[AnswerT]):
     (plain JSON data): pass it to the next run with ``extension_state=``."""
     savings: Mapping[str, Savings] = field(default_factory=lambda: {})
     """Extension name → the o200k tokens it kept out of the run's requests and what it
-    cost (`Savings`); one entry per extension of the run, none for a run without."""
+    cost (`Savings`); one entry per extension of the run, none for a run without. o200k
+    whatever the model, while ``usage`` is the model's own count: `Savings` says how the
+    two differ."""
 
     @property
     def ok(self) -> bool:

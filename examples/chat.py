@@ -4,6 +4,9 @@ Run: python examples/chat.py                       # offline, on a scripted stan
      python examples/chat.py openai:gpt-4o-mini    # a real model (OPENAI_API_KEY set)
      python examples/chat.py --save chat.json      # resume from / save to chat.json
 
+A file ``--save`` names that cannot be read back (not a conversation, another version,
+not a regular file) or written ends the chat with a line saying why, and is left as it was.
+
 Type a line, read the answer, type the next; Ctrl-D ends the chat. Lines piped into
 stdin work too: ``printf 'Weather in Paris?\\nAnd the time there?\\n' | python examples/chat.py``.
 """
@@ -79,6 +82,29 @@ def read_lines() -> Iterator[str]:
             yield line
 
 
+def load_history(path: Path) -> Sequence[Message]:
+    """The conversation saved at ``path`` (none yet if there is no file). A file that
+    cannot be read ends the chat saying why, before it could be overwritten."""
+    if not path.exists():
+        return ()
+    if not path.is_file():  # a FIFO would wait forever, a directory cannot be read
+        sys.exit(f"cannot resume from {path}: not a regular file")
+    try:
+        return messages_from_json(path.read_bytes())
+    except OSError as error:
+        sys.exit(f"cannot resume from {path}: {error.strerror or error}")
+    except ValueError as error:  # not JSON, too deep, wrong types, another version
+        sys.exit(f"cannot resume from {path}: {error}")
+
+
+def save_history(path: Path, history: Sequence[Message]) -> None:
+    """Write the conversation to ``path``; a file that cannot be written ends the chat."""
+    try:
+        path.write_text(messages_to_json(history), encoding="utf-8")
+    except OSError as error:  # a full disk, a missing folder
+        sys.exit(f"cannot save to {path}: {error.strerror or error}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Chat with a tool-calling agent.")
     parser.add_argument("model", nargs="?", help="provider:model_id (default: offline)")
@@ -94,9 +120,10 @@ def main() -> None:
     except ModelError as error:  # e.g. the provider's API key is not set
         sys.exit(str(error))
     history: Sequence[Message] = ()
-    if args.save and args.save.exists():
-        history = messages_from_json(args.save.read_text(encoding="utf-8"))
-        print(f"(resumed {len(history)} messages from {args.save})")
+    if args.save:
+        history = load_history(args.save)
+        if history:
+            print(f"(resumed {len(history)} messages from {args.save})")
 
     for line in read_lines():
         result = agent.run_sync(line, history=history)
@@ -109,7 +136,7 @@ def main() -> None:
         print(f"assistant> {reply}")
         history = result.messages  # the next line continues this conversation
         if args.save:
-            args.save.write_text(messages_to_json(history), encoding="utf-8")
+            save_history(args.save, history)
 
     print(f"(conversation: {len(history)} messages)")
 

@@ -144,13 +144,15 @@ def main() -> None:
     state = result.extension_state
     for held in search.pending(state):
         print(f"\n{result.paused}\napprove {held.tool}({json.dumps(dict(held.args))})? [y/N] ")
-        yes = sys.stdin.readline().strip().lower() == "y"
+        # No stdin (closed, or started without one) or an empty line: the answer is no.
+        yes = sys.stdin is not None and sys.stdin.readline().strip().lower() == "y"
         decision = Approval.granted() if yes else Approval.denied("the owner said no")
         state = search.decide(state, held.call_id, decision)
         answer = "approved" if yes else "denied"
         result = agent.run_sync(answer, history=result.messages, extension_state=state)
         print(render_transcript(result.messages[-4:]))
-    print(f"\nanswer: {result.answer if result.ok else result.stopped_by}")
+    ended = f"{result.stopped_by}: {result.error or result.limit or result.paused}"
+    print(f"\nanswer: {result.answer if result.ok else ended}")
     print(f"remembered: {result.extension_state.get('working_memory')}")
 
 

@@ -24,9 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents import ReActAgent, StepRequest
-from agents.durable import DurableAgent, launch, retrieve, shutdown
 from agents.models import Message, ScriptedModel
 from toolchain import ExecutionContext, tool
+
+try:
+    from agents.durable import DurableAgent, launch, retrieve, shutdown
+except ModuleNotFoundError as missing:  # without the [durable] extra: the error says so
+    sys.exit(str(missing))
 
 HERE = Path(os.environ.get("DURABLE_EXAMPLE_DIR", "."))
 RUN = "refund-42"

@@ -71,7 +71,10 @@ def main() -> None:
         sys.exit(str(error))
     result = agent.run_sync("Transcribe video 123, deep-check it, and tell me how it ends.")
     print(render_transcript(result.messages[1:]))  # all but the system prompt
-    shown = next(m.text_content() for m in result.messages if m.name == "yt_transcribe")
+    shown = next((m.text_content() for m in result.messages if m.name == "yt_transcribe"), None)
+    if shown is None or not received:  # a real model may fail, or take another path
+        why = result.error or result.limit or "yt_transcribe and deep_check were not both called"
+        sys.exit(f"\nthe transcript was not passed on ({result.stopped_by}: {why})")
     print(f"\nthe model saw {len(shown)} characters of yt_transcribe: {shown}")
     print(f"deep_check received {len(received[0])} characters: the whole transcript")
 

@@ -204,7 +204,7 @@ def test_the_other_helpers_work(fixed_clock):
 
 
 def test_the_extensions_say_what_to_install():
-    with pytest.raises(ImportError, match=r"gent-py's \\[testing\\] extra, or pip install syrupy"):
+    with pytest.raises(ImportError, match=r"needs syrupy, .*: pip install 'gent-py\\[testing\\]'"):
         from toolchain.testing import MarkdownSnapshotExtension
 
 

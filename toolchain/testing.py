@@ -47,8 +47,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import msgspec
-import pytest
 import yaml
+
+from toolchain._extras import missing_extra, requires_extra
+
+with requires_extra("testing", "toolchain.testing", "pytest"):
+    import pytest
 
 # The entry point is installed with every copy of the library, not only with the extra,
 # so pytest loads this module wherever gent-py is installed. Without syrupy it must still
@@ -145,10 +149,7 @@ else:
 
     def __getattr__(name: str) -> NoReturn:
         if name in ("MarkdownSnapshotExtension", "XMLSnapshotExtension"):
-            raise ImportError(
-                f"toolchain.testing.{name} needs syrupy: install gent-py's [testing] extra, "
-                "or pip install syrupy"
-            )
+            raise missing_extra("syrupy", "testing", f"toolchain.testing.{name}")
         raise AttributeError(f"module 'toolchain.testing' has no attribute {name!r}")
 
 
@@ -165,10 +166,7 @@ def snapshot_extension_for(text_format: TextFormat) -> type[SingleFileSnapshotEx
     True
     """
     if not _HAS_SYRUPY:
-        raise ImportError(
-            "snapshot extensions need syrupy: install gent-py's [testing] extra, or pip install "
-            "syrupy"
-        )
+        raise missing_extra("syrupy", "testing", "snapshot_extension_for")
     if isinstance(text_format, MarkdownFormat):
         return MarkdownSnapshotExtension
     if isinstance(text_format, XMLFormat):

@@ -62,11 +62,15 @@ step (its sub-calls run inside it); the calls of one action that wait for approv
 one at a time.
 """
 
-from agents.durable._approvals import decide, pending, wait_for_person
-from agents.durable._launch import DEFAULT_DATABASE, launch, recover, shutdown
-from agents.durable._runner import INTERRUPTED
-from agents.durable._runs import DurableAgent, DurablePrompt
-from agents.durable._workflow import DurableRun, retrieve
+from toolchain._extras import requires_extra
+
+# Without the extra, the first of these imports fails on dbos: say which extra brings it.
+with requires_extra("durable", "agents.durable", "dbos"):
+    from agents.durable._approvals import decide, pending, wait_for_person
+    from agents.durable._launch import DEFAULT_DATABASE, launch, recover, shutdown
+    from agents.durable._runner import INTERRUPTED
+    from agents.durable._runs import DurableAgent, DurablePrompt
+    from agents.durable._workflow import DurableRun, retrieve
 
 __all__ = [
     "DEFAULT_DATABASE",

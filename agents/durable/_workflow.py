@@ -19,6 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from dbos import DBOS, Queue, SetWorkflowID, WorkflowHandleAsync
 
+from agents._run_inputs import check_run_inputs
 from agents.durable._runner import StepRunner
 from agents.models import Message
 from agents.result import AgentResult
@@ -129,7 +130,10 @@ async def start_run(
     workflow_id: str | None,
     queue: Queue | None,
 ) -> DurableRun[Any]:
-    """Start ``runnable``'s workflow (on ``queue``, when given) and return its handle."""
+    """Start ``runnable``'s workflow (on ``queue``, when given) and return its handle.
+
+    Arguments a run would refuse are a ``TypeError`` here, before a workflow is recorded."""
+    task, history, extension_state = check_run_inputs(task, history, extension_state)
     chosen = SetWorkflowID(workflow_id) if workflow_id is not None else nullcontext()
     args = (runnable.name, task, tuple(history), _plain(extension_state))
     with chosen:

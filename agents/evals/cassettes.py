@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, cast
 
+from agents._paths import PathError, check_regular, write_text
 from agents.models import (
     GenerateOptions,
     Message,
@@ -90,7 +91,7 @@ _SHORTEST_SECRET: Final = 8
 
 
 class CassetteError(ValueError):
-    """A cassette file that cannot be read."""
+    """A cassette file that cannot be read, or written."""
 
 
 class CassetteMiss(ModelError):
@@ -264,9 +265,13 @@ class Cassette:
         """The cassette at ``path``; an empty one when there is no such file."""
         cassette = cls(path, secrets=secrets)
         try:
+            if not check_regular(cassette.path):  # a FIFO there would block the read
+                return cassette
             text = cassette.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return cassette
+        except PathError as error:
+            raise CassetteError(str(error)) from None
         except OSError as error:
             raise CassetteError(f"{path}: cannot be read: {error}") from None
         cassette.exists = True
@@ -323,11 +328,17 @@ class Cassette:
         return json.dumps(scrubbed, indent=2, ensure_ascii=False) + "\n"
 
     def save(self) -> None:
-        """Write the file (and its folders), replacing any earlier recording."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the file (and its folders), replacing any earlier recording;
+        `CassetteError` saying why it cannot be (a full disk, a folder in the way)."""
         partial = self.path.with_name(self.path.name + ".partial")
-        partial.write_text(self.to_json(), encoding="utf-8")
-        os.replace(partial, self.path)
+        try:
+            check_regular(self.path)  # replaced whole below: never opened, but refused alike
+            write_text(partial, self.to_json())
+            os.replace(partial, self.path)
+        except PathError as error:
+            raise CassetteError(str(error)) from None
+        except OSError as error:
+            raise CassetteError(f"{self.path}: cannot be written: {error.strerror}") from None
         self.exists = True
 
     # -- replaying -------------------------------------------------------------------

@@ -18,7 +18,7 @@ import argparse
 import asyncio
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
@@ -27,7 +27,8 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from agents._terminal import literal, visible
+from agents._paths import PathError, check_regular, write_text
+from agents._terminal import literal, print_error, visible
 from agents.evals.cases import CaseFileError, PromptCase, load_cases
 from agents.evals.profiles import (
     EnvFileError,
@@ -131,8 +132,7 @@ def add_eval_command(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--env-file",
         type=Path,
-        default=Path(".env"),
-        help="read model profiles and keys from this file (default .env)",
+        help="read model profiles and keys from this file (default .env, if it is a file)",
     )
     parser.add_argument("--no-env-file", action="store_true", help="read no .env file")
     return parser
@@ -189,19 +189,24 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
     """Run ``python -m agents eval`` with parsed ``args``; returns the exit status."""
     if console is None:
         console = make_console(cast(ColorChoice, args.color))
+    reports = _reports(args)
     try:
         if args.list_suites:
             _list_suites(console)
             return 0
-        env = eval_environment(None if args.no_env_file else args.env_file)
+        # Where the run writes, checked before any case runs: a report path that cannot
+        # be written (a FIFO would block, a directory fails) is a usage error up front.
+        for option, path, _ in reports:
+            check_regular(path, f"{option} ")
+        if args.cassettes is not None:
+            _check_folder(args.cassettes)
+        env = eval_environment(None if args.no_env_file else _env_file(args.env_file))
         cases = _cases(args)
         targets = _targets(args, env)
-    except (CaseFileError, EnvFileError, ModelError, ToolsetError, SuiteError) as error:
-        console.print(literal(f"error: {error}", "red"))
-        return 2
+    except (CaseFileError, EnvFileError, ModelError, ToolsetError, SuiteError, PathError) as error:
+        return print_error(console, str(error))
     if not cases:
-        console.print(literal("error: give a prompt, --file, --glob or --suite", "red"))
-        return 2
+        return print_error(console, "give a prompt, --file, --glob or --suite")
     mode: RunMode = "record" if args.record else "replay" if args.replay else "live"
     settings = EvalSettings(
         protocol=args.protocol,
@@ -223,17 +228,41 @@ def run_eval(args: argparse.Namespace, console: Console | None = None) -> int:
         console.print(literal(f"note: {note}", "yellow"))
     console.print(_table(report))
     console.print(f"{report.passed} passed, {report.failed} failed")
-    for path, text in (
-        (args.report_md, report.to_markdown() + "\n"),
-        (args.report_json, report.to_json()),
-        (args.report_html, report.to_html()),
-    ):
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+    status = report.exit_code
+    for option, path, render in reports:
+        try:
+            write_text(path, render(report), f"{option} ")
+        except PathError as error:  # a full disk: the others are still written
+            status = print_error(console, str(error))
     if args.dump_context:
         console.file.write(_context_json(results) + "\n")  # as written: no rich layout
-    return report.exit_code
+    return status
+
+
+def _reports(args: argparse.Namespace) -> list[tuple[str, Path, Callable[[EvalReport], str]]]:
+    """The reports asked for: the option, its path, and how the report is written."""
+    asked: list[tuple[str, Path | None, Callable[[EvalReport], str]]] = [
+        ("--report-md", args.report_md, lambda report: report.to_markdown() + "\n"),
+        ("--report-json", args.report_json, EvalReport.to_json),
+        ("--report-html", args.report_html, EvalReport.to_html),
+    ]
+    return [(option, path, render) for option, path, render in asked if path is not None]
+
+
+def _env_file(given: Path | None) -> Path:
+    """The ``.env`` file to read: one named with ``--env-file`` must be a file if it is
+    there (the default ``.env`` is skipped when it is not: a virtualenv's folder is often
+    called that)."""
+    if given is None:
+        return Path(".env")
+    check_regular(given, "--env-file ")
+    return given
+
+
+def _check_folder(path: Path) -> None:
+    """``--cassettes``: a folder, or a path where one can be made."""
+    if path.exists() and not path.is_dir():  # is_dir and exists stat: neither opens
+        raise PathError(f"--cassettes {path}: not a folder")
 
 
 def _cases(args: argparse.Namespace) -> list[PromptCase]:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, cast
 from urllib.parse import urlsplit
 
+from agents._paths import PathError, check_regular
 from agents.models import BUILTIN_PROVIDERS, Model, ModelConfigError, resolve_model
 
 if TYPE_CHECKING:
@@ -91,11 +92,22 @@ def load_env_file(path: Path | str) -> dict[str, str]:
     """
     file = Path(path)
     try:
-        if file.stat().st_size > _MAX_ENV_FILE:
-            raise EnvFileError(f"{file}: larger than {_MAX_ENV_FILE} bytes")
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise EnvFileError(f"{file}: cannot be read: {error}") from None
+        if not check_regular(file):
+            raise EnvFileError(f"{file}: cannot be read: No such file or directory")
+        with file.open("rb") as stream:
+            data = stream.read(_MAX_ENV_FILE + 1)  # bounded even if the file grows meanwhile
+    except PathError as error:  # a FIFO would block, a device never end
+        raise EnvFileError(str(error)) from None
+    except OSError as error:
+        raise EnvFileError(f"{file}: cannot be read: {error.strerror or error}") from None
+    if len(data) > _MAX_ENV_FILE:
+        raise EnvFileError(f"{file}: larger than {_MAX_ENV_FILE} bytes")
+    try:
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as error:
+        # Only the line: the decoder's own message quotes the bytes, a key's among them.
+        where = data.count(b"\n", 0, error.start) + 1
+        raise EnvFileError(f"{file}:{where}: not UTF-8 text") from None
     values: dict[str, str] = {}
     for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         line = raw.strip()
@@ -106,10 +118,11 @@ def load_env_file(path: Path | str) -> dict[str, str]:
         key, equals, rest = line.partition("=")
         key = key.strip()
         if not equals or not _ENV_KEY.fullmatch(key):
+            # The line is not quoted: it may be a key pasted on its own.
             raise EnvFileError(f"{file}:{number}: expected KEY=value")
         try:
             values[key] = _env_value(rest.strip())
-        except ValueError as error:
+        except ValueError as error:  # the message names the line and the variable only
             raise EnvFileError(f"{file}:{number}: {key}: {error}") from None
     return values
 
@@ -147,15 +160,21 @@ def _env_value(text: str) -> str:
 def _after_quote(rest: str) -> None:
     rest = rest.strip()
     if rest and not rest.startswith("#"):
-        raise ValueError(f"unexpected text after the closing quote: {rest[:20]!r}")
+        # Never quoted back: the text is as likely as not the rest of a key.
+        raise ValueError(
+            "text follows the closing quote (quote the whole value, or put a space and "
+            "# before a comment)"
+        )
 
 
 def eval_environment(
     env_file: Path | str | None = ".env", environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The process environment over the ``.env`` file's variables (if the file exists):
-    as with python-dotenv, a variable already set is never overridden."""
+    """The process environment over the ``.env`` file's variables (if it is a file): as
+    with python-dotenv, a variable already set is never overridden."""
     merged: dict[str, str] = {}
+    # Only a regular file: ".env" is also a common name for a virtualenv's folder, and
+    # a FIFO would block (is_file stats, it does not open).
     if env_file is not None and Path(env_file).is_file():
         merged.update(load_env_file(env_file))
     merged.update(os.environ if environ is None else environ)

@@ -113,7 +113,8 @@ class CaseResult:
     notes: tuple[str, ...] = ()
     setup_failed: bool = False
     """The run could not start: its toolset failed, its model could not be built, or
-    its cassette could not be read (the CLI's exit status is then 2)."""
+    its cassette could not be read; or its recording could not be written (the CLI's
+    exit status is then 2)."""
 
     @property
     def passed(self) -> bool:
@@ -254,16 +255,22 @@ async def run_case(
     recorder = _ArgsRecorder()
     ctx = ExecutionContext(limits=limits, name=case.id)
     ctx.hooks.add(recorder)
+    unsaved = ""
     try:
         result = await agent.run(case.prompt, ctx=ctx)
     finally:
         if cassette is not None and settings.mode == "record":
-            cassette.save()
+            try:
+                cassette.save()
+            except CassetteError as error:  # the run is judged; the recording is lost
+                unsaved = f"the cassette could not be written: {error}"
         await _close(model)
     calls = _calls(result, recorder.args)
     detail = result.limit or result.error or result.paused or ""
     answer = None if result.answer is None else str(result.answer)
     failures = validate(case, calls, stopped_by=result.stopped_by, answer=answer, detail=detail)
+    if unsaved:
+        failures = [*failures, unsaved]
     system = result.messages[0].text_content() if result.messages else ""
     # Judged on what the model wrote; kept (and so reported) with every secret we sent
     # blanked: a reply or an error may repeat the key.
@@ -285,6 +292,7 @@ async def run_case(
         uses_relay=toolset.uses_relay,
         cassette=path if settings.mode != "live" else None,
         notes=tuple(notes),
+        setup_failed=bool(unsaved),
     )
 
 

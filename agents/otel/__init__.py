@@ -77,6 +77,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolchain._extras import requires_extra
+
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
@@ -93,13 +95,8 @@ def instrument(
     said too (messages, arguments, results), redacted. Calling it again replaces the
     earlier settings. Needs the ``[otel]`` extra (``opentelemetry-api``).
     """
-    try:
+    with requires_extra("otel", "agents.otel", "opentelemetry"):
         from agents.otel._instrument import start
-    except ImportError as error:  # the extra is not installed
-        raise ImportError(
-            "agents.otel needs OpenTelemetry's API: pip install 'gent-py[otel]' "
-            f"(and an SDK to export with) ({error})"
-        ) from error
     start(tracer_provider, capture_content=capture_content)
 
 

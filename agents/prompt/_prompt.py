@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
+from agents._run_inputs import check_message_text
 from agents.models import Message, Model
 from agents.prompt._definitions import Definition, Sampling, check_name, fit_data, fit_text
 from agents.prompt._prompt_hooks import PromptHook
@@ -186,10 +187,13 @@ class Prompt:
     # -- messages ----------------------------------------------------------------------
 
     def def_message(self, role: Literal["user", "assistant"], text: str) -> None:
-        """Add a message to the conversation (system text goes through ``def_system``)."""
+        """Add a message to the conversation (system text goes through ``def_system``).
+
+        ``text`` is a str; anything else (a list of chat dicts, say) is a ``TypeError``
+        here, before any model call."""
         if role not in ("user", "assistant"):
             raise ValueError(f"def_message takes 'user' or 'assistant', not {role!r}")
-        self.messages.append(Message.text(role, text))
+        self.messages.append(Message.text(role, check_message_text(role, text)))
 
     def user(self, text: str) -> None:
         """Add the user message (lmthing's ``$``)."""

@@ -37,6 +37,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar
 from typing_extensions import Unpack
 
 from agents._options import check_keywords
+from agents._run_inputs import check_extension_state, check_history
 from agents._system_prompt import REACT_GUIDE, PromptContext
 from agents.events import (
     IterationFinished,
@@ -249,9 +250,13 @@ def run_prompt(
 ) -> PromptRun[Any]:
     """Run the prompt ``build`` declares (see the module text).
 
-    An option it does not know is a ``TypeError`` naming it, raised here.
+    An option it does not know is a ``TypeError`` naming it, raised here, as is a
+    ``history`` that is not ``Message`` objects or an ``extension_state`` that is not a
+    mapping (a user message that is not a str is one at ``prompt.user``).
     """
     check_keywords("run_prompt()", options, _KEYWORDS, peers=_PEERS)
+    check_history(options.get("history", ()))
+    check_extension_state(options.get("extension_state"))
     ctx = options.get("ctx") or ExecutionContext(
         limits=options.get("limits"), name=options.get("name", "prompt")
     )

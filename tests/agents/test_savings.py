@@ -334,3 +334,68 @@ def test_savings_pickle_and_travel_as_json() -> None:
     text = json.dumps({name: dataclasses.asdict(s) for name, s in result.savings.items()})
     back = {name: Savings(**fields) for name, fields in json.loads(text).items()}
     assert back == result.savings
+
+
+# -- savings beside usage: two counts, said apart (issue 26, item 15) ----------------------
+
+LOG = "\n".join(f"{n:05d} GET /api/items/{n} {500 if n % 250 == 0 else 200}" for n in range(2000))
+
+
+@tool
+def fetch_log(day: str) -> str:
+    """The server's access log of one day."""
+    return LOG
+
+
+@tool
+def count_errors(log: str) -> int:
+    """Count the failed requests (status 500) in an access log."""
+    return sum(line.endswith(" 500") for line in log.splitlines())
+
+
+def _log_player(messages: Sequence[Message]) -> str | ScriptedReply:
+    """The README's model ("What a run saved"): fetch the log, pass it on as shown, answer."""
+    seen = messages[-1].text_content()
+    if messages[-1].role == "user":
+        return ScriptedModel.call("fetch_log", day="monday")
+    if seen.startswith("internal://") or "GET /api/items" in seen:
+        return ScriptedModel.call("count_errors", log=seen)
+    return f"{seen} failed requests on Monday."
+
+
+def _log_run(extensions: list[Extension]) -> tuple[AgentResult[str], ScriptedModel]:
+    chain = JSONToolChain().register_tool(fetch_log).register_tool(count_errors)
+    model = ScriptedModel(_log_player)
+    result = agent("native", model, chain, extensions=extensions).run_sync(
+        "How many requests failed on Monday?"
+    )
+    assert result.answer == "8 failed requests on Monday."
+    return result, model
+
+
+def test_the_readme_figures_of_savings_beside_usage_are_what_the_runs_give() -> None:
+    """The README and ``Savings`` say how ``net`` (o200k) and ``usage.input_tokens`` (the
+    model's count) differ on the README's example; these are those figures. References
+    are random, so o200k counts move by a few tokens; ScriptedModel's do not."""
+    relayed, with_relay = _log_run([ContextRelay()])
+    plain, without = _log_run([])
+    o200k_with, o200k_without = measured(with_relay), measured(without)
+    net = relayed.savings["context_relay"].net
+    assert (relayed.usage.input_tokens, plain.usage.input_tokens) == (986, 45_000)
+    assert plain.usage.input_tokens - relayed.usage.input_tokens == 44_014
+    assert abs(o200k_with - 3_890) <= 10 and abs(o200k_without - 69_590) <= 10
+    assert abs(net - 65_700) <= 20
+    assert abs(net - (o200k_without - o200k_with)) <= 6  # a token per request, as above
+    # What ScriptedModel leaves out: the tool definitions of the three requests (the two
+    # tools and the relay's five readers), counted one by one as the ledger counts them.
+    definitions = sum(
+        count_tokens(
+            json.dumps(
+                {"name": s.name, "description": s.description, "parameters": s.parameters},
+                separators=(",", ":"),
+            )
+        )
+        for request in with_relay.requests
+        for s in request.options.tools
+    )
+    assert definitions == 2_979

@@ -253,7 +253,8 @@ class LocalEmbeddings:
         if missing:
             raise EmbeddingsUnavailable(
                 f"local embeddings need {', '.join(missing)}, which "
-                f"{'is' if len(missing) == 1 else 'are'} not installed: {_EXTRA}"
+                f"{'is' if len(missing) == 1 else 'are'} not installed: {_EXTRA}",
+                name=missing[0],  # as ModuleNotFoundError names the module
             )
         self._model_path = Path(model_path) if model_path is not None else None
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None

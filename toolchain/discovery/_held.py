@@ -128,19 +128,22 @@ class Seal:
         return bool(entry.seal) and hmac.compare_digest(entry.seal, self._mac(entry))
 
     def verified(self, entries: Sequence[_Sealed], what: str) -> list[_Sealed]:
-        """The entries whose seal matches; the others are logged and left out."""
+        """The entries whose seal matches; the others are left out, and logged once
+        (how many, and the first of them), however many there are."""
         kept: list[_Sealed] = []
+        refused: list[_Sealed] = []
         for entry in entries:
-            if self.matches(entry):
-                kept.append(entry)
-            else:
-                _log.warning(
-                    "ignoring a %s for %s (call %r) that this ToolSearch did not seal: "
-                    "the state was edited, or sealed with another approval_key",
-                    what,
-                    shortened(entry.tool, 80),
-                    shortened(entry.call_id, 80),
-                )
+            (kept if self.matches(entry) else refused).append(entry)
+        if refused:
+            first = refused[0]
+            _log.warning(
+                "ignoring %d %s(s) that this ToolSearch did not seal, the first for %s "
+                "(call %r): the state was edited, or sealed with another approval_key",
+                len(refused),
+                what,
+                shortened(first.tool, 80),
+                shortened(first.call_id, 80),
+            )
         return kept
 
     def _sealed(self, entry: _Sealed) -> _Sealed:

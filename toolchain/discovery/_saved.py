@@ -8,7 +8,9 @@ decides; whatever they read is checked against the seal first.
 
 from __future__ import annotations
 
-from collections.abc import Container
+import logging
+from collections.abc import Container, Mapping
+from typing import Final, cast
 
 import msgspec
 
@@ -17,7 +19,16 @@ from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest
 from toolchain.discovery._held import SavedDecision, SavedRequest, Seal, approvals, request_of
 
-__all__ = ["decide", "load", "pending", "save"]
+__all__ = ["MAX_SAVED", "decide", "load", "pending", "save"]
+
+_log = logging.getLogger("toolchain")
+
+
+MAX_SAVED: Final = 1_000
+"""The most held calls, and the most decisions, read from a saved state (the newest);
+more are left out with a warning. Each is checked against its seal (an HMAC), so an
+``extension_state`` of 200,000 forged entries cost seconds a run; a conversation
+holds a handful."""
 
 
 class _Saved(msgspec.Struct, kw_only=True):
@@ -39,10 +50,33 @@ def save(ctx: ExecutionContext) -> dict[str, object]:
     }
 
 
+def _read(state: object) -> _Saved:
+    """A saved state, at most `MAX_SAVED` held calls and decisions of it (the newest:
+    the rest is cut before it is read, so reading costs the same however much there is)."""
+    if isinstance(state, Mapping):
+        given = cast("Mapping[str, object]", state)
+        state = dict(given)
+        for field in ("pending", "decisions"):
+            found = given.get(field)
+            if not isinstance(found, list):
+                continue  # msgspec says what is wrong with it
+            entries = cast("list[object]", found)
+            if len(entries) > MAX_SAVED:
+                _log.warning(
+                    "the saved ToolSearch state holds %d %s; only the newest %d are read",
+                    len(entries),
+                    field,
+                    MAX_SAVED,
+                )
+                state[field] = entries[-MAX_SAVED:]
+    return msgspec.convert(state, _Saved)
+
+
 def load(ctx: ExecutionContext, state: object, tools: Container[str], seal: Seal) -> None:
     """Take up a saved state: found tools still in ``tools``, and the held calls and
-    decisions ``seal`` sealed (the others are logged and left out)."""
-    saved = msgspec.convert(state, _Saved)
+    decisions ``seal`` sealed (the others are logged and left out; beyond `MAX_SAVED`,
+    the oldest are left out too)."""
+    saved = _read(state)
     current, held = discovery(ctx), approvals(ctx)
     current.active.update(dict.fromkeys(n for n in saved.active if n in tools))
     current.used.update(dict.fromkeys(saved.used))
@@ -54,13 +88,13 @@ def load(ctx: ExecutionContext, state: object, tools: Container[str], seal: Seal
 
 def pending(state: object, seal: Seal) -> tuple[ApprovalRequest, ...]:
     """The held calls in a saved state that ``seal`` sealed."""
-    saved = msgspec.convert(state, _Saved)
+    saved = _read(state)
     return tuple(request_of(entry) for entry in seal.verified(saved.pending, "held call"))
 
 
 def decide(state: object, call_id: str, decision: Approval, seal: Seal) -> object:
     """A saved state with the held call ``call_id`` decided (see ``ToolSearch.decide``)."""
-    saved = msgspec.convert(state, _Saved)
+    saved = _read(state)
     held = [data for data in saved.pending if data.call_id == call_id]
     if not held:
         raise KeyError(f"no call {call_id!r} is waiting for approval")

@@ -93,7 +93,9 @@ class ToolSearch(Extension):
       ``extension_state`` (default: a random key of this process). Give every process
       that continues a conversation the same key; a held call or decision whose seal
       does not match is ignored (and logged), so an edited ``extension_state``
-      approves nothing.
+      approves nothing. A saved state is read up to 1,000 held calls and 1,000
+      decisions (the newest; the rest are left out, with a warning), so restoring one
+      costs the same however large it was made.
     """
 
     name = "tool_search"

@@ -15,20 +15,26 @@ import os
 import tempfile
 from typing import Any, TextIO
 
+from toolchain._extras import requires_extra
+
 __all__ = ["Endpoint", "StderrLog", "load_sdk"]
 
-_EXTRA = "the MCP SDK is not installed: install gent-py's [mcp] extra, or pip install 'mcp>=2.3,<3'"
 _TAIL_BYTES = 2_000
 _TAIL_LINES = 8
 
 
 def load_sdk() -> None:
     """Import what a connection uses, or say which extra brings it."""
-    try:
-        for module in ("jsonschema", "mcp.client.stdio", "mcp.client.streamable_http"):
-            importlib.import_module(module)
-    except ImportError as error:
-        raise ImportError(f"{_EXTRA} ({error})") from error
+    with requires_extra("mcp", "toolchain.mcp", "mcp", "mcp_types"):
+        try:
+            for module in ("jsonschema", "mcp.client.stdio", "mcp.client.streamable_http"):
+                importlib.import_module(module)
+        except ModuleNotFoundError:
+            raise
+        except ImportError as error:  # installed, but not a version this library speaks
+            raise ImportError(
+                f"toolchain.mcp needs mcp>=2.3,<3: pip install 'gent-py[mcp]' ({error})"
+            ) from error
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

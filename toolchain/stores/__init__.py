@@ -55,15 +55,10 @@ def __getattr__(name: str) -> object:
     """``RedisStore``, imported on first use (PEP 562): ``redis`` is an optional extra."""
     if name != "RedisStore":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
+    from toolchain._extras import requires_extra
+
+    with requires_extra("redis", "RedisStore", "redis"):
         from toolchain.stores import _redis
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] != "redis":
-            raise
-        raise ImportError(
-            "RedisStore needs the redis client: install gent-py's [redis] extra, "
-            "or pip install redis"
-        ) from exc
     globals()["RedisStore"] = _redis.RedisStore
     return _redis.RedisStore
 

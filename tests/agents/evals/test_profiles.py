@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from agents.evals.profiles import (
     EnvFileError,
@@ -18,6 +22,7 @@ from agents.evals.profiles import (
     resolve_profile,
 )
 from agents.models import Message, ModelConfigError, OpenAIChatModel
+from tests.agents.evals.eval_command import eval_cli
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_replies import openai_completion
 
@@ -168,7 +173,7 @@ def test_env_files(tmp_path: Path) -> None:
         ("A=1\n2B=x\n", ":2: expected KEY=value"),
         ('A="open\n', ":1: A: the double quote is not closed"),
         ("A='open\n", ":1: A: the single quote is not closed"),
-        ('A="x" y\n', ":1: A: unexpected text after the closing quote"),
+        ('A="x" y\n', ":1: A: text follows the closing quote"),
     ],
 )
 def test_env_file_errors_name_the_line(tmp_path: Path, text: str, message: str) -> None:
@@ -176,6 +181,131 @@ def test_env_file_errors_name_the_line(tmp_path: Path, text: str, message: str) 
     file.write_text(text)
     with pytest.raises(EnvFileError, match=message):
         load_env_file(file)
+
+
+# -- no part of a value in any error ---------------------------------------------------
+
+KEY = "OPENAI_API_KEY"
+# What a key is made of, less lowercase, "-" and "=": every four characters in a row of
+# the errors' own words hold one of those, so a match below can only be the value's.
+KEYLIKE = st.text(
+    alphabet=st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+:@%!~ÄßЖ日"),
+    min_size=4,
+    max_size=40,
+)
+ANY_TEXT = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp"), blacklist_characters="'\"#\\="
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _malformed(shape: str, value: str, more: str) -> tuple[bytes, str]:
+    """A malformed line of ``shape`` holding ``value`` (and ``more``), and all the text
+    of it that is the value's."""
+    lines = {
+        "after single quote": (f"{KEY}='{value}'{more}", value + more),
+        "after double quote": (f'{KEY}="{value}"{more}', value + more),
+        "unclosed single quote": (f"{KEY}='{value}{more}", value + more),
+        "unclosed double quote": (f'{KEY}="{value}{more}', value + more),
+        "no equals sign": (f"{value}{more}", value + more),
+        "export without equals sign": (f"export {KEY} {value}{more}", value + more),
+    }
+    if shape == "not UTF-8":
+        return f"{KEY}={value}".encode() + b"\xff\xfe" + more.encode(), value + more
+    line, secret = lines[shape]
+    return line.encode(), secret
+
+
+SHAPES = [
+    "after single quote",
+    "after double quote",
+    "unclosed single quote",
+    "unclosed double quote",
+    "no equals sign",
+    "export without equals sign",
+    "not UTF-8",
+]
+
+
+def _error_for(tmp_path: Path, line: bytes) -> str:
+    file = tmp_path / ".env"
+    file.write_bytes(b"# keys\nOTHER=fine\n" + line + b"\n")
+    with pytest.raises(EnvFileError) as raised:
+        load_env_file(file)
+    message = str(raised.value)
+    assert message.startswith(f"{file}:3: "), message  # the line is named
+    return message.removeprefix(f"{file}:3: ")
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=st.sampled_from(SHAPES), value=KEYLIKE, more=KEYLIKE)
+def test_an_env_file_error_never_holds_four_characters_of_the_value(
+    tmp_path: Path, shape: str, value: str, more: str
+) -> None:
+    line, secret = _malformed(shape, value, more)
+    told = _error_for(tmp_path, line).replace(KEY, "")  # the variable is named, by design
+    leaked = [secret[i : i + 4] for i in range(len(secret) - 3) if secret[i : i + 4] in told]
+    assert leaked == [], told
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=st.sampled_from(SHAPES), value=ANY_TEXT, other=ANY_TEXT, more=ANY_TEXT)
+def test_an_env_file_error_is_the_same_whatever_the_value(
+    tmp_path: Path, shape: str, value: str, other: str, more: str
+) -> None:
+    """Any characters at all (lowercase too): the text of the error does not depend on
+    the value, so it cannot quote any of it."""
+    assume(not shape.startswith("no equals") or "=" not in value + other)
+    first = _error_for(tmp_path, _malformed(shape, value, more)[0])
+    second = _error_for(tmp_path, _malformed(shape, other, more)[0])
+    assert first == second
+
+
+def test_a_wrongly_quoted_key_is_named_by_line_and_variable_only(tmp_path: Path) -> None:
+    """issue 32.2, as reported: the error quoted 20 characters of the key."""
+    file = tmp_path / ".env"
+    file.write_text("OPENAI_API_KEY='sk-proj-'Zq7Plk3VvXw9RtYuAbCdEf\n")
+    run = eval_cli("--suite", "airline", "--replay", "--env-file", str(file), env_file=True)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout.splitlines()[-1] == (
+        f"error: {file}:1: OPENAI_API_KEY: text follows the closing quote (quote the whole "
+        "value, or put a space and # before a comment)"
+    )
+    assert run.stderr == ""
+    key = "sk-proj-'Zq7Plk3VvXw9RtYuAbCdEf"
+    shown = run.stdout.replace(str(file), "")
+    assert [key[i : i + 4] for i in range(len(key) - 3) if key[i : i + 4] in shown] == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "/dev/zero"])
+def test_an_env_file_that_is_not_a_regular_file_is_refused_without_opening_it(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / ".env" if kind != "/dev/zero" else Path(kind)
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would wait for a writer forever
+    elif kind == "directory":
+        path.mkdir()
+    elif not path.exists():
+        pytest.skip("no /dev/zero here")
+    # In a subprocess (with a timeout): reading a FIFO or /dev/zero would never end.
+    run = eval_cli("--suite", "airline", "--replay", "--env-file", str(path), env_file=True)
+    assert run.returncode == 2, run.stdout + run.stderr
+    told = run.stdout.splitlines()[-1]
+    assert re.fullmatch(
+        rf"error: --env-file {re.escape(str(path))}: a (FIFO|directory|device), not a regular file",
+        told,
+    )
+    assert run.stderr == ""
+
+
+def test_a_default_env_that_is_a_folder_is_skipped(tmp_path: Path) -> None:
+    """``.env`` is a common name for a virtualenv: only --env-file must be a file."""
+    (tmp_path / ".env").mkdir()
+    assert eval_environment(tmp_path / ".env", {"A": "env"}) == {"A": "env"}
 
 
 def test_the_environment_wins_over_the_env_file(tmp_path: Path) -> None:

@@ -728,6 +728,6 @@ def test_without_redis_the_other_stores_work_and_redis_store_says_what_to_instal
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "RedisStore needs the redis client: install gent-py's [redis] extra, or pip install redis",
+        "RedisStore needs redis, which is not installed: pip install 'gent-py[redis]'",
         "module 'toolchain.stores' has no attribute 'NoSuchStore'",
     ]
