@@ -1,7 +1,8 @@
 """The suite's fixtures: most come from the library's own pytest plugin,
 ``toolchain.testing`` (``snapshot_md``, ``snapshot_xml``, ``snapshot_observation``,
 ``fixed_clock``); ``loopback`` (a running `LoopbackServer`) is defined here. The rest of
-the shared scaffolding is in ``tests/support``.
+the shared scaffolding is in ``tests/support``, with the leak guard every test runs under
+(``tests/support/leaks.py``). The suite passes in any order: ``make test-random``.
 
 An install with the ``[testing]`` extra loads that plugin through its ``gent_testing``
 entry point before pytest imports this file; naming the module here as well would then
@@ -23,7 +24,11 @@ from tests.support.postgres import Postgres, PostgresUnavailable
 # Entry points load (and import) their plugin modules before the rootdir conftest is
 # imported, so the module being imported already means it is registered.
 # syrupy first (a no-op when its own entry point loaded it), as the plugin imports it.
-pytest_plugins = [] if "toolchain.testing" in sys.modules else ["syrupy", "toolchain.testing"]
+# The leak guard (tests/support/leaks.py) fails a test that leaves running what it started.
+pytest_plugins = [
+    *([] if "toolchain.testing" in sys.modules else ["syrupy", "toolchain.testing"]),
+    "tests.support.leaks",
+]
 
 # Typing fixtures: modules mypy checks (tests/test_typing.py), with deliberate mistakes a
 # type checker must report; running them is not the point, and some fail at run time.
