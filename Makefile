@@ -58,10 +58,12 @@ pyright: $(VENV)/.test
 test: typecheck pyright lint
 	$(BIN)/pytest
 
-# The suite in a shuffled order (the modules, and the tests in each): the header prints
-# the seed, and `pytest --random-order-bucket=module --random-order-seed=N` replays it.
+# The suite in a shuffled order (the modules, and the tests in each), from a seed it prints
+# first; `make test-random SEED=N` replays that order.
 test-random: $(VENV)/.test
-	$(BIN)/pytest --random-order-bucket=module
+	@seed=$${SEED:-$$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}; \
+	echo "random order seed: $$seed (make test-random SEED=$$seed replays it)"; \
+	$(BIN)/pytest --random-order-bucket=module --random-order-seed=$$seed
 
 # The same checks and suite in a venv of their own, resolved afresh from pyproject.toml's
 # ranges (the lock is not read): the newest versions they allow (`test-latest`), so a release
