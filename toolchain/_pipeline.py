@@ -69,9 +69,9 @@ async def run_call(
     if runner is None:
         result, problem = await invoke(chain, ctx, tool, call, index, signals)
     else:
-        ran, made = tool, call
+        ran, ran_call = tool, call
         result, problem = await runner.run_tool(
-            ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, made, index, signals)
+            ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, ran_call, index, signals)
         )
     if problem is None and result is not None and hooks.after:
         after = after_hooks(ctx, call, result)

@@ -18,7 +18,7 @@ import pytest
 
 from agents import ScriptedModel, ToolCallingAgent
 from formats import XMLFormat
-from toolchain import ExecutionContext, JSONToolChain, Tool, tool
+from toolchain import CompositeTool, ExecutionContext, JSONToolChain, Tool, tool
 from toolchain._workers import MAX_ABANDONED, MAX_WORKERS, stuck_calls
 
 FMT = XMLFormat()
@@ -130,6 +130,12 @@ def test_at_the_ceiling_a_sync_call_fails_at_once_naming_the_stuck_tools(
     assert error.message == expected
     assert f"Error: {expected}" in result.text  # what the model reads
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR] == [expected]
+
+    # A sync sub-tool of a composite is refused alike, as that sub-call's error.
+    chain.register_tool(CompositeTool("math", "Sums.", [add]))
+    sums = '{"tool": "math", "args": {"calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}}'
+    composite = chain.execute_sync(ExecutionContext(), sums, FMT)
+    assert composite.raw.output(0, dict)["results"] == [{"name": "add", "error": expected}]
 
     # Once the stuck calls return, sync tools run again.
     gate.release.set()
