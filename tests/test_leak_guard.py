@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -35,8 +36,27 @@ def module_server():
     server.close()
 
 
+@pytest.fixture(scope="module")
+def module_pool():
+    pool = ThreadPoolExecutor(thread_name_prefix="module-pool")
+    pool.submit(lambda: None).result()
+    yield pool
+    pool.shutdown()
+
+
 def test_clean(module_server):
     threading.Thread(target=lambda: None).start()  # ends by itself
+
+
+def test_a_module_pool_grows(module_pool):
+    module_pool.submit(stop.wait)
+    module_pool.submit(stop.wait)  # a second thread, the module's pool's own
+
+
+def test_pool_left_running():
+    pool = ThreadPoolExecutor(thread_name_prefix="left-pool")
+    pool.submit(stop.wait)
+    left.append(pool)
 
 
 def test_thread():
@@ -77,6 +97,8 @@ def test_zz_cleanup():
             thing.wait()
         elif isinstance(thing, socket.socket):
             thing.close()
+        elif isinstance(thing, ThreadPoolExecutor):
+            thing.shutdown()
 '''
 
 
@@ -102,6 +124,8 @@ def test_each_kind_of_leak_fails_its_own_test_and_only_it(tmp_path: pathlib.Path
         outcomes[name] = outcome  # a test that errs in teardown passed first
     assert outcomes == {
         "test_clean": "PASSED",
+        "test_a_module_pool_grows": "PASSED",
+        "test_pool_left_running": "ERROR",
         "test_thread": "ERROR",
         "test_child": "ERROR",
         "test_listener": "ERROR",
@@ -111,6 +135,7 @@ def test_each_kind_of_leak_fails_its_own_test_and_only_it(tmp_path: pathlib.Path
     }, finished.stdout[-3000:]
     errors = finished.stdout
     assert "test_thread leaked: non-daemon threads still running: left-waiting" in errors
+    assert "test_pool_left_running leaked: non-daemon threads still running: left-pool_0" in errors
     assert "leaked: child processes still alive: " in errors
     assert "import time; time.sleep(60)" in errors
     assert "test_listener leaked: sockets still listening: socket:[" in errors

@@ -4,7 +4,9 @@ after it, in whatever order they run.
 
 After each test's teardown, against what ran before its setup, it looks for:
 
-- non-daemon threads (one keeps the process from exiting);
+- non-daemon threads (one keeps the process from exiting), less those a thread pool
+  that ran before the test added to itself: such a pool (DBOS's executor, launched by a
+  module's fixture) grows on demand and belongs to whoever made it;
 - child processes still alive (zombies aside), read from ``/proc`` (Linux only; the
   children of the threads Python knows, less the tool workers, which start none here);
 - listening sockets of this process (TCP, TCP6, Unix), read from ``/proc`` too;
@@ -26,7 +28,9 @@ import asyncio
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +72,18 @@ class Snapshot:
         self.threads |= other.threads
         self.children |= other.children
         self.sockets |= other.sockets
+
+
+def _pool_of(thread: threading.Thread) -> int | None:
+    """The ``id`` of the `ThreadPoolExecutor` whose worker ``thread`` is, if it is one.
+
+    A pool's worker runs ``_worker(weakref to the pool, ...)``; the arguments are kept on
+    the thread while it runs (``Thread.run`` drops them when its target returns).
+    """
+    args = getattr(thread, "_args", ())
+    reference = args[0] if args else None
+    pool = reference() if isinstance(reference, weakref.ref) else None
+    return id(pool) if isinstance(pool, ThreadPoolExecutor) else None
 
 
 def _children(threads: Iterable[threading.Thread]) -> set[int]:
@@ -138,7 +154,9 @@ def _leaks(before: Snapshot, owned: Snapshot) -> list[str]:
     """What runs now that ran neither before the test nor for a wider fixture."""
     now = Snapshot.take()
     problems: list[str] = []
-    threads = now.threads - before.threads - owned.threads
+    known = before.threads | owned.threads
+    pools = {pool for pool in map(_pool_of, known) if pool is not None}
+    threads = {t for t in now.threads - known if _pool_of(t) not in pools}
     if threads:
         names = ", ".join(sorted(f"{t.name} ({t.ident})" for t in threads))
         problems.append(f"non-daemon threads still running: {names}")
