@@ -13,8 +13,10 @@ only when nothing loaded it: a checkout whose install predates the entry point, 
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
+from typing import TextIO
 
 import pytest
 
@@ -33,6 +35,37 @@ pytest_plugins = [
 # Typing fixtures: modules mypy checks (tests/test_typing.py), with deliberate mistakes a
 # type checker must report; running them is not the point, and some fail at run time.
 collect_ignore_glob = ["fixtures/*"]
+
+
+class _CurrentStderr(logging.StreamHandler[TextIO]):
+    """Writes to whatever ``sys.stderr`` is when a record comes, never to one it kept."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+    def flush(self) -> None:
+        self.stream = sys.stderr
+        super().flush()
+
+
+def _dbos_console_follows_stderr() -> None:
+    """DBOS gives its ``dbos`` logger a console handler on the first ``DBOS()`` of the
+    process, bound to the ``sys.stderr`` of that moment, and every later ``DBOS()``
+    flushes it. Under a test's ``capsys`` (the README's durable block) that stream is
+    closed when the test ends, and the next ``launch()`` fails with "I/O operation on
+    closed file" (seed 3, every test shuffled). DBOS adds its handler only to a logger
+    that has none, so one made here first, under DBOS's own name, follows the current
+    stderr instead."""
+    dbos = logging.getLogger("dbos")
+    if not dbos.handlers:
+        console = _CurrentStderr()
+        console.name = "__dbos_console_log_handler__"  # where DBOS sets its console level
+        dbos.addHandler(console)
+        dbos.propagate = False  # as DBOS's own handler has it
+
+
+_dbos_console_follows_stderr()
 
 
 @pytest.fixture
