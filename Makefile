@@ -21,7 +21,7 @@ TORCH_CPU := torch==2.13.0+cpu
 NO_CUDA = $(shell sed -nE 's/^name = "((torch|triton|nvidia-.*|cuda-.*))"$$/--no-install-package \1/p' uv.lock)
 PIP_INTO = $(PYTHON) -m pip --python
 
-.PHONY: test test-latest test-lowest demo bench lint typecheck pyright lock clean
+.PHONY: test test-random test-latest test-lowest demo bench lint typecheck pyright lock clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -57,6 +57,13 @@ pyright: $(VENV)/.test
 
 test: typecheck pyright lint
 	$(BIN)/pytest
+
+# The suite in a shuffled order (the modules, and the tests in each), from a seed it prints
+# first; `make test-random SEED=N` replays that order.
+test-random: $(VENV)/.test
+	@seed=$${SEED:-$$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}; \
+	echo "random order seed: $$seed (make test-random SEED=$$seed replays it)"; \
+	$(BIN)/pytest --random-order-bucket=module --random-order-seed=$$seed
 
 # The same checks and suite in a venv of their own, resolved afresh from pyproject.toml's
 # ranges (the lock is not read): the newest versions they allow (`test-latest`), so a release

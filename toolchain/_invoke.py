@@ -4,7 +4,8 @@ The arguments are validated into the tool's input type, the tool is called (``as
 inline, or on a worker thread) and whatever goes wrong becomes the call's error, with a
 message the model can act on: invalid arguments, a ``ToolError``, a tool that raises
 anything at all (``SystemExit`` included), a timeout or the run's cancellation, an
-output that is not a ``ToolResult``. Only ``KeyboardInterrupt`` goes through. The after
+output that is not a ``ToolResult``, a sync tool the worker pool refuses (too many
+stuck calls: ``toolchain._workers``). Only ``KeyboardInterrupt`` goes through. The after
 hooks may then replace the result.
 """
 
@@ -14,7 +15,7 @@ import asyncio
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, cast
 
 from toolchain._context import Cancelled
@@ -23,7 +24,7 @@ from toolchain._hook_runner import HookFailed, run_hooks
 from toolchain._input import ArgumentsError
 from toolchain._outcome import AnyTool, ChainSettings, Signals
 from toolchain._result import ToolCall, ToolCallError, ToolResult
-from toolchain._workers import run_in_worker
+from toolchain._workers import WorkersStuck, run_in_worker
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
@@ -39,17 +40,18 @@ async def invoke(
     chain: ChainSettings,
     ctx: ExecutionContext,
     tool: AnyTool,
-    args: Mapping[str, object],
+    call: ToolCall,
     index: int,
     signals: Signals,
 ) -> Invoked:
-    """Validate ``args`` and run ``tool``: its result, or the error the call fails with.
+    """Validate ``call``'s arguments and run ``tool``: its result, or the error the call
+    fails with.
 
     ``signals`` tell a cancellation the chain made (a timeout, the run's cancellation)
     from one that came from outside, which goes through.
     """
     try:
-        value = tool.codec.validate(args)
+        value = tool.codec.validate(call.args)
     except ArgumentsError as error:
         message = f"invalid arguments for {tool.name}: {error}"
         return None, ToolCallError("invalid_arguments", message, error)
@@ -64,9 +66,13 @@ async def invoke(
         elif tool.inline:
             result = tool.call(ctx, value)
         else:
-            result = await run_in_worker(functools.partial(tool.call, ctx, value))
+            work = functools.partial(tool.call, ctx, value)
+            result = await run_in_worker(work, tool=tool.name, call_id=call.id)
             if inspect.isawaitable(result):
                 result = await result
+    except WorkersStuck as error:  # not run at all
+        _log.error("%s", error)
+        return None, ToolCallError("limit", str(error), error)
     except ToolError as error:
         return None, ToolCallError("tool_error", exception_text(error), error)
     except Cancelled as error:

@@ -67,11 +67,11 @@ async def run_call(
     if ctx.events.has_subscribers(BeforeToolCall):
         ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
     if runner is None:
-        result, problem = await invoke(chain, ctx, tool, call.args, index, signals)
+        result, problem = await invoke(chain, ctx, tool, call, index, signals)
     else:
-        ran, args = tool, call.args
+        ran, ran_call = tool, call
         result, problem = await runner.run_tool(
-            ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, args, index, signals)
+            ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, ran_call, index, signals)
         )
     if problem is None and result is not None and hooks.after:
         after = after_hooks(ctx, call, result)

@@ -53,8 +53,10 @@ class _Loader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = cast(Any, self.peek_event())  # type: ignore[no-untyped-call]
-            where = cast(object, event.start_mark)
+            # check_event leaves the event it looked at in current_event, an attribute
+            # the stubs declare; peek_event would be an untyped call (unannotated there).
+            event: yaml.Event = self.current_event
+            where: object = event.start_mark
             raise FrontmatterError("", f"YAML aliases are not allowed ({where})")
         return super().compose_node(parent, index)
 

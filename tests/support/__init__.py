@@ -8,7 +8,9 @@
 - `tools`: small typed tools; `valkey`: a real Redis-protocol server;
 - `postgres`: a real Postgres on loopback (the ``postgres`` / ``postgres_url`` fixtures);
 - `workers`: durable-run worker processes (each one `durable_worker`), their journal
-  and gates.
+  and gates;
+- `leaks`: the leak guard, a plugin that fails a test leaving a thread, a child
+  process, a listening socket, an asyncio task or a stuck sync tool call behind.
 
 Imports the three packages as a user does, and never a test module; test modules import
 their scaffolding from here, never from one another.

@@ -1,4 +1,4 @@
-"""Conformance with real model output: the gent execution logs in ../shared/corpus.
+"""Conformance with real model output: the gent execution logs in tests/corpus/gent-logs.
 
 Every model output in both logs is parsed with ``XMLFormat`` and the matching chain
 (YAML calls in ``<action>``; JSON calls in a ``<direct_call>`` sub-section of
@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from formats import Section, XMLFormat
 from toolchain import ExecutionContext, JSONToolChain, Tool, ToolCall, ToolResult, YAMLToolChain
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "gent-logs"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "gent-logs"
 
 
 @dataclass(frozen=True)

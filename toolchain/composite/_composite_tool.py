@@ -222,7 +222,7 @@ calls; they run one after another, in order, and each gets its own result or err
                 return None, refusal
         if ctx.events.has_subscribers(BeforeToolCall):
             ctx.events.emit(BeforeToolCall(ctx, index, qualified, call.args, call.id))
-        result, failure = await invoke(ctx, sub, call.args)
+        result, failure = await invoke(ctx, sub, call.args, call.id)
         if result is not None:
             failure = unshowable(sub.name, result)
         return (result if failure is None else None), failure

@@ -22,7 +22,7 @@ from toolchain import (
     to_json,
 )
 from toolchain._errors import exception_text
-from toolchain._workers import run_in_worker
+from toolchain._workers import WorkersStuck, run_in_worker
 
 __all__ = ["cancel_text", "invoke", "unshowable"]
 
@@ -30,7 +30,7 @@ _log = logging.getLogger("toolchain")
 
 
 async def invoke(
-    ctx: ExecutionContext, sub: Tool[Any, Any], args: Mapping[str, object]
+    ctx: ExecutionContext, sub: Tool[Any, Any], args: Mapping[str, object], call_id: str = ""
 ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
     """Validate and run one sub-call under its own timeout; failures become its error."""
     try:
@@ -45,7 +45,10 @@ async def invoke(
     result: object
     try:
         async with scope:
-            result = await _call(ctx, sub, value)
+            result = await _call(ctx, sub, value, call_id)
+    except WorkersStuck as error:  # not run at all
+        _log.error("%s", error)
+        return None, ToolCallError("limit", str(error), error)
     except ToolError as error:
         return None, ToolCallError("tool_error", exception_text(error), error)
     except Cancelled as error:
@@ -71,12 +74,14 @@ async def invoke(
     return cast("ToolResult[object]", result), None
 
 
-async def _call(ctx: ExecutionContext, sub: Tool[Any, Any], value: object) -> object:
+async def _call(ctx: ExecutionContext, sub: Tool[Any, Any], value: object, call_id: str) -> object:
     if sub.is_async:
         return await cast("Awaitable[object]", sub.call(ctx, value))
     if sub.inline:
         return sub.call(ctx, value)
-    result = await run_in_worker(functools.partial(sub.call, ctx, value))
+    result = await run_in_worker(
+        functools.partial(sub.call, ctx, value), tool=sub.name, call_id=call_id
+    )
     if inspect.isawaitable(result):
         result = await result
     return result

@@ -4,11 +4,12 @@ large value moved off the event loop."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TypeVar
 
 from toolchain import ToolError
-from toolchain._workers import run_in_worker
+from toolchain._workers import WorkersStuck, run_in_worker
 
 __all__ = [
     "MAX_LINES",
@@ -43,9 +44,11 @@ _ResultT = TypeVar("_ResultT")
 
 
 async def compute(text: str, work: Callable[[], _ResultT]) -> _ResultT:
-    """``work()``: on a worker thread for a large value, so the loop stays free."""
+    """``work()``: on a worker thread for a large value, so the loop stays free (on the
+    loop after all when the pool refuses it: finite work, done late, beats no answer)."""
     if len(text) > OFFLOAD_CHARS:
-        return await run_in_worker(work)
+        with contextlib.suppress(WorkersStuck):
+            return await run_in_worker(work, tool="internal_resource reading")
     return work()
 
 

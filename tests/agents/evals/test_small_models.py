@@ -1,11 +1,11 @@
 """Real outputs of two small local models in the airline demo, replayed through the loop.
 
-The corpus (``../shared/corpus/small-model-outputs`` beside the repository, read in
-place) holds what gemma-3-270m and SmolLM2-135M wrote as the demo agent's model:
-prompt echoes, unclosed sections, prose where calls belong, loops, cut-offs. A model
-this small is not expected to call tools; what is asserted is the loop's side: every
-output is read or rejected with feedback the model could act on, never a crash, and
-the run ends with a clear stop reason, which an evaluation reports as the failure.
+The corpus (``tests/corpus/small-model-outputs``, with its sources and licences) holds
+what gemma-3-270m and SmolLM2-135M wrote as the demo agent's model: prompt echoes,
+unclosed sections, prose where calls belong, loops, cut-offs. A model this small is not
+expected to call tools; what is asserted is the loop's side: every output is read or
+rejected with feedback the model could act on, never a crash, and the run ends with a
+clear stop reason, which an evaluation reports as the failure.
 """
 
 from __future__ import annotations
@@ -23,11 +23,8 @@ from agents.evals import EvalReport, EvalSettings, ModelTarget, load_case, run_c
 from agents.models import ScriptedModel
 from tests.agents.evals.recording import PROMPTS
 
-CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus" / "small-model-outputs"
-ENTRIES: list[dict[str, Any]] = (
-    json.loads((CORPUS / "index.json").read_text()) if (CORPUS / "index.json").is_file() else []
-)
-pytestmark = pytest.mark.skipif(not ENTRIES, reason=f"the corpus is not at {CORPUS}")
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "small-model-outputs"
+ENTRIES: list[dict[str, Any]] = json.loads((CORPUS / "index.json").read_text())
 
 SECTIONS = ("thinking", "action", "answer")
 

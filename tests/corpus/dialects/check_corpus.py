@@ -4,9 +4,9 @@
     python3 tests/corpus/dialects/check_corpus.py --table  # print the counts for README.md
 
 Checks: every line is a JSON object with the required keys and types; ids are unique; an
-expected_error case expects no calls; no text repeats a text of the shared corpus (when that
-corpus is found next to the repository); README.md's total, per-format table and summary
-counts match the file.
+expected_error case expects no calls; no text repeats a text of the peers' corpus
+(``tests/corpus/toolcall-dialects``); README.md's total, per-format table and summary counts
+match the file.
 """
 
 from __future__ import annotations
@@ -23,10 +23,7 @@ Case = dict[str, Any]
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases.jsonl"
 README = HERE / "README.md"
-SHARED = [
-    HERE.parents[level] / "shared" / "corpus" / "toolcall-dialects" / "cases.jsonl"
-    for level in (3, 4)
-]
+PEERS = HERE.parent / "toolcall-dialects" / "cases.jsonl"
 REQUIRED: dict[str, type] = {
     "id": str,
     "source": str,
@@ -94,12 +91,9 @@ def problems(cases: list[Case]) -> list[str]:
     found = [f"duplicate id {i}" for i, n in ids.items() if n > 1]
     for case in cases:
         found += case_problems(case)
-    for shared in SHARED:
-        if shared.exists():
-            lines = shared.read_text(encoding="utf-8").splitlines()
-            texts = {json.loads(line)["text"] for line in lines}
-            found += [f"{c['id']}: text in shared corpus" for c in cases if c["text"] in texts]
-            break
+    lines = PEERS.read_text(encoding="utf-8").splitlines()
+    texts = {json.loads(line)["text"] for line in lines}
+    found += [f"{c['id']}: text in the peers' corpus" for c in cases if c["text"] in texts]
     return found
 
 

@@ -1,7 +1,7 @@
 """The tool-call corpora and how a ``DialectParse`` is judged against one of their cases
-(conventions: see test_dialects): the peers' corpus, read where it lies beside the
-repository, and the corpus of current open-weight formats kept in this repository
-(``tests/corpus/dialects``, issue 19)."""
+(conventions: see test_dialects): the peers' corpus (``tests/corpus/toolcall-dialects``)
+and the corpus of current open-weight formats (``tests/corpus/dialects``, issue 19), both
+kept in this repository with their sources and licences."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import pytest
 
 from toolchain.dialects import INPUT_KEY, DialectParse, DialectPolicy
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared/corpus/toolcall-dialects/cases.jsonl"
-FAMILIES_CORPUS = Path(__file__).resolve().parents[2] / "corpus/dialects/cases.jsonl"
+CORPORA = Path(__file__).resolve().parents[2] / "corpus"
+CORPUS = CORPORA / "toolcall-dialects" / "cases.jsonl"
+FAMILIES_CORPUS = CORPORA / "dialects" / "cases.jsonl"
 
 
 def _load(path: Path) -> list[dict[str, Any]]:

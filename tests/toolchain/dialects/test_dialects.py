@@ -1,8 +1,8 @@
 """Conformance of ``toolchain.dialects`` with the peers' tool-call corpus.
 
 The corpus (304 cases transcribed from vLLM, llama.cpp, Ollama, mlx-lm, LangChain,
-LlamaIndex, CrewAI, smolagents, DSPy and llxprt test suites) lies beside the repository:
-``../shared/corpus/toolcall-dialects/cases.jsonl``. It is read here, never copied.
+LlamaIndex, CrewAI, smolagents, DSPy and llxprt test suites) is kept in this repository,
+with its sources and licences: ``tests/corpus/toolcall-dialects/cases.jsonl``.
 
 Each case is compared on what its peer asserts, with these conventions:
 
