@@ -15,7 +15,6 @@ closed early and let go) is closed by a finalizer, as ``abandoned``.
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -38,6 +37,7 @@ from agents.otel._calls import CallSpans, fail, key_of
 from agents.otel._content import Transcript, answer_messages, output_messages
 from agents.otel._extensions import Note, Reader, readers
 from toolchain import AfterToolCall, BeforeToolCall, StateKey, ToolCallParseFailed
+from toolchain._logs import logger
 from toolchain._redact import redact
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RunSpans"]
 
-_log = logging.getLogger("agents.otel")
+_log = logger("agents.otel")
 _SUBSCRIPTION = StateKey["Callable[[], None] | None"]("agents.otel.subscription")
 """The run's subscription to its events, kept by the context itself (see `RunSpans`)."""
 

@@ -9,8 +9,9 @@ goes on. Nothing here imports OpenTelemetry; the engine imports this module.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+
+from toolchain._logs import logger
 
 if TYPE_CHECKING:
     from agents.models import Model
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WATCHERS", "RunWatcher", "WatchedAgent", "run_started"]
 
-_log = logging.getLogger("agents.otel")
+_log = logger("agents.otel")
 
 
 class WatchedAgent(Protocol):
