@@ -92,8 +92,9 @@ def fail(
 ) -> Outcome:
     """The outcome of a failed call: counted, logged, and ``Error: …`` for the model."""
     ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
-    _log_failure(call, kind, message)
-    return Outcome(call, None, ToolCallError(kind, message, exception), f"Error: {message}")
+    error = ToolCallError(kind, message, exception)  # the message redacted: see ToolCallError
+    _log_failure(call, kind, error.message)
+    return Outcome(call, None, error, f"Error: {error.message}")
 
 
 def observation_hooks(
