@@ -28,15 +28,19 @@ composite sub-calls, MCP calls) emits spans::
   (``gent.run.stopped_by``, ``gent.run.steps``).
 - ``chat {model}`` (CLIENT): one per model call, with the request options
   (``gen_ai.request.temperature``, ``max_tokens``, ``top_p``, ``stop_sequences`` …),
-  ``gen_ai.request.stream``, ``gen_ai.response.model``,
-  ``gen_ai.response.finish_reasons`` and the call's tokens.
+  ``gen_ai.request.stream``, ``gen_ai.response.model``, ``gen_ai.response.id``,
+  ``gen_ai.response.finish_reasons``, the call's tokens, and ``server.address`` and
+  ``server.port`` of the endpoint (a model with a ``base_url``: the OpenAI and Anthropic
+  adapters; a ``ScriptedModel`` has none).
 - ``execute_tool {name}`` (INTERNAL): one per tool call, with ``gen_ai.tool.name``,
   ``gen_ai.tool.call.id`` and ``gen_ai.tool.description``. A composite's sub-calls are
   its children, and so is a sub-agent's ``invoke_agent`` span; an MCP tool's request
   is a child ``tools/call {tool}`` span (CLIENT) with ``mcp.method.name``,
   ``network.transport`` and the server's address.
 
-A span that failed has status ERROR, a message (redacted) and ``error.type``:
+A span that failed has status ERROR, a message (redacted) and ``error.type``; a failed
+tool call's message (or an MCP request's) says only the tool and the kind unless
+content is captured, as the error's own text may quote the arguments:
 
 - ``chat``: the HTTP status (``401``, ``429``, ``500`` …) when the server answered
   one, else the ``ModelError`` class (``ModelCallError``, ``ModelTimeoutError`` …),
@@ -64,8 +68,12 @@ answer) are recorded only with ``capture_content=True``: the conventions' opt-in
 ``gen_ai.input.messages``, ``gen_ai.output.messages``, ``gen_ai.system_instructions``,
 ``gen_ai.tool.definitions``, ``gen_ai.tool.call.arguments`` and
 ``gen_ai.tool.call.result``, as JSON text. Credentials never are, whatever the switch:
-every string is redacted first (``toolchain._redact.redact``), and request headers are
-never recorded.
+every string is redacted first (``toolchain._redact.redact``), the value of a field
+named like a credential (``password``, ``x-api-key``, ``token`` …) is blanked at any
+depth, and request headers are never recorded. A ``chat`` span records only the
+messages new to it (``gent.chat.earlier_messages`` counts those an earlier one did),
+and each content attribute holds at most 32 KiB of JSON (what was cut is noted:
+``gent.content.cut_chars``), so a run's spans grow linearly with its steps.
 
 It rides on the observer channel (``ctx.events``): it never changes a run, and a span
 or exporter that fails is logged (``agents.otel``, or the SDK's own logger) while the
