@@ -3,6 +3,7 @@
 # What lives here, one job a module (each imports only those listed before it):
 #   _seam         the watchers the engine tells when a run starts (imports no OpenTelemetry)
 #   _conventions  the conventions' span and attribute names, and our values in them
+#   _ending       the thread spans end on, off every run's event loop
 #   _content      messages, arguments and results as the opt-in content attributes, redacted
 #   _extensions   extension events (relay, discovery, variables, MCP) as notes on spans
 #   _calls        CallSpans: the spans of a run's tool calls, and extensions' notes on them
@@ -77,7 +78,9 @@ and each content attribute holds at most 32 KiB of JSON (what was cut is noted:
 
 It rides on the observer channel (``ctx.events``): it never changes a run, and a span
 or exporter that fails is logged (``agents.otel``, or the SDK's own logger) while the
-run goes on. Before ``instrument()`` a run pays one check, and ``import agents`` does
+run goes on. Spans end on a thread of their own: an exporter that blocks never holds
+a run's event loop, and a run waits for its spans as it ends until its deadline at
+most (5 s without one). Before ``instrument()`` a run pays one check, and ``import agents`` does
 not import OpenTelemetry.
 """
 
@@ -112,7 +115,8 @@ def instrument(
 
 
 def uninstrument() -> None:
-    """Stop: runs that start from now on emit no spans (those running finish theirs)."""
+    """Stop: runs that start from now on emit no spans (those running finish theirs).
+    Spans that ended are exported first (waiting 5 s at most)."""
     from agents.otel._seam import WATCHERS
 
     if WATCHERS:

@@ -43,6 +43,7 @@ from agents.otel._content import (
     bounded_text,
     output_messages,
 )
+from agents.otel._ending import ENDER
 from agents.otel._extensions import Note, Reader, readers
 from toolchain import AfterToolCall, BeforeToolCall, StateKey, ToolCallParseFailed
 from toolchain._logs import logger
@@ -77,11 +78,13 @@ class RunSpans:
         streaming: bool,
         parent: Context | None,
         ended: Callable[[ExecutionContext, RunSpans], None],
+        inline: bool = False,
     ) -> None:
         self._tracer = tracer
         self._capture = capture
         self._streaming = streaming
         self._ended = ended
+        self._inline = inline  # spans end here, not on ENDER's thread (see _ending)
         self._tools: Mapping[str, Tool[Any, Any]] = agent.tool_chain.tools
         self._lock = threading.RLock()  # the abandonment finalizer may run inside a handler
         provider, model = sc.model_parts(agent.model.name)
@@ -162,11 +165,19 @@ class RunSpans:
             _log.debug("tracing failed again, on %s", what, exc_info=True)
 
     def _end(self, span: Span, end_time: int | None = None) -> None:
-        """End ``span``; a processor that raises fails that span alone, not those after it."""
+        """End ``span``, off the event loop (`ENDER`) unless its processors never block;
+        a processor that raises fails that span alone, not those after it."""
+        if not self._inline:
+            ENDER.end(span, end_time, self._end_failed)
+            return
         try:
             span.end(end_time=end_time)
         except Exception:
-            self._failed(f"the span {getattr(span, 'name', '')}".rstrip())
+            self._end_failed(getattr(span, "name", ""))
+
+    def _end_failed(self, name: str) -> None:
+        with self._lock:  # told on the ender's thread
+            self._failed(f"the span {name}".rstrip())
 
     def _reader(self, read: Reader) -> Callable[[Any], None]:
         def note(event: object) -> None:
