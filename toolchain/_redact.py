@@ -336,13 +336,12 @@ def _url_secrets(url: str) -> list[str]:
     userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
     found: list[str] = [value for name, value in query if is_secret_name(name)]
     if userinfo:
-        found.append(userinfo)  # ``https://<token>@host`` has no password
         user, _, password = userinfo.partition(":")
-        if password:
-            plain_user, plain_password = unquote(user), unquote(password)
-            pair = f"{plain_user}:{plain_password}"
-            token = base64.b64encode(pair.encode("utf-8")).decode("ascii")
-            found += [pair, password, plain_password, token]
+        plain_user, plain_password = unquote(user), unquote(password)
+        pair = f"{plain_user}:{plain_password}"
+        # ``https://<token>@host`` sends Basic base64("<token>:"): the pair, password or not.
+        token = base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        found += [userinfo, pair, password, plain_password, token]
     return found
 
 

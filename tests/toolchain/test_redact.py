@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from pathlib import Path
 
@@ -203,6 +204,7 @@ def test_the_environment_s_credentials_are_blanked_and_paths_are_not(tmp_path: P
                 "DB_PASSWORD": "hunter2-horse",
                 "GOOGLE_APPLICATION_CREDENTIALS": str(key_file),
                 "DATABASE_URL": "postgres://app:pg-s3cret-pw@db.internal:5432/app",
+                "PIP_INDEX_URL": "https://t0ken-abcdef12@mirror.internal/simple",
                 "SHORT_TOKEN": "abc",
                 "HOME": "/home/ada-lovelace",
             }
@@ -214,6 +216,9 @@ def test_the_environment_s_credentials_are_blanked_and_paths_are_not(tmp_path: P
         assert said == (
             f"{REDACTED} {REDACTED} {REDACTED} {REDACTED} {key_file} abc /home/ada-lovelace"
         )
+        # A token as a URL's user goes as Basic base64("<token>:"): blanked as sent, too.
+        basic = base64.b64encode(b"t0ken-abcdef12:").decode()
+        assert redact(f"t0ken-abcdef12 sent Basic {basic}") == f"{REDACTED} sent Basic {REDACTED}"
     finally:
         remember_environment()  # the process's own again
     assert redact("acme-8ad1e0f9c2") == "acme-8ad1e0f9c2"
