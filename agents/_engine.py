@@ -50,7 +50,7 @@ from agents.models import (
     ToolCallDelta,
     resolve_model,
 )
-from agents.otel._seam import WATCHERS, run_started
+from agents.otel._seam import WATCHERS, run_ending, run_started
 from agents.result import AgentResult
 from agents.steps import StepHook
 from agents.terminations import Termination
@@ -246,8 +246,8 @@ class StepEngine(ABC, Generic[AnswerT]):
         streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         ctx = run_context(ctx, self.limits, self.name, self.extensions, extension_state)
-        if WATCHERS:  # instrumentation (agents.otel) watches ctx.events; else nothing
-            run_started(ctx, self, streaming=streaming)
+        # Instrumentation (agents.otel) watches ctx.events; else nothing.
+        settles = run_started(ctx, self, streaming=streaming) if WATCHERS else None
         # What the extensions save is counted only in a run that has some.
         ledger = (
             open_ledger(ctx, self.extensions, self.tool_chain, self.text_format, self.protocol)
@@ -337,7 +337,10 @@ class StepEngine(ABC, Generic[AnswerT]):
                 stop = RunStop("answer", "")
                 break
 
-        yield RunFinished(run.result(ctx, stop, self.extensions, ledger))
+        result = run.result(ctx, stop, self.extensions, ledger)
+        if settles:  # the run's spans exported before it returns, within its deadline
+            await run_ending(settles, deadline)
+        yield RunFinished(result)
 
     def _step_calls(
         self, task: str | Sequence[ContentPart], history: Sequence[Message]

@@ -9,7 +9,6 @@ repaired so that every call has its answer, as providers require.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Mapping, Sequence
 
 from agents.models import Message, ToolCallRequest
@@ -23,6 +22,7 @@ from toolchain import (
     ToolCall,
     to_json,
 )
+from toolchain._logs import logger
 
 __all__ = [
     "NO_RESULT",
@@ -32,7 +32,7 @@ __all__ = [
     "with_unique_ids",
 ]
 
-_log = logging.getLogger("agents")
+_log = logger("agents")
 NO_RESULT = "Error: no result: the run ended before this call was answered."
 
 _CALL_IDS = StateKey[set[str]]("agents.native_call_ids")

@@ -15,12 +15,13 @@ from agents._step_state import StepRecord
 from agents.events import ModelCallFailed
 from agents.result import AgentResult, Iteration
 from toolchain import ExecutionContext
+from toolchain._logs import logger
 from toolchain._oneline import log_line
 from toolchain._redact import redact
 
 __all__ = ["log", "log_end", "log_model_failed", "log_rejection", "log_step"]
 
-log = logging.getLogger("agents")
+log = logger("agents")
 
 _LOGGED_CHARS = 500
 """How much of a text (a feedback, an answer) a log record quotes."""

@@ -40,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-import logging
 import re
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
@@ -48,12 +47,13 @@ from dataclasses import dataclass
 from agents.models import GenerateOptions, Message, Model, ModelResponse, resolve_model
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, StateKey, Stats, TextContent, describe_exception
+from toolchain._logs import logger
 from toolchain._redact import redact
 from toolchain._step_seam import current as current_runner
 
 __all__ = ["SUMMARY_PROMPT", "SlidingWindow", "SummarizingCompaction"]
 
-_log = logging.getLogger("agents")
+_log = logger("agents")
 _CANCEL_GRACE = 1.0
 
 SUMMARY_PROMPT = """\

@@ -65,10 +65,15 @@ class StepReady:
 
 @dataclass(frozen=True, slots=True)
 class BeforeModelCall:
+    """A model call begins. ``base_url`` is where the model sends it, when it says so (a
+    ``base_url`` property, as the OpenAI and Anthropic adapters have; ``""`` for a
+    `ScriptedModel`); its credentials are the adapter's to keep: read it with care."""
+
     ctx: ExecutionContext
     iteration: int
     model: str
     messages: Sequence[Message]
+    base_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,17 +13,17 @@ bug is logged on the ``agents`` logger with its traceback, which the model never
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 import pydantic
 
 from toolchain import ToolCallParseError, load_json, load_yaml, to_json, to_yaml, unfence
+from toolchain._logs import logger
 
 __all__ = ["AnswerRejected", "Termination", "TextTermination", "TypedTermination"]
 
-_log = logging.getLogger("agents")
+_log = logger("agents")
 
 AnswerT = TypeVar("AnswerT")
 AnswerT_co = TypeVar("AnswerT_co", covariant=True)

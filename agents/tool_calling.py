@@ -24,7 +24,6 @@ taken as the answer.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
@@ -61,13 +60,14 @@ from toolchain import (
     ToolCallError,
     ToolChainResult,
 )
+from toolchain._logs import logger
 from toolchain.dialects import parse as read_dialect
 
 __all__ = ["ToolCallingAgent", "ToolCallingOptions"]
 
 AnswerT = TypeVar("AnswerT")
 
-_log = logging.getLogger("agents")
+_log = logger("agents")
 ANSWER_ACCEPTED = "Answer accepted."
 
 

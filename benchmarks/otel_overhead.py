@@ -1,12 +1,16 @@
 """What OpenTelemetry spans add to a step: the loop benchmark's run, traced and not.
 
 The scenario of ``loop_overhead`` (10 steps: 9 turns of two parallel calls, then an
-answer, on an instant model and trivial tools), for both agents, in three ways each,
+answer, on an instant model and trivial tools), for both agents, in four ways each,
 round-robin in one process: not instrumented, instrumented (``agents.otel``, the SDK's
 ``TracerProvider`` with a ``SimpleSpanProcessor`` to an exporter that drops the spans:
-the cost of making them, not of shipping them), and instrumented with
-``capture_content=True``. Each traced step makes one ``chat`` span and two
-``execute_tool`` spans. Needs the SDK (the dev dependencies); skipped without it.
+the cost of making them, not of shipping them), instrumented with
+``capture_content=True``, and instrumented with a ``BatchSpanProcessor`` instead. A
+``SimpleSpanProcessor`` may block in ``on_end`` (it exports there), so those spans end
+on a thread of their own and each run waits for them as it ends; a
+``BatchSpanProcessor`` only queues, so those end where they are. Each traced step makes
+one ``chat`` span and two ``execute_tool`` spans. Needs the SDK (the dev dependencies);
+skipped without it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ def run(settings: Settings) -> None:
     try:
         from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
         from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
             SimpleSpanProcessor,
             SpanExporter,
             SpanExportResult,
@@ -45,9 +50,15 @@ def run(settings: Settings) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(Dropped()))
     tracer = provider.get_tracer("agents.otel")
-    plain = Watcher(tracer, capture_content=False)
-    content = Watcher(tracer, capture_content=True)
-    print("SimpleSpanProcessor to an exporter that drops them; 1 chat + 2 tool spans a step")
+    plain = Watcher(tracer, capture_content=False, provider=provider)
+    content = Watcher(tracer, capture_content=True, provider=provider)
+    batched = TracerProvider()
+    batched.add_span_processor(BatchSpanProcessor(Dropped()))
+    batch = Watcher(batched.get_tracer("agents.otel"), capture_content=False, provider=batched)
+    print(
+        "SimpleSpanProcessor (or BatchSpanProcessor) to an exporter that drops them; "
+        "1 chat + 2 tool spans a step"
+    )
     print()
 
     def traced(
@@ -68,7 +79,12 @@ def run(settings: Settings) -> None:
 
     text, text_model, _ = build()
     native, native_model, _ = build_native()
-    ways = (("not traced", None), ("traced", plain), ("traced, content", content))
+    ways = (
+        ("not traced", None),
+        ("traced", plain),
+        ("traced, content", content),
+        ("traced, batch", batch),
+    )
     jobs = [
         Job.awaited(traced(watcher, agent, model), 200, warmup=5)
         for agent, model in ((text, text_model), (native, native_model))
@@ -76,8 +92,9 @@ def run(settings: Settings) -> None:
     ]
     timings = measure_jobs_sync(jobs, settings, seconds=24.0)
     provider.shutdown()
+    batched.shutdown()
     rows: list[list[str]] = []
-    for at, label in ((0, "ReActAgent.run (text)"), (3, "ToolCallingAgent.run (native)")):
+    for at, label in ((0, "ReActAgent.run (text)"), (4, "ToolCallingAgent.run (native)")):
         base = timings[at].median_ns / 1e3 / ITERATIONS
         for offset, (way, _) in enumerate(ways):
             timing = timings[at + offset]

@@ -10,7 +10,6 @@ action into calls (the syntax), plan and check them (``_plan``), run them (``_in
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, Self, TypedDict, runtime_checkable
 
@@ -20,6 +19,7 @@ from toolchain._encodings import ObservationEncoding, encoder_for
 from toolchain._errors import DuplicateToolError, ToolCallParseError
 from toolchain._events import ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
+from toolchain._logs import logger
 from toolchain._observe import AGENT_SECTIONS, assemble
 from toolchain._outcome import AnyTool
 from toolchain._plan import plan
@@ -30,7 +30,7 @@ from toolchain._tool import check_tool
 
 __all__ = ["CallSyntax", "ChainOptions", "ToolChain", "ToolChainBase"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 @runtime_checkable

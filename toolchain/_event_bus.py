@@ -8,15 +8,16 @@ events themselves (``toolchain._events``, ``agents.events``) say what happened.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import TypeVar, cast
 
+from toolchain._logs import logger
+
 __all__ = ["EventBus"]
 
 E = TypeVar("E")
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 class EventBus:

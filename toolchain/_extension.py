@@ -25,14 +25,14 @@ Subclass ``Extension`` and override what you need:
 
 from __future__ import annotations
 
-import logging
 import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolchain._context import ExecutionContext, StateKey
+from toolchain._logs import logger
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 if TYPE_CHECKING:
     from toolchain._tool import Tool

@@ -17,13 +17,13 @@ cannot skip them.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolchain._errors import describe_exception, exception_text
 from toolchain._hook_runner import HookFailed, run_hooks
 from toolchain._hook_set import Hooks, Shown, hook_default
+from toolchain._logs import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ __all__ = [
     "refusal_error",
 ]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 RefusalKind = Literal["refused", "invalid_arguments", "unknown_tool"]
 

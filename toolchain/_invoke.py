@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, cast
 
@@ -22,6 +21,7 @@ from toolchain._context import Cancelled
 from toolchain._errors import ToolError, describe_exception, exception_text
 from toolchain._hook_runner import HookFailed, run_hooks
 from toolchain._input import ArgumentsError
+from toolchain._logs import logger
 from toolchain._outcome import AnyTool, ChainSettings, Signals
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 from toolchain._workers import WorkersStuck, run_in_worker
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["after_hooks", "invoke"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 Invoked = tuple[ToolResult[object] | None, ToolCallError | None]
 

@@ -23,6 +23,7 @@ from toolchain._context import Stats
 from toolchain._errors import describe_exception
 from toolchain._events import AfterToolCall
 from toolchain._hook_runner import HookFailed, run_hooks
+from toolchain._logs import logger
 from toolchain._oneline import log_line
 from toolchain._outcome import AnyTool, ChainSettings, Outcome
 from toolchain._result import (
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AGENT_SECTIONS", "assemble", "fail", "finish", "observation_hooks", "section_name"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 _SECTION_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 _MAX_SECTION_NAME = 64
 AGENT_SECTIONS = frozenset({"thinking", "action", "answer", "observation"})
@@ -91,8 +92,9 @@ def fail(
 ) -> Outcome:
     """The outcome of a failed call: counted, logged, and ``Error: …`` for the model."""
     ctx.stats.count_call(Stats.TOOL_ERRORS, call.name)
-    _log_failure(call, kind, message)
-    return Outcome(call, None, ToolCallError(kind, message, exception), f"Error: {message}")
+    error = ToolCallError(kind, message, exception)  # the message redacted: see ToolCallError
+    _log_failure(call, kind, error.message)
+    return Outcome(call, None, error, f"Error: {error.message}")
 
 
 def observation_hooks(

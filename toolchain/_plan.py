@@ -11,7 +11,6 @@ ends here with the error it fails with.
 from __future__ import annotations
 
 import difflib
-import logging
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from toolchain._context import Stats
 from toolchain._errors import describe_exception
 from toolchain._hook_runner import HookFailed, run_hooks
 from toolchain._hooks import ToolCallRefused, refusal_error
+from toolchain._logs import logger
 from toolchain._outcome import AnyTool
 from toolchain._result import ToolCall, ToolCallError
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["before_hooks", "is_overflow", "plan", "precheck", "too_many", "unknown_tool"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 _OVERFLOW = "were not run: an action may hold at most"
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, cast, get_origin
 
 from toolchain._content import ContentPart, TextContent
+from toolchain._redact import redact
 
 __all__ = [
     "CallObservation",
@@ -100,13 +101,25 @@ ErrorKind = Literal[
 class ToolCallError:
     """Why one call failed, for the program; ``message`` is what the model was shown.
 
+    The message is redacted as the error is made (`toolchain._redact.redact`): a key in
+    what a tool raised never reaches the model, a log, a trace or a span through it.
+    ``exception`` is the exception itself, as raised, for the program to inspect; its
+    own text is not changed.
+
     >>> ToolCallError("unknown_tool", "unknown tool 'wether'").kind
     'unknown_tool'
+    >>> ToolCallError("tool_error", "lookup failed: bad key sk-proj-0123456789abcdefXYZ").message
+    'lookup failed: bad key [REDACTED]'
     """
 
     kind: ErrorKind
     message: str
     exception: BaseException | None = None
+
+    def __post_init__(self) -> None:
+        # One place every failure passes, whatever made it (a chain, a hook, a dialect,
+        # an MCP server): a frozen dataclass sets its own field this way.
+        object.__setattr__(self, "message", redact(self.message))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,11 @@ period after cancellation and are then abandoned (and logged).
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from toolchain._abandon import abandon
+from toolchain._logs import logger
 
 __all__ = ["SHUTDOWN_GRACE", "run_sync"]
 
@@ -22,7 +22,7 @@ T = TypeVar("T")
 SHUTDOWN_GRACE = 1.0
 """Seconds leftover tasks get to finish after cancellation before they are abandoned."""
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 def run_sync(main: Coroutine[Any, Any, T], *, grace: float = SHUTDOWN_GRACE) -> T:

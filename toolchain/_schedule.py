@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -20,6 +19,7 @@ from toolchain import _step_seam
 from toolchain._abandon import abandon
 from toolchain._eager import eager_task, settle
 from toolchain._errors import describe_exception
+from toolchain._logs import logger
 from toolchain._observe import fail
 from toolchain._outcome import ChainSettings, Outcome, Signals
 from toolchain._pipeline import run_call
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run_action", "run_alone"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 Wake = Literal["ready", "timeout", "cancelled", "abandon"]
 """Why `run_alone` resumes: the call's awaited future is done (``ready``), its timeout

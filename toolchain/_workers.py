@@ -29,13 +29,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import logging
 import queue
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Generic, TypeVar, cast
+
+from toolchain._logs import logger
 
 __all__ = ["MAX_ABANDONED", "MAX_WORKERS", "WorkersStuck", "run_in_worker", "stuck_calls"]
 
@@ -51,7 +52,7 @@ FINISH_WAIT = 0.05
 _MAX_IDLE_WAIT = 60.0  # seconds an idle worker lingers before exiting
 _NAMES_SHOWN = 5  # stuck tools named in a refusal; the rest are counted
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 class WorkersStuck(RuntimeError):

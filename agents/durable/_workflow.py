@@ -11,7 +11,6 @@ seed for ids as its first steps, installs a ``StepRunner`` for the run and runs 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import secrets
 from collections.abc import Awaitable, Mapping, Sequence
 from contextlib import nullcontext
@@ -24,11 +23,12 @@ from agents.durable._runner import StepRunner
 from agents.models import Message
 from agents.result import AgentResult
 from toolchain import ContentPart, _step_seam
+from toolchain._logs import logger
 
 __all__ = ["DurableRun", "Runnable", "register", "retrieve", "start_run"]
 
 AnswerT = TypeVar("AnswerT")
-_log = logging.getLogger("agents.durable")
+_log = logger("agents.durable")
 
 Task = str | Sequence[ContentPart]
 

@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 
 from agents._paths import PathError, check_regular
 from agents.models import BUILTIN_PROVIDERS, Model, ModelConfigError, resolve_model
+from toolchain._redact import remember_environment
 
 if TYPE_CHECKING:
     import httpx2
@@ -178,6 +179,8 @@ def eval_environment(
     if env_file is not None and Path(env_file).is_file():
         merged.update(load_env_file(env_file))
     merged.update(os.environ if environ is None else environ)
+    # The keys a .env holds are the process's too from now on: blanked wherever we write.
+    remember_environment({**os.environ, **merged})
     return merged
 
 

@@ -38,6 +38,7 @@ from agents.models._responses import (
     optional_text,
     optional_tokens,
     position,
+    response_id,
     text,
     tokens,
 )
@@ -157,6 +158,11 @@ class AnthropicModel:
         await self._clients.aclose()
 
     @property
+    def base_url(self) -> str:
+        """The endpoint the requests go to (the client's ``base_url``)."""
+        return self._base_url
+
+    @property
     def name(self) -> str:
         """``anthropic:<model>`` unless another ``name`` was given."""
         return self._name
@@ -212,6 +218,7 @@ class AnthropicModel:
             Usage(state.input_tokens, state.output_tokens, state.cached_tokens),
             state.model,
             state.tool_calls(),
+            id=state.id,
         )
 
     async def _deltas(
@@ -349,6 +356,7 @@ def _read_message(reply: object, default_model: str) -> ModelResponse:
         usage=_read_usage(field(body, "usage"), "usage"),
         model=optional_text(field(body, "model"), "model") or default_model,
         tool_calls=tuple(calls),
+        id=response_id(field(body, "id")),
     )
 
 
@@ -396,6 +404,7 @@ class _StreamState:
 
     def __init__(self, model: str) -> None:
         self.model = model
+        self.id = ""
         self.events = 0
         self.started = False
         self.input_tokens = 0
@@ -416,6 +425,7 @@ class _StreamState:
             self.model = optional_text(field(message, "model"), "message_start.message.model") or (
                 self.model
             )
+            self.id = response_id(field(message, "id"))
             usage = _read_usage(field(message, "usage"), "message_start.message.usage")
             self.input_tokens, self.output_tokens = usage.input_tokens, usage.output_tokens
             self.cached_tokens = usage.cached_input_tokens

@@ -9,15 +9,15 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from agents.models._types import GenerateOptions
+from toolchain._logs import logger
 
 __all__ = ["DroppedOptions", "RetryClients"]
 
-_log = logging.getLogger("agents")
+_log = logger("agents")
 
 ClientT = TypeVar("ClientT")
 

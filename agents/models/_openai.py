@@ -174,6 +174,11 @@ class OpenAIChatModel:
         await self._clients.aclose()
 
     @property
+    def base_url(self) -> str:
+        """The endpoint the requests go to (the client's ``base_url``)."""
+        return self._base_url
+
+    @property
     def name(self) -> str:
         """``openai:<model>`` unless another ``name`` was given."""
         return self._name
@@ -230,7 +235,9 @@ class OpenAIChatModel:
                     yield piece
         calls = state.tool_calls()
         stop_reason = with_calls(openai_stop_reason(state.finish_reason, state.extra, opts), calls)
-        yield ModelResponse("".join(pieces), stop_reason, state.usage, state.model, calls)
+        yield ModelResponse(
+            "".join(pieces), stop_reason, state.usage, state.model, calls, id=state.id
+        )
 
     async def _deltas(
         self,

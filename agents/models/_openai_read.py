@@ -22,6 +22,7 @@ from agents.models._responses import (
     items,
     optional_text,
     optional_tokens,
+    response_id,
     text,
     tokens,
 )
@@ -65,6 +66,7 @@ def read_completion(
         usage=_read_usage(field(body, "usage"), "usage"),
         model=optional_text(field(body, "model"), "model") or default_model,
         tool_calls=calls,
+        id=response_id(field(body, "id")),
     )
 
 
@@ -121,6 +123,7 @@ class StreamState:
 
     def __init__(self, model: str) -> None:
         self.model = model
+        self.id = ""
         self.chunks = 0
         self.usage = Usage()
         self.finish_reason: str | None = None
@@ -136,6 +139,7 @@ class StreamState:
         self.chunks += 1
         body = checked_object(chunk, "a chunk")
         self.model = optional_text(field(body, "model"), "chunk.model") or self.model
+        self.id = response_id(field(body, "id")) or self.id
         usage = field(body, "usage")
         if usage is not None:
             self.usage = _read_usage(usage, "chunk.usage")

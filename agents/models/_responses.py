@@ -29,6 +29,7 @@ __all__ = [
     "no_events",
     "optional_text",
     "optional_tokens",
+    "response_id",
     "text",
     "tokens",
 ]
@@ -132,6 +133,15 @@ def optional_text(value: object, path: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise Malformed(f"{path} is {describe(value)}, not a string")
+
+
+def response_id(value: object) -> str:
+    """A response's id, or ``""``: it is only ever shown (a span's ``gen_ai.response.id``),
+    so one that is not a short string is left out rather than failing the reply."""
+    return value if isinstance(value, str) and len(value) <= _LONGEST_ID else ""
+
+
+_LONGEST_ID = 256
 
 
 def tokens(value: object, path: str) -> int:

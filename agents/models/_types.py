@@ -23,6 +23,7 @@ __all__ = [
     "Message",
     "Model",
     "ModelResponse",
+    "RemoteModel",
     "Role",
     "StopReason",
     "TextDelta",
@@ -329,6 +330,9 @@ class ModelResponse:
     model: str
     tool_calls: tuple[ToolCallRequest, ...] = ()
     """The native tool calls the model made, in order (stop reason ``tool_use``)."""
+    id: str = ""
+    """The provider's id of this response (``chatcmpl-…``, ``msg_…``); empty when it
+    gave none (a `ScriptedModel`, a server that sends no id)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,4 +394,23 @@ class Model(Protocol):
         self, messages: Sequence[Message], options: GenerateOptions | None = None
     ) -> AsyncIterator[TextDelta | ToolCallDelta | ModelResponse]:
         """Generate one reply piece by piece, ending with its `ModelResponse`."""
+        ...
+
+
+@runtime_checkable
+class RemoteModel(Protocol):
+    """A `Model` that calls a server says where: its ``base_url``, credentials and all
+    (the OpenAI and Anthropic adapters). Instrumentation names the server from it
+    (``server.address``, ``server.port`` on ``chat`` spans); a model without one (a
+    `ScriptedModel`) names none.
+
+    >>> from agents.models import OpenAIChatModel, ScriptedModel
+    >>> model = OpenAIChatModel("llama3", api_key="k", base_url="http://127.0.0.1:11434/v1")
+    >>> isinstance(model, RemoteModel), isinstance(ScriptedModel(["hi"]), RemoteModel)
+    (True, False)
+    """
+
+    @property
+    def base_url(self) -> str:
+        """The URL the model's requests go to."""
         ...

@@ -3,6 +3,7 @@
 # What lives here, one job a module (each imports only those listed before it):
 #   _seam         the watchers the engine tells when a run starts (imports no OpenTelemetry)
 #   _conventions  the conventions' span and attribute names, and our values in them
+#   _ending       the thread spans end on, off every run's event loop
 #   _content      messages, arguments and results as the opt-in content attributes, redacted
 #   _extensions   extension events (relay, discovery, variables, MCP) as notes on spans
 #   _calls        CallSpans: the spans of a run's tool calls, and extensions' notes on them
@@ -28,15 +29,19 @@ composite sub-calls, MCP calls) emits spans::
   (``gent.run.stopped_by``, ``gent.run.steps``).
 - ``chat {model}`` (CLIENT): one per model call, with the request options
   (``gen_ai.request.temperature``, ``max_tokens``, ``top_p``, ``stop_sequences`` …),
-  ``gen_ai.request.stream``, ``gen_ai.response.model``,
-  ``gen_ai.response.finish_reasons`` and the call's tokens.
+  ``gen_ai.request.stream``, ``gen_ai.response.model``, ``gen_ai.response.id``,
+  ``gen_ai.response.finish_reasons``, the call's tokens, and ``server.address`` and
+  ``server.port`` of the endpoint (a model with a ``base_url``: the OpenAI and Anthropic
+  adapters; a ``ScriptedModel`` has none).
 - ``execute_tool {name}`` (INTERNAL): one per tool call, with ``gen_ai.tool.name``,
   ``gen_ai.tool.call.id`` and ``gen_ai.tool.description``. A composite's sub-calls are
   its children, and so is a sub-agent's ``invoke_agent`` span; an MCP tool's request
   is a child ``tools/call {tool}`` span (CLIENT) with ``mcp.method.name``,
   ``network.transport`` and the server's address.
 
-A span that failed has status ERROR, a message (redacted) and ``error.type``:
+A span that failed has status ERROR, a message (redacted) and ``error.type``; a failed
+tool call's message (or an MCP request's) says only the tool and the kind unless
+content is captured, as the error's own text may quote the arguments:
 
 - ``chat``: the HTTP status (``401``, ``429``, ``500`` …) when the server answered
   one, else the ``ModelError`` class (``ModelCallError``, ``ModelTimeoutError`` …),
@@ -64,12 +69,18 @@ answer) are recorded only with ``capture_content=True``: the conventions' opt-in
 ``gen_ai.input.messages``, ``gen_ai.output.messages``, ``gen_ai.system_instructions``,
 ``gen_ai.tool.definitions``, ``gen_ai.tool.call.arguments`` and
 ``gen_ai.tool.call.result``, as JSON text. Credentials never are, whatever the switch:
-every string is redacted first (``toolchain._redact.redact``), and request headers are
-never recorded.
+every string is redacted first (``toolchain._redact.redact``), the value of a field
+named like a credential (``password``, ``x-api-key``, ``token`` …) is blanked at any
+depth, and request headers are never recorded. A ``chat`` span records only the
+messages new to it (``gent.chat.earlier_messages`` counts those an earlier one did),
+and each content attribute holds at most 32 KiB of JSON (what was cut is noted:
+``gent.content.cut_chars``), so a run's spans grow linearly with its steps.
 
 It rides on the observer channel (``ctx.events``): it never changes a run, and a span
 or exporter that fails is logged (``agents.otel``, or the SDK's own logger) while the
-run goes on. Before ``instrument()`` a run pays one check, and ``import agents`` does
+run goes on. Spans end on a thread of their own: an exporter that blocks never holds
+a run's event loop, and a run waits for its spans as it ends until its deadline at
+most (5 s without one). Before ``instrument()`` a run pays one check, and ``import agents`` does
 not import OpenTelemetry.
 """
 
@@ -101,7 +112,8 @@ def instrument(
 
 
 def uninstrument() -> None:
-    """Stop: runs that start from now on emit no spans (those running finish theirs)."""
+    """Stop: runs that start from now on emit no spans (those running finish theirs).
+    Spans that ended are exported first (waiting 5 s at most)."""
     from agents.otel._seam import WATCHERS
 
     if WATCHERS:

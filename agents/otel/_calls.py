@@ -26,8 +26,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agents.otel import _conventions as sc
-from agents.otel._content import as_json
-from toolchain._redact import redact
+from agents.otel._content import CUT_CHARS, as_json, bounded_text
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -43,9 +42,10 @@ EndSpan = Callable[["Span", "int | None"], None]
 
 
 def fail(span: Span, error_type: str, message: str) -> None:
-    """Mark ``span`` failed, the conventions' way: status ERROR and ``error.type``."""
+    """Mark ``span`` failed, the conventions' way: status ERROR and ``error.type``, with
+    ``message`` as the description, or ``error_type`` when it is empty."""
     span.set_attribute(sc.ERROR_TYPE, error_type)
-    span.set_status(Status(StatusCode.ERROR, message))
+    span.set_status(Status(StatusCode.ERROR, message or error_type))
 
 
 def key_of(event: BeforeToolCall | AfterToolCall) -> str:
@@ -72,6 +72,8 @@ class _Call:
     runs: int = 0
     """Child runs begun under it (sub-agents)."""
     sums: dict[str, int] = field(default_factory=lambda: {})
+    cut: int = 0
+    """Characters cut from its content attributes (``gent.content.cut_chars``)."""
 
 
 def _pick(calls: Iterable[_Call], task: object | None) -> _Call | None:
@@ -133,12 +135,15 @@ class CallSpans:
         tool = self._tools.get(name)
         if tool is not None and tool.description:
             attributes[sc.TOOL_DESCRIPTION] = tool.description
+        cut = 0
         if self._capture:
-            attributes[sc.TOOL_ARGUMENTS] = as_json(args)
+            attributes[sc.TOOL_ARGUMENTS], cut = as_json(args)
+            if cut:
+                attributes[CUT_CHARS] = cut
         span = self._tracer.start_span(
             f"execute_tool {name}", parent, SpanKind.INTERNAL, attributes, start_time=start
         )
-        call = self._calls[key] = _Call(span, name, task)
+        call = self._calls[key] = _Call(span, name, task, cut=cut)
         for note in self._waiting.pop(key, ()):
             self._land(note, call)
         return call
@@ -152,9 +157,17 @@ class CallSpans:
             call = self.begin(key, event.name, event.args, now - int(event.duration * 1e9))
         call.ended = now
         if event.error is not None:
-            fail(call.span, event.error.kind, redact(event.error.message))
+            kind = event.error.kind
+            # The message may quote the arguments (a validation error, what a tool
+            # raised): content, so without it the description says only what failed.
+            said = bounded_text(event.error.message) if self._capture else ""
+            fail(call.span, kind, said or f"{event.name} failed: {kind}")
         elif self._capture and event.result is not None:
-            call.span.set_attribute(sc.TOOL_RESULT, as_json(event.result.text))
+            result, cut = as_json(event.result.text)
+            call.span.set_attribute(sc.TOOL_RESULT, result)
+            if cut:
+                call.cut += cut
+                call.span.set_attribute(CUT_CHARS, call.cut)
         self._closing.append(call)
 
     def close_ended(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from agents.models import GenerateOptions
@@ -21,6 +22,7 @@ __all__ = [
     "finish_reason",
     "model_parts",
     "request_attributes",
+    "server_attributes",
 ]
 
 Attributes = dict[str, "str | bool | int | float | list[str]"]
@@ -36,6 +38,7 @@ AGENT_NAME = "gen_ai.agent.name"
 REQUEST_MODEL = "gen_ai.request.model"
 REQUEST_STREAM = "gen_ai.request.stream"
 RESPONSE_MODEL = "gen_ai.response.model"
+RESPONSE_ID = "gen_ai.response.id"
 FINISH = "gen_ai.response.finish_reasons"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
@@ -105,6 +108,35 @@ def model_parts(name: str) -> tuple[str, str]:
     if not colon:
         return name, name
     return _PROVIDERS.get(provider, provider), model
+
+
+def server_attributes(base_url: str) -> Attributes:
+    """``server.address`` and ``server.port`` of the endpoint a model calls (the port
+    its scheme implies when the URL gives none); nothing for no URL, or one without a
+    host. Only the host and the port: never the URL's user, password or query.
+
+    >>> server_attributes("https://key:s3cret@api.example.com/v1?api-key=k")
+    {'server.address': 'api.example.com', 'server.port': 443}
+    >>> server_attributes("http://127.0.0.1:8080/v1"), server_attributes("")
+    ({'server.address': '127.0.0.1', 'server.port': 8080}, {})
+    """
+    if not base_url:
+        return {}
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number
+        return {}
+    if not host:
+        return {}
+    found: Attributes = {SERVER_ADDRESS: host}
+    port = port if port is not None else _DEFAULT_PORTS.get(parts.scheme.lower())
+    if port is not None:
+        found[SERVER_PORT] = port
+    return found
+
+
+_DEFAULT_PORTS: Final[Mapping[str, int]] = {"https": 443, "http": 80}
 
 
 def finish_reason(stop_reason: str) -> str:

@@ -172,7 +172,10 @@ def _mcp_call(event: MCPToolCalled, capture: bool) -> Note:
     message = ""
     if event.error is not None:
         error_type = _mcp_error_type(event.error)
-        message = redact(str(event.error))
+        # What the server said may quote the arguments: content, recorded only when asked.
+        message = (
+            redact(str(event.error)) if capture else f"{event.remote_name} failed: {error_type}"
+        )
         attributes[ERROR_TYPE] = error_type
     end = event.started + int(event.duration * 1e9)
     child = Child(

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 
+from agents.otel._ending import ENDER, ends_inline
 from agents.otel._run import RunSpans
-from agents.otel._seam import WATCHERS, WatchedAgent
+from agents.otel._seam import SETTLE_SECONDS, WATCHERS, Settle, WatchedAgent
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -32,20 +33,27 @@ _lock = threading.Lock()
 class Watcher:
     """Starts the spans of each run (see the module text)."""
 
-    def __init__(self, tracer: Tracer, *, capture_content: bool) -> None:
+    def __init__(
+        self, tracer: Tracer, *, capture_content: bool, provider: object | None = None
+    ) -> None:
         self.tracer = tracer
         self.capture_content = capture_content
+        self.provider = provider
+        """The tracer's provider, when known: one that never blocks ends spans inline."""
         self._runs: weakref.WeakKeyDictionary[ExecutionContext, RunSpans] = (
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
 
-    def __call__(self, ctx: ExecutionContext, agent: WatchedAgent, *, streaming: bool) -> None:
+    def __call__(
+        self, ctx: ExecutionContext, agent: WatchedAgent, *, streaming: bool
+    ) -> Settle | None:
         with self._lock:
             earlier = self._runs.pop(ctx, None)
         if earlier is not None:  # the context's last run never told its end
             earlier.abandon()
         parent = self._parent(ctx)
+        inline = ends_inline(self.provider)  # each run: processors may be added any time
         spans = RunSpans(
             self.tracer,
             ctx,
@@ -54,9 +62,13 @@ class Watcher:
             streaming=streaming,
             parent=parent,
             ended=self._ended,
+            inline=inline,
         )
         with self._lock:
             self._runs[ctx] = spans
+        # A run waits for its spans' export as it ends; a child run (a sub-agent) leaves
+        # that to the run it is part of, which waits for every span ended before it.
+        return ENDER.settled if ctx.parent is None and not inline else None
 
     def _parent(self, ctx: ExecutionContext) -> Context | None:
         """Where a run's span goes: under the call of the nearest watched run it is a
@@ -84,13 +96,15 @@ def start(tracer_provider: TracerProvider | None, *, capture_content: bool) -> N
     tracer = provider.get_tracer("agents.otel", _version())
     with _lock:
         _remove()
-        WATCHERS.append(Watcher(tracer, capture_content=capture_content))
+        WATCHERS.append(Watcher(tracer, capture_content=capture_content, provider=provider))
 
 
 def stop() -> None:
-    """Remove the watcher: runs that start from now on are not traced."""
+    """Remove the watcher: runs that start from now on are not traced. The spans that
+    ended are handed to their processors first (for `SETTLE_SECONDS` at most)."""
     with _lock:
         _remove()
+    ENDER.stop(SETTLE_SECONDS)
 
 
 def _remove() -> None:

@@ -15,7 +15,6 @@ closed early and let go) is closed by a finalizer, as ``abandoned``.
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -35,9 +34,19 @@ from agents.events import (
 )
 from agents.otel import _conventions as sc
 from agents.otel._calls import CallSpans, fail, key_of
-from agents.otel._content import Transcript, answer_messages, output_messages
+from agents.otel._content import (
+    CUT_CHARS,
+    EARLIER_MESSAGES,
+    Content,
+    Transcript,
+    answer_messages,
+    bounded_text,
+    output_messages,
+)
+from agents.otel._ending import ENDER
 from agents.otel._extensions import Note, Reader, readers
 from toolchain import AfterToolCall, BeforeToolCall, StateKey, ToolCallParseFailed
+from toolchain._logs import logger
 from toolchain._redact import redact
 
 if TYPE_CHECKING:
@@ -51,7 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RunSpans"]
 
-_log = logging.getLogger("agents.otel")
+_log = logger("agents.otel")
 _SUBSCRIPTION = StateKey["Callable[[], None] | None"]("agents.otel.subscription")
 """The run's subscription to its events, kept by the context itself (see `RunSpans`)."""
 
@@ -69,11 +78,13 @@ class RunSpans:
         streaming: bool,
         parent: Context | None,
         ended: Callable[[ExecutionContext, RunSpans], None],
+        inline: bool = False,
     ) -> None:
         self._tracer = tracer
         self._capture = capture
         self._streaming = streaming
         self._ended = ended
+        self._inline = inline  # spans end here, not on ENDER's thread (see _ending)
         self._tools: Mapping[str, Tool[Any, Any]] = agent.tool_chain.tools
         self._lock = threading.RLock()  # the abandonment finalizer may run inside a handler
         provider, model = sc.model_parts(agent.model.name)
@@ -95,6 +106,7 @@ class RunSpans:
         )
         self._transcript = Transcript() if capture else None
         self._chat: Span | None = None
+        self._cut = 0  # characters cut from the content of the span being made
         self._request: StepRequest | None = None
         self._step_attributes: sc.Attributes = {}
         self._step_sums: dict[str, int] = {}
@@ -153,11 +165,19 @@ class RunSpans:
             _log.debug("tracing failed again, on %s", what, exc_info=True)
 
     def _end(self, span: Span, end_time: int | None = None) -> None:
-        """End ``span``; a processor that raises fails that span alone, not those after it."""
+        """End ``span``, off the event loop (`ENDER`) unless its processors never block;
+        a processor that raises fails that span alone, not those after it."""
+        if not self._inline:
+            ENDER.end(span, end_time, self._end_failed)
+            return
         try:
             span.end(end_time=end_time)
         except Exception:
-            self._failed(f"the span {getattr(span, 'name', '')}".rstrip())
+            self._end_failed(getattr(span, "name", ""))
+
+    def _end_failed(self, name: str) -> None:
+        with self._lock:  # told on the ender's thread
+            self._failed(f"the span {name}".rstrip())
 
     def _reader(self, read: Reader) -> Callable[[Any], None]:
         def note(event: object) -> None:
@@ -189,25 +209,40 @@ class RunSpans:
             sc.REQUEST_MODEL: model,
             sc.REQUEST_STREAM: self._streaming,
             sc.STEP: event.iteration,
+            **sc.server_attributes(event.base_url),
         }
         request = self._request
         if request is not None and request.index == event.iteration:
             attributes.update(sc.request_attributes(request.options))
         transcript = self._transcript
+        self._cut = 0
         if transcript is not None:
-            attributes[sc.INPUT_MESSAGES] = transcript.input_messages(event.messages)
+            messages, earlier = transcript.input_messages(event.messages)
+            self._content(attributes, sc.INPUT_MESSAGES, messages)
+            if earlier:
+                attributes[EARLIER_MESSAGES] = earlier
             system = transcript.system_instructions(event.messages)
             if system is not None:
-                attributes[sc.SYSTEM_INSTRUCTIONS] = system
+                self._content(attributes, sc.SYSTEM_INSTRUCTIONS, system)
             if request is not None:
                 shown = request.shown_tools
-                attributes[sc.TOOL_DEFINITIONS] = transcript.tool_definitions(shown, self._tools)
+                definitions = transcript.tool_definitions(shown, self._tools)
+                self._content(attributes, sc.TOOL_DEFINITIONS, definitions)
         attributes.update(self._step_attributes)
         attributes.update(self._step_sums)
         self._step_attributes, self._step_sums = {}, {}
         self._chat = self._tracer.start_span(
             f"chat {model}", self._context, SpanKind.CLIENT, attributes
         )
+
+    def _content(self, attributes: sc.Attributes, key: str, content: Content) -> None:
+        """Put a content attribute among a span's ``attributes``, with what was cut from
+        the span's content so far (``_chat_cut``: the chat span's, or the run's)."""
+        text, cut = content
+        attributes[key] = text
+        if cut:
+            self._cut += cut
+            attributes[CUT_CHARS] = self._cut
 
     def _model_answered(self, event: AfterModelCall) -> None:
         chat, self._chat = self._chat, None
@@ -224,8 +259,10 @@ class RunSpans:
         }
         if usage.cached_input_tokens:
             attributes[sc.CACHE_READ_TOKENS] = usage.cached_input_tokens
+        if response.id:
+            attributes[sc.RESPONSE_ID] = response.id
         if self._capture:
-            attributes[sc.OUTPUT_MESSAGES] = output_messages(response, reason)
+            self._content(attributes, sc.OUTPUT_MESSAGES, output_messages(response, reason))
         chat.set_attributes(attributes)
         self._end(chat)
 
@@ -240,13 +277,13 @@ class RunSpans:
     def _rejected(self, event: OutputRejected) -> None:
         attributes: sc.Attributes = {sc.STEP: event.iteration, "gent.rejection.kind": event.kind}
         if self._capture:
-            attributes["gent.rejection.feedback"] = redact(event.feedback)
+            attributes["gent.rejection.feedback"] = bounded_text(event.feedback)
         self.span.add_event("gent.output_rejected", attributes)
 
     def _unreadable(self, event: ToolCallParseFailed) -> None:
         attributes: sc.Attributes = {}
         if self._capture:
-            attributes["gent.parse_error"] = redact(event.message)
+            attributes["gent.parse_error"] = bounded_text(event.message)
         self.span.add_event("gent.tool_calls_unreadable", attributes)
 
     # -- tool calls and steps ------------------------------------------------------------
@@ -273,7 +310,8 @@ class RunSpans:
         if result.usage.cached_input_tokens:
             attributes[sc.CACHE_READ_TOKENS] = result.usage.cached_input_tokens
         if self._capture and result.answer is not None:
-            attributes[sc.OUTPUT_MESSAGES] = answer_messages(result.answer)
+            self._cut = 0
+            self._content(attributes, sc.OUTPUT_MESSAGES, answer_messages(result.answer))
         self.span.set_attributes(attributes)
         if error_type is not None:
             fail(self.span, error_type, message)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import logging
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -69,10 +68,11 @@ from toolchain import (
     ToolCallError,
     run_sync,
 )
+from toolchain._logs import logger
 
 __all__ = ["PromptOptions", "PromptRun", "run_prompt"]
 
-_log = logging.getLogger("agents")
+_log = logger("agents")
 AnswerT = TypeVar("AnswerT")
 Build = Callable[[Prompt], "Awaitable[None] | None"]
 

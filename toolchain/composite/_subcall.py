@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import logging
 from collections.abc import Awaitable, Mapping
 from typing import Any, cast
 
@@ -22,11 +21,12 @@ from toolchain import (
     to_json,
 )
 from toolchain._errors import exception_text
+from toolchain._logs import logger
 from toolchain._workers import WorkersStuck, run_in_worker
 
 __all__ = ["cancel_text", "invoke", "unshowable"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 async def invoke(

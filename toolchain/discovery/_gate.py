@@ -12,11 +12,11 @@ up to the outermost, for the person that run answers to.
 from __future__ import annotations
 
 import inspect
-import logging
 from typing import Any, Protocol
 
 from toolchain._context import ExecutionContext
 from toolchain._hooks import ToolCallRefused, ToolHook
+from toolchain._logs import logger
 from toolchain._result import ToolCall, ToolResult
 from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import ApprovalRequest, Approver
@@ -27,7 +27,7 @@ from toolchain.discovery._quoting import quoted
 
 __all__ = ["Gate", "Gatekeeper"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 class Gatekeeper(Protocol):

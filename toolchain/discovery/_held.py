@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from toolchain._context import ExecutionContext, StateKey
+from toolchain._logs import logger
 from toolchain.discovery._approval import Approval, ApprovalRequest
 from toolchain.discovery._quoting import args_text, shortened
 
@@ -37,7 +37,7 @@ __all__ = [
     "take_decision",
 ]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 PROCESS_KEY = secrets.token_bytes(32)
 """Seals held calls when no ``approval_key`` is given: valid in this process only."""

@@ -30,7 +30,6 @@ Tools used: search_images
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -40,6 +39,7 @@ import msgspec
 from toolchain._context import ExecutionContext, StateKey
 from toolchain._extension import Extension
 from toolchain._hooks import ToolHook
+from toolchain._logs import logger
 from toolchain._oneline import one_line
 from toolchain._output import to_builtins
 from toolchain._result import ToolCall, ToolResult
@@ -49,7 +49,7 @@ from toolchain.discovery._metadata import Entity, Extraction, Extractor
 
 __all__ = ["WorkingMemory", "extract_entities"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 @dataclass(slots=True)

@@ -8,20 +8,20 @@ decides; whatever they read is checked against the seal first.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Container, Mapping
 from typing import Final, cast
 
 import msgspec
 
 from toolchain._context import ExecutionContext
+from toolchain._logs import logger
 from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest
 from toolchain.discovery._held import SavedDecision, SavedRequest, Seal, approvals, request_of
 
 __all__ = ["MAX_SAVED", "decide", "load", "pending", "save"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 MAX_SAVED: Final = 1_000

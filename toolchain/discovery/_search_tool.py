@@ -12,13 +12,13 @@ answer to a call made before it was found.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolchain._context import ExecutionContext
+from toolchain._logs import logger
 from toolchain._result import ToolResult
 from toolchain._tool import Tool
 from toolchain.discovery._activation import discovery
@@ -30,7 +30,7 @@ from toolchain.discovery._quoting import shortened
 
 __all__ = ["MAX_QUERIES", "SearchInput", "SearchTool", "Searched", "find", "suggest"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 MAX_QUERIES = 10
 """Queries one search runs; the rest of a longer list are left out, and the model told."""

@@ -12,11 +12,11 @@ failure, a tool the server no longer offers, a call made on another event loop.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from toolchain._errors import ToolError, describe_exception
+from toolchain._logs import logger
 from toolchain._result import ToolResult
 from toolchain.mcp._connection import Connection, unavailable
 from toolchain.mcp._results import error_message, tool_result
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["call_tool"]
 
-_log = logging.getLogger("toolchain.mcp")
+_log = logger("toolchain.mcp")
 
 
 async def call_tool(

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolchain._errors import describe_exception
+from toolchain._logs import logger
 from toolchain.mcp._failures import MCPConnectionError, Redactor, reason
 from toolchain.mcp._tool_list import ListWatch, ToolList
 from toolchain.mcp._transport import Endpoint, StderrLog
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Connection", "unavailable"]
 
-_log = logging.getLogger("toolchain.mcp")
+_log = logger("toolchain.mcp")
 
 _LOG_CHARS = 2_000
 _LOG_LEVELS = {

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 from collections.abc import AsyncGenerator, Callable
 from types import TracebackType
 from typing import Any, Final, cast
@@ -38,11 +37,12 @@ import pydantic
 from mcp.shared.message import SessionMessage
 from mcp_types import methods
 
+from toolchain._logs import logger
 from toolchain._nesting import MAX_DEPTH
 
 __all__ = ["MAX_SCHEMA_DEPTH", "ListingGuard"]
 
-_log = logging.getLogger("toolchain.mcp")
+_log = logger("toolchain.mcp")
 
 MAX_SCHEMA_DEPTH: Final = MAX_DEPTH
 """Levels an input schema may nest (objects and arrays): as deep as arguments may go."""

@@ -18,12 +18,12 @@ matches those keys with ``re`` for it).
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from toolchain._input import ArgumentsError, InputCodec
+from toolchain._logs import logger
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SchemaCodec"]
 
-_log = logging.getLogger("toolchain.mcp")
+_log = logger("toolchain.mcp")
 _MAX_PROBLEMS = 8
 _MAX_MESSAGE = 200
 # Values of these keywords are data (enums, examples), not schemas: never scanned.

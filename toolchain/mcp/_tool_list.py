@@ -11,12 +11,12 @@ per burst, and a step waits for it (``settled``) before it offers the tools.
 from __future__ import annotations
 
 import asyncio
-import logging
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolchain._errors import DuplicateToolError, describe_exception
+from toolchain._logs import logger
 from toolchain.mcp._failures import Redactor
 from toolchain.mcp._names import tool_name
 from toolchain.mcp._tool import MCPTool, ToolHost, ToolsChanged
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ListWatch", "ToolList"]
 
-_log = logging.getLogger("toolchain.mcp")
+_log = logger("toolchain.mcp")
 
 _MAX_PAGES = 1_000
 _SETTLE_WAIT = 5.0

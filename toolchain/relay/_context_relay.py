@@ -5,7 +5,6 @@ arguments unboxed before the tool runs."""
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal, cast
 
@@ -23,6 +22,7 @@ from toolchain import (
     describe_exception,
 )
 from toolchain._hooks import Shown
+from toolchain._logs import logger
 from toolchain._tokens import count_tokens
 from toolchain.relay._events import OutputBoxed, ReferencesResolved
 from toolchain.relay._guide import relay_guide
@@ -35,7 +35,7 @@ from toolchain.stores._strings import any_string
 
 __all__ = ["ContextRelay"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 Mode = Literal["opaque", "json"]
 Unit = Literal["chars", "tokens"]

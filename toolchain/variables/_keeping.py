@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 from collections.abc import Iterator, Mapping
 from typing import Final, Protocol, cast
 
 import msgspec
 
 from toolchain import ExecutionContext
+from toolchain._logs import logger
 from toolchain._oneline import one_line
 from toolchain.stores import Store, StoredEntry
 from toolchain.stores._entries import decode_entry, encode_entry, scope_of
@@ -29,7 +29,7 @@ __all__ = [
     "why_dropped",
 ]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 MAX_DROPPED: Final = 1_000
 """Names of dropped variables remembered, to say why they are gone."""

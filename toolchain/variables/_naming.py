@@ -11,13 +11,14 @@
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Callable, Mapping
 
+from toolchain._logs import logger
+
 __all__ = ["Naming", "base_name", "clean_name", "name_output"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 Naming = Callable[[str, Mapping[str, object], object], "str | None"]
 """``(tool name, arguments, output) -> name``; None (or an empty name) keeps the default

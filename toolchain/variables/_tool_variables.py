@@ -3,7 +3,6 @@ resolved in a call's arguments, each result saved and named in what the model se
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Mapping
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
+from toolchain._logs import logger
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
 from toolchain.stores._results import results_of
 from toolchain.stores._strings import any_string
@@ -43,7 +43,7 @@ from toolchain.variables._text import resolve_text as _resolve_text
 
 __all__ = ["ToolVariables"]
 
-_log = logging.getLogger("toolchain")
+_log = logger("toolchain")
 
 
 class ToolVariables(Extension):

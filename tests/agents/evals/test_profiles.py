@@ -324,3 +324,18 @@ def test_model_strings_and_reasoning_models() -> None:
         target.build()  # only building needs a key
     assert not ModelTarget.from_string("openai:gpt-4o", {}).reasoning
     assert is_reasoning_model("o4-mini") and not is_reasoning_model("llama3")
+
+
+def test_a_key_read_from_an_env_file_is_blanked_wherever_we_write(tmp_path: Path) -> None:
+    """A key that only a .env holds is the process's from then on: a log line or error
+    that echoes it shows [REDACTED], as for a key in the environment itself."""
+    from toolchain._redact import redact, remember_environment
+
+    file = tmp_path / ".env"
+    file.write_text("ACME_EVAL_API_KEY=zz-9f81c07e5d4b3a2\n", encoding="utf-8")
+    try:
+        assert redact("bad key zz-9f81c07e5d4b3a2") == "bad key zz-9f81c07e5d4b3a2"
+        eval_environment(file, {})
+        assert redact("bad key zz-9f81c07e5d4b3a2") == "bad key [REDACTED]"
+    finally:
+        remember_environment()  # back to the process's own

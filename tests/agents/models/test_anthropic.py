@@ -58,7 +58,9 @@ async def test_generate_returns_text_stop_reason_and_usage(
 ) -> None:
     loopback.enqueue(anthropic_message("42", input_tokens=12, output_tokens=3))
     response = await model.generate(QUESTION)
-    assert response == ModelResponse("42", "stop", Usage(12, 3), "claude-loopback")
+    assert response == ModelResponse(
+        "42", "stop", Usage(12, 3), "claude-loopback", id="msg_loopback"
+    )
     request = loopback.last_request
     assert (request.method, request.path) == ("POST", "/v1/messages")
     assert "anthropic-version" in request.headers
@@ -223,7 +225,9 @@ async def test_stream_reassembles_deltas_split_mid_tag(
     loopback.enqueue(anthropic_stream(["<ans", "wer>4", "2</answer>"], input_tokens=9))
     deltas, final = await stream_texts(model, QUESTION)
     assert deltas == ["<ans", "wer>4", "2</answer>"]
-    assert final == ModelResponse("<answer>42</answer>", "stop", Usage(9, 4), "claude-loopback")
+    assert final == ModelResponse(
+        "<answer>42</answer>", "stop", Usage(9, 4), "claude-loopback", id="msg_loopback"
+    )
     body = loopback.last_request.json()
     assert body["stream"] is True
     assert body["system"] == "Answer briefly."

@@ -240,6 +240,7 @@ async def test_two_parallel_tool_use_blocks_are_parsed_with_ids(
             ToolCallRequest("toolu_01A", "add", '{"a":2,"b":3}'),
             ToolCallRequest("toolu_01B", "plot", '{"title":"café","points":[[0,1.5]]}'),
         ),
+        id="msg_loopback",
     )
     assert response.tool_calls[1].parsed_arguments() == {"title": "café", "points": [[0, 1.5]]}
 

@@ -63,7 +63,9 @@ async def test_generate_returns_text_stop_reason_and_usage(
 ) -> None:
     loopback.enqueue(openai_completion("42", prompt_tokens=12, completion_tokens=3))
     response = await model.generate(QUESTION)
-    assert response == ModelResponse("42", "stop", Usage(12, 3), "gpt-loopback")
+    assert response == ModelResponse(
+        "42", "stop", Usage(12, 3), "gpt-loopback", id="chatcmpl-loopback"
+    )
     request = loopback.last_request
     assert (request.method, request.path) == ("POST", "/v1/chat/completions")
     assert request.headers["authorization"] == "Bearer test-key"
@@ -243,7 +245,9 @@ async def test_stream_reassembles_deltas_split_mid_tag(
     loopback.enqueue(openai_stream(["<ans", "wer>4", "2</answer>"], prompt_tokens=9))
     deltas, final = await stream_texts(model, QUESTION)
     assert deltas == ["<ans", "wer>4", "2</answer>"]
-    assert final == ModelResponse("<answer>42</answer>", "stop", Usage(9, 4), "gpt-loopback")
+    assert final == ModelResponse(
+        "<answer>42</answer>", "stop", Usage(9, 4), "gpt-loopback", id="chatcmpl-loopback"
+    )
     body = loopback.last_request.json()
     assert body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}

@@ -191,6 +191,7 @@ async def test_two_parallel_calls_are_parsed_with_ids_and_raw_arguments(
             ToolCallRequest("call_a1", "get_weather", '{"city":  "Paris"}'),
             ToolCallRequest("call_b2", "get_time", '{\n  "city": "Paris"\n}'),
         ),
+        id="chatcmpl-loopback",
     )
     assert [call.parsed_arguments() for call in response.tool_calls] == [{"city": "Paris"}] * 2
 
@@ -262,6 +263,7 @@ async def test_streamed_call_deltas_split_at_awkward_points_assemble_in_index_or
             ToolCallRequest("call_w", "get_weather", '{"city": "Paris"}'),
             ToolCallRequest("call_t", "get_time", '{"city": "Paris"}'),
         ),
+        id="chatcmpl-loopback",
     )
 
 

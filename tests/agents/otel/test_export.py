@@ -1,8 +1,9 @@
 """Where spans go, and what they never do: spans exported over OTLP/HTTP to a receiver on
 loopback and read back there; an exporter or a span processor that fails leaves the
-run as it was (and is logged); no credential reaches an attribute, with or without
-content; and before ``instrument()`` a run has nothing watching it, and ``import
-agents`` does not import OpenTelemetry.
+run as it was (and is logged); an exporter that blocks never holds a run past its
+deadline, and a finished run's spans are exported as it returns; no credential reaches
+an attribute, with or without content; and before ``instrument()`` a run has nothing
+watching it, and ``import agents`` does not import OpenTelemetry.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,11 +35,13 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agents import GenerateOptions, ReActAgent, ScriptedModel, ToolCallingAgent
+from agents.models import ScriptedReply, ToolCallRequest
 from agents.otel import instrument, uninstrument
 from tests.agents.otel.tracing import Traced, every_text, traced
-from toolchain import ExecutionContext, Stats, tool
+from toolchain import ExecutionContext, Limits, Stats, tool
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -213,6 +217,113 @@ async def test_a_provider_that_cannot_start_spans_leaves_runs_unwatched(
     result = await adding_agent().run("2 + 3?")
     assert result.answer == "5"
     assert any(r.getMessage().startswith("a run watcher failed") for r in caplog.records)
+
+
+# -- a slow exporter never holds the run ---------------------------------------------------
+
+
+class SlowExporter(SpanExporter):
+    """A collector far away: each export takes ``delay`` seconds."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.exported: list[ReadableSpan] = []
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        time.sleep(self.delay)
+        self.exported.extend(spans)
+        return SpanExportResult.SUCCESS
+
+
+@tool
+async def ping(n: int) -> int:
+    """Ping."""
+    return n
+
+
+def busy_agent() -> ToolCallingAgent[str]:
+    """3 steps of 8 parallel calls, then an answer: 1 + 4 + 24 = 29 spans."""
+    turn = ScriptedReply(
+        tool_calls=tuple(ToolCallRequest("", "ping", f'{{"n": {n}}}') for n in range(8))
+    )
+    model = ScriptedModel([turn, turn, turn, "Pong."])
+    return ToolCallingAgent(model, tools=[ping], name="busy", limits=Limits(timeout=TIMEOUT))
+
+
+SPANS = 29
+DELAY = 0.05  # per span: 1.45 s of exporting, three times the run's time limit
+TIMEOUT = 0.5
+
+
+async def test_a_run_ends_by_its_deadline_whatever_the_exporter_does() -> None:
+    started = time.perf_counter()
+    assert (await busy_agent().run("Ping.")).answer == "Pong."
+    baseline = time.perf_counter() - started  # the run's own work, untraced
+
+    exporter = SlowExporter(DELAY)
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrument(provider)
+    try:
+        started = time.perf_counter()
+        result = await busy_agent().run("Ping.")
+        took = time.perf_counter() - started
+        # The loop was never held: another task ran all the while.
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        second = await busy_agent().run("Ping.")
+        ticker.cancel()
+    finally:
+        uninstrument()  # waits for the spans still being exported
+        provider.shutdown()
+    # Exporting takes three times the limit; the run took its own time, then waited for
+    # its spans until its deadline at most, and answered.
+    assert SPANS * DELAY > 2.5 * TIMEOUT
+    assert took < TIMEOUT + baseline + TIMEOUT / 2, (took, baseline)
+    assert result.answer == "Pong." and second.answer == "Pong."
+    assert ticks >= 10  # a loop blocked in export() would have let the ticker run ~0 times
+    assert len(exporter.exported) == 2 * SPANS  # all of them, in the end
+
+
+async def test_a_batch_processor_s_slow_exporter_never_holds_the_run_either() -> None:
+    """A ``BatchSpanProcessor`` only queues in ``on_end`` (its thread exports): spans end
+    where they are, and the run has nothing to wait for."""
+    exporter = SlowExporter(DELAY * 10)
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=1))
+    instrument(provider)
+    try:
+        started = time.perf_counter()
+        assert (await busy_agent().run("Ping.")).answer == "Pong."
+        took = time.perf_counter() - started
+    finally:
+        uninstrument()
+    provider.shutdown()  # exports what is left
+    assert took < TIMEOUT, took  # one batch export alone takes as long as the limit
+    assert len(exporter.exported) == SPANS
+
+
+async def test_a_finished_run_s_spans_are_exported_as_it_returns() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrument(provider)
+    try:
+        model = ScriptedModel([ScriptedModel.call("ping", n=1), "Pong."])
+        await ToolCallingAgent(model, tools=[ping], name="prompt").run("Ping.")
+        # Read at once, without waiting: the run waited for them as it ended.
+        names = sorted(span.name for span in exporter.get_finished_spans())
+    finally:
+        uninstrument()
+        provider.shutdown()
+    assert names == ["chat scripted", "chat scripted", "execute_tool ping", "invoke_agent prompt"]
 
 
 # -- secrets ----------------------------------------------------------------------------
