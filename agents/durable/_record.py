@@ -333,10 +333,20 @@ def decode_inputs(
 
 
 def _plain_state(state: Mapping[str, object]) -> dict[str, Any]:
+    return {str(name): _plain(value, f"extension_state[{name!r}]") for name, value in state.items()}
+
+
+def _plain(value: object, what: str) -> object:
+    """``value`` as plain data, or a `RecordError` naming ``what`` and its type (not its
+    content: the error reaches DBOS's log of the workflow's failure)."""
     try:
-        return {str(name): to_builtins(value) for name, value in state.items()}
-    except TypeError as error:  # OutputError: says what is wrong, not what it holds
-        raise RecordError(f"extension_state is not plain JSON data: {error}") from None
+        return to_builtins(value)
+    except TypeError:  # OutputError, whose message may quote part of the value
+        raise RecordError(
+            f"{what} cannot be recorded: it is a {type(value).__name__} holding something "
+            "other than plain JSON data (dicts, lists, strings, numbers, booleans, None; "
+            "dataclasses, pydantic models and dates are converted)"
+        ) from None
 
 
 # -- model responses -----------------------------------------------------------------------
@@ -468,14 +478,10 @@ def _new_adapter(tp: Any) -> pydantic.TypeAdapter[Any] | None:  # any annotation
 def encode_result(runnable: str, result: AgentResult[Any]) -> msgspec.Raw:
     """The run's ``AgentResult`` as JSON; `RecordError` when a part of it is not plain
     data (its answer, a tool's output, the extension state), named without its value."""
-    try:
-        answer = to_builtins(result.answer)
-    except TypeError as error:
-        raise RecordError(f"the run's answer cannot be recorded: {error}") from None
     wire = _Result(
         runnable,
         result.stopped_by,
-        answer,
+        _plain(result.answer, "the run's answer"),
         tuple(_iteration(iteration) for iteration in result.iterations),
         tuple(message_to_wire(message) for message in result.messages),
         dict(result.stats),
@@ -529,11 +535,9 @@ def _plain_args(args: Mapping[str, object]) -> Mapping[str, object]:
 
 
 def _raw(found: RawToolCallResult) -> _Raw:
-    try:
-        output = _output(found.result)
-    except TypeError as error:
-        raise RecordError(f"an output of {found.name} in the run's result: {error}") from None
-    return _Raw(found.name, output, found.id)
+    media = tuple(part_to_wire(part) for part in found.result.media)
+    output = _plain(found.result.text, f"an output of {found.name} in the run's result")
+    return _Raw(found.name, _Output(output, media, found.result.instructions), found.id)
 
 
 def _observation(seen: CallObservation) -> _Observation:

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.workers import HANG_GUARD_SECONDS
+
 ROOT = Path(__file__).resolve().parents[3]
 RUN = "run-1"
 IMPORTED = "from tests.agents.durable import worker; worker.cli()"
@@ -46,14 +48,17 @@ def worker(
 
 def finished(process: subprocess.Popen[str]) -> dict[str, Any]:
     """The last JSON line the worker printed, once it exited cleanly."""
-    out, err = process.communicate()
-    assert process.returncode == 0, err
-    return dict(json.loads(out.strip().splitlines()[-1]))
+    return finished_with_log(process)[0]
 
 
 def finished_with_log(process: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
     """The worker's last JSON line and everything it wrote to stderr (its logs)."""
-    out, err = process.communicate()
+    try:
+        out, err = process.communicate(timeout=HANG_GUARD_SECONDS)
+    except subprocess.TimeoutExpired:  # a run nobody finishes: fail, saying where it was
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"the worker did not exit in {HANG_GUARD_SECONDS:.0f} s\n{err[-4000:]}")
     assert process.returncode == 0, err
     return dict(json.loads(out.strip().splitlines()[-1])), err
 
@@ -61,10 +66,15 @@ def finished_with_log(process: subprocess.Popen[str]) -> tuple[dict[str, Any], s
 def kill_when_blocked(directory: Path, process: subprocess.Popen[str]) -> None:
     """SIGKILL the worker once it signals it reached its blocking point."""
     signalled = directory / "blocked"
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
     while not signalled.exists():
         if process.poll() is not None:
             _, err = process.communicate()
             pytest.fail(f"the worker exited before it blocked: {err}")
+        if time.monotonic() > deadline:
+            process.kill()
+            process.communicate()
+            pytest.fail(f"the worker did not block in {HANG_GUARD_SECONDS:.0f} s")
         time.sleep(0.02)
     os.kill(process.pid, signal.SIGKILL)
     process.communicate()

@@ -37,7 +37,7 @@ from agents.durable import (
     shutdown,
     wait_for_person,
 )
-from agents.models import ScriptedModel
+from agents.models import Message, ScriptedModel
 from agents.prompt import Prompt
 from tests.support.agent_kinds import KINDS, Kind, agent, answer, call, chain_for
 from toolchain import tool
@@ -301,34 +301,31 @@ async def test_everything_a_run_records_is_plain_json(kind: Kind, dbos: Path) ->
     assert documents[4:6] == [True, {"result": {"output": 42}}]
 
 
-async def test_no_log_holds_a_run_whose_tool_error_does_not_pickle(
+async def test_no_log_holds_the_conversation_of_a_run_that_cannot_be_recorded(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     card, key = "4111 1111 1111 1111", "sk-proj-Zq7Plk3VvXw9RtYuAbCdEfGh"
-
-    class Declined(Exception):
-        def __init__(self) -> None:
-            super().__init__("the card was declined")
-            self.lock = threading.Lock()  # no pickle takes it
-
-    @tool
-    def charge_card(card: str) -> str:
-        """Charge a card."""
-        raise Declined
-
-    model = ScriptedModel([call("native", "charge_card", card=card), answer("native", "no")])
-    made = agent("native", model, chain_for("native", charge_card))
+    history = [
+        Message.text("user", f"My card is {card}, the key {key}."),
+        Message.text("assistant", "ok"),
+    ]
+    model = ScriptedModel([answer("native", "paid")])
+    made = agent("native", model, chain_for("native"))
     dbos_logger = logging.getLogger("dbos")  # DBOS's logs do not propagate to the root
     dbos_logger.addHandler(caplog.handler)
     try:
-        with caplog.at_level(logging.DEBUG):
-            result = await DurableAgent(made, name="declined").run(f"Pay with {card}; key {key}")
+        with caplog.at_level(logging.DEBUG), pytest.raises(RecordError) as refused:
+            await DurableAgent(made, name="unrecordable").run(
+                "Pay.", history=history, extension_state={"session": threading.Lock()}
+            )
     finally:
         dbos_logger.removeHandler(caplog.handler)
 
-    assert result.answer == "no"
-    assert card not in caplog.text
-    assert key not in caplog.text
+    assert "extension_state['session'] cannot be recorded" in str(refused.value)
+    assert model.requests == []  # refused before the run started
+    for secret in (card, key):
+        assert secret not in caplog.text
+        assert secret not in str(refused.value)
 
 
 async def test_a_result_over_the_record_limit_ends_the_run_with_a_clear_error(

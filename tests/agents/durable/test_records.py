@@ -103,17 +103,21 @@ def test_a_pickle_written_into_the_run_database_is_refused_and_runs_nothing(
     assert "never unpickles" in log  # the developer sees it in the logs too
 
 
-def test_no_log_holds_the_conversation_of_a_run_whose_tool_error_does_not_pickle(
+def test_a_run_whose_inputs_are_not_plain_data_is_refused_and_no_log_holds_them(
     tmp_path: Path,
 ) -> None:
-    # The tool raises an exception holding a lock (no pickle takes it) in a run whose
-    # task holds a card number and an API key.
+    # The run continues a conversation holding a card number and an API key, with an
+    # extension state holding a lock (which no pickle, nor JSON, takes).
     result, log = finished_with_log(worker(tmp_path, "native", "secrets", "start"))
 
-    assert result == {"answer": "declined", "stopped_by": "answer"}
-    assert runs(tmp_path, "charge_card") == 1
-    assert CARD not in log
-    assert KEY not in log
+    assert result["error"] == "RecordError"
+    assert result["message"].startswith(
+        "extension_state['session'] cannot be recorded: it is a lock holding something "
+        "other than plain JSON data"
+    )
+    assert runs(tmp_path, "charge_card") == 0
+    assert CARD not in log + result["message"]
+    assert KEY not in log + result["message"]
     assert "4111" not in log
 
 

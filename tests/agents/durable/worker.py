@@ -269,20 +269,11 @@ def issue_receipt(order: str) -> Receipt:
     return Receipt(order, Decimal("20.50"), datetime.date(2026, 1, 27))
 
 
-class CardDeclined(Exception):
-    """An exception holding what no pickle can take (a lock) and a card number."""
-
-    def __init__(self, card: str) -> None:
-        super().__init__(f"the card ending {card[-4:]} was declined")
-        self.card = card
-        self.lock = threading.Lock()
-
-
 @tool
 def charge_card(card: str) -> str:
     """Charge a card."""
     note("tool_charge_card.log", card[-4:])
-    raise CardDeclined(card)
+    return "charged"
 
 
 @tool
@@ -503,8 +494,19 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
 }
 
 
-TASKS = {"secrets": f"Pay order A17 with the card {CARD}; the shop's API key is {KEY}."}
+TASKS = {"secrets": "Pay order A17 with the card I gave you."}
 """The task of a scenario, where it is not ``go``."""
+
+HISTORY = {
+    "secrets": [
+        Message.text("user", f"My card is {CARD}; the shop's API key is {KEY}."),
+        Message.text("assistant", "Noted."),
+    ]
+}
+"""The conversation a scenario's run continues, where it continues one."""
+
+STATES: dict[str, dict[str, object]] = {"secrets": {"session": threading.Lock()}}
+"""The extension state a scenario's run is given: a lock, which no pickle takes."""
 
 
 def printed(result: Any) -> None:
@@ -525,6 +527,21 @@ def details(result: Any) -> dict[str, object]:
     if raw.errors[0] is not None:
         return {"error_kind": raw.errors[0].kind, "error_message": raw.errors[0].message}
     return {}
+
+
+async def started(durable: Any, scenario: str, workflow_id: str) -> None:
+    """Run the scenario's run here; print its result, or the error it was refused with."""
+    try:
+        result = await durable.run(
+            TASKS.get(scenario, "go"),
+            history=HISTORY.get(scenario, ()),
+            extension_state=STATES.get(scenario),
+            workflow_id=workflow_id,
+        )
+    except DurableError as error:
+        print(json.dumps({"error": type(error).__name__, "message": str(error)}), flush=True)
+    else:
+        printed(result)
 
 
 async def outcome(workflow_id: str) -> None:
@@ -555,7 +572,7 @@ async def main(scenario: str, command: str, workflow_id: str) -> None:
     launch(DATABASE)
     try:
         if command == "start":
-            printed(await durable.run(TASKS.get(scenario, "go"), workflow_id=workflow_id))
+            await started(durable, scenario, workflow_id)
         elif command == "chat":  # two turns: the second continues the first
             first = await durable.run("my name is Ada", workflow_id=workflow_id)
             second = await durable.run(
