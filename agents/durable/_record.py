@@ -432,8 +432,8 @@ def load_as(plain: object, output_type: object, tool: str) -> object:
     reverses what ``to_builtins`` wrote (dataclasses, Structs, dates, bytes as base64),
     pydantic what holds a pydantic model. A value that loads into neither stays plain
     data, with a warning naming the tool and the type, not the value."""
-    if output_type is Any or output_type is object:
-        return plain
+    if plain is None or output_type is Any or output_type is object:
+        return plain  # None: no answer (the run stopped otherwise), or a tool that said so
     try:
         return msgspec.convert(plain, output_type)
     except (msgspec.ValidationError, TypeError):

@@ -314,7 +314,8 @@ class StepRunner:
             f"run {run} cannot be replayed by this code: its step {step_id} was recorded "
             f"as {recorded!r}, where this code now makes {name!r}. The code changed since "
             "the run started (its tools, hooks, extensions or limits) so that it no "
-            "longer takes the path its record took; nothing was run again. " + FORK.format(run=run)
+            "longer takes the path its record took; nothing was run again. "
+            + fork(run or "", self._record)
         )
         raise self.failure
 

@@ -18,6 +18,7 @@ from agents.durable import INTERRUPTED
 from tests.agents.durable.processes import (
     finished,
     finished_with_log,
+    kill_when_blocked,
     model_calls,
     runs,
     start_and_kill,
@@ -100,3 +101,29 @@ def test_another_agent_class_ends_the_run_with_an_error_and_a_fork_on_the_old_co
     assert forked == {"answer": "refunded once", "stopped_by": "answer"}
     assert runs(tmp_path, "refund") == 1
     assert len(model_calls(tmp_path)) == 2
+
+
+def test_a_step_the_code_no_longer_makes_ends_the_run_with_an_error_and_calls_nothing(
+    tmp_path: Path,
+) -> None:
+    # The run waited for a person to approve `publish` (DBOS steps of their own), was
+    # approved from a second process, published and was killed; the release that
+    # recovers it asks no approval, so it would make its next model call where the
+    # record has the approval's steps.
+    assert finished(worker(tmp_path, "native", "approval_release", "start-and-leave")) == {
+        "pending": ["publish"]
+    }
+    (tmp_path / "block").write_text("")
+    kill_when_blocked(tmp_path, worker(tmp_path, "native", "approval_release", "decide"))
+
+    failed = finished(worker(tmp_path, "native", "approval_release", "recover", "unapproved"))
+
+    assert failed["error"] == "ReplayError"
+    assert failed["status"] == "ERROR"
+    assert (
+        "its step 5 was recorded as 'DBOS.setEvent', where this code now makes "
+        in (failed["message"])
+    )
+    assert "nothing was run again" in failed["message"]
+    assert runs(tmp_path, "publish") == 1
+    assert len(model_calls(tmp_path)) == 1

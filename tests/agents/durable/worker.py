@@ -22,7 +22,8 @@ KIND, "message": ..., "status": ...}``.
 
 RELEASE is the code this process runs, as a release between a crash and its recovery
 changes it: ``v1`` (the tool ``refund``, the model ``counting``), ``renamed`` (the tool
-is ``issue_refund`` now), ``model`` (the model is ``counting-2`` now); a different KIND
+is ``issue_refund`` now), ``model`` (the model is ``counting-2`` now), ``unapproved``
+(``publish`` needs no approval now); a different KIND
 in the recovering process is another agent class. Run as ``python -c "from
 tests.agents.durable import worker; worker.cli()" ARGS...``, the worker's classes live
 in the module ``tests.agents.durable.worker`` instead of ``__main__``.
@@ -406,6 +407,13 @@ def approved(messages: Sequence[Message]) -> ScriptItem:
     return answer("published" if "published p1" in last else "not published")
 
 
+def approving() -> ToolSearch:
+    """``publish`` waits for a person's approval (not in the release ``unapproved``)."""
+    asks = RELEASE != "unapproved"
+    info = ToolInfo("publish", risk="moderate", requires_confirmation=asks)
+    return ToolSearch(ToolIndex([publish], [info]), defer=False, approve=wait_for_person)
+
+
 class SubTask(TypedDict):
     task: str
 
@@ -471,20 +479,11 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
         make_agent(chat, record, shout, extensions=[ToolVariables()]), name="chat"
     ),
     "approval": lambda: DurableAgent(
-        make_agent(
-            approved,
-            extensions=[
-                ToolSearch(
-                    ToolIndex(
-                        [publish],
-                        [ToolInfo("publish", risk="moderate", requires_confirmation=True)],
-                    ),
-                    defer=False,
-                    approve=wait_for_person,
-                )
-            ],
-        ),
-        name="approval",
+        make_agent(approved, extensions=[approving()]), name="approval"
+    ),
+    "approval_release": lambda: DurableAgent(
+        make_agent(approved, extensions=[approving()], step_hooks=[pause_before_step_2]),
+        name="approval_release",
     ),
     "sub_agent": lambda: DurablePrompt(
         build_sub_agents,
