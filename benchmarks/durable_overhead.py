@@ -169,15 +169,17 @@ def _measure(
 ) -> tuple[list[Timing], int]:
     """Launch DBOS on ``database`` (through ``launch`` or directly, leaving the file in
     its rollback journal), count one run's recorded steps, time ``jobs``."""
-    from dbos import DBOS
+    from dbos import DBOS, DBOSConfig
 
     from agents.durable import launch, shutdown
+    from agents.durable._serializer import record_settings
 
     url = f"sqlite:///{database}"
     if through_launch:
         launch(url, name="gent-bench")
-    else:
-        DBOS(config={"name": "gent-bench", "system_database_url": url, "log_level": "WARNING"})
+    else:  # everything launch() sets but the journal: durable runs record in its format
+        config: DBOSConfig = {"name": "gent-bench", "system_database_url": url}
+        DBOS(config={**config, "log_level": "WARNING", **record_settings(None)})
         DBOS.launch()
     try:
         steps = asyncio.run(_recorded(durable, model))

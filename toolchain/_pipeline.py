@@ -20,7 +20,7 @@ from toolchain._invoke import after_hooks, invoke
 from toolchain._observe import finish, observation_hooks
 from toolchain._outcome import ChainSettings, Outcome, Signals
 from toolchain._plan import before_hooks, precheck, unknown_tool
-from toolchain._result import ToolCall, ToolCallError
+from toolchain._result import ToolCall, ToolCallError, ToolResult
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
@@ -43,7 +43,7 @@ async def run_call(
     slot = runner.reserve(ctx, call) if runner is not None else None
     checked = precheck(ctx, call, chain.registry)
     if isinstance(checked, ToolCallError):
-        return finish(chain, ctx, index, call, None, checked, started)
+        return await _refused(chain, ctx, index, call, checked, started, slot)
     tool = checked
     raw_args = call.args
     hooks = ctx.hooks
@@ -51,11 +51,11 @@ async def run_call(
         before = before_hooks(ctx, call)
         call, refusal = before if isinstance(before, tuple) else await before
         if refusal is not None:
-            return finish(chain, ctx, index, call, None, refusal, started)
+            return await _refused(chain, ctx, index, call, refusal, started, slot)
         found = chain.registry.get(call.name)
         if found is None:
             unknown = unknown_tool(call.name, chain.registry)
-            return finish(chain, ctx, index, call, None, unknown, started)
+            return await _refused(chain, ctx, index, call, unknown, started, slot)
         tool = found
     if hooks.guarded:  # on the call as it will run, rewritten by the before hooks
         guarded = check_guards(ctx, call)
@@ -63,7 +63,7 @@ async def run_call(
             guarded if guarded is None or isinstance(guarded, ToolCallError) else (await guarded)
         )
         if refusal is not None:
-            return finish(chain, ctx, index, call, None, refusal, started)
+            return await _refused(chain, ctx, index, call, refusal, started, slot)
     if ctx.events.has_subscribers(BeforeToolCall):
         ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
     if runner is None:
@@ -73,6 +73,20 @@ async def run_call(
         result, problem = await runner.run_tool(
             ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, ran_call, index, signals)
         )
+    return await _observed(chain, ctx, index, call, result, problem, started)
+
+
+async def _observed(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    index: int,
+    call: ToolCall,
+    result: ToolResult[object] | None,
+    problem: ToolCallError | None,
+    started: float,
+) -> Outcome:
+    """What a call that ran (or replayed) comes to: the after hooks, then observed."""
+    hooks = ctx.hooks
     if problem is None and result is not None and hooks.after:
         after = after_hooks(ctx, call, result)
         result, problem = after if isinstance(after, tuple) else await after
@@ -81,3 +95,23 @@ async def run_call(
         observed = observation_hooks(ctx, outcome, outcome.result)
         outcome = observed if isinstance(observed, Outcome) else await observed
     return outcome
+
+
+async def _refused(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    index: int,
+    call: ToolCall,
+    refusal: ToolCallError,
+    started: float,
+    slot: object,
+) -> Outcome:
+    """A call the code refuses now. In a durable run whose record shows the call ran
+    before a crash, the record wins: a release since (a tool renamed, a limit or hook
+    changed) must not make a finished call look as if it never ran."""
+    runner = _step_seam.current() if slot is not None else None
+    replayed = None if runner is None else await runner.recorded(ctx, call, slot, chain.registry)
+    if replayed is None:
+        return finish(chain, ctx, index, call, None, refusal, started)
+    result, problem = replayed
+    return await _observed(chain, ctx, index, call, result, problem, started)

@@ -12,7 +12,7 @@ This module imports nothing of a durable engine: the runner brings it.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -45,6 +45,19 @@ class StepRunner(Protocol):
         run: Callable[[], Awaitable[Invoked]],
     ) -> Awaitable[Invoked]:
         """Run ``run`` (the tool, validated and called) as the call's step at ``slot``."""
+        ...
+
+    def recorded(
+        self,
+        ctx: ExecutionContext,
+        call: ToolCall,
+        slot: object,
+        tools: Mapping[str, Tool[Any, Any]],
+    ) -> Awaitable[Invoked | None]:
+        """The outcome the record holds for the call at ``slot``, asked when the code now
+        would not run it (its tool unknown, a limit or a hook refusing it): a call that
+        finished before a crash replays as recorded, whatever the code says since;
+        ``None`` when the record has nothing for it. ``tools``: the chain's, by name."""
         ...
 
     def step(self, name: str, make: Callable[[], Awaitable[T]]) -> Awaitable[T]:

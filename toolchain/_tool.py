@@ -138,12 +138,30 @@ class Tool(ABC, Generic[InputT, OutputT]):
     input). A durable run (``agents.durable``) runs a call again that was cut off by a
     crash only when this is set; otherwise the model is told the call was interrupted."""
     input_type: type[Any]
+    output_type: Any = Any
+    """The type of ``ToolResult.text``: ``OutputT`` of ``Tool[InputT, OutputT]``, or the
+    return annotation of a ``@tool`` function (``Any`` when not given). A durable run
+    (``agents.durable``) records an output as plain data and loads it back into this type.
+
+    >>> from pydantic import BaseModel
+    >>> class Weather(BaseModel):
+    ...     temp_c: int
+    >>> @tool
+    ... def weather(city: str) -> Weather:
+    ...     '''Current weather for a city.'''
+    ...     return Weather(temp_c=21)
+    >>> weather.output_type is Weather
+    True
+    """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         found = _input_type_of(cls)
         if found is not None:
             cls.input_type = found
+        output = _type_argument(cls, 1)
+        if output is not None:
+            cls.output_type = output
         # Mistakes fail here, naming the class, not when a prompt is built or a call runs.
         if "name" in cls.__dict__:
             check_tool_name(cls.__dict__["name"], cls.__name__)
@@ -221,20 +239,43 @@ def _own_inits(cls: type) -> set[str]:
     return set()
 
 
-def _input_type_of(cls: type) -> type[Any] | None:
+def _type_argument(cls: type, index: int) -> object | None:
+    """Argument ``index`` of ``Tool[InputT, OutputT]`` where ``cls`` subclasses it with a
+    concrete type there (not ``Any``, not a type variable)."""
     for base in getattr(cls, "__orig_bases__", ()):
         origin = get_origin(base)
         if isinstance(origin, type) and issubclass(origin, Tool):
             args = get_args(base)
-            if args and args[0] is not Any and not isinstance(args[0], TypeVar):
-                candidate = args[0]
-                if not is_input_type(candidate):
-                    raise ToolInputTypeError(
-                        f"{cls.__name__}: input type {candidate!r} must be a pydantic model, "
-                        "a dataclass, a TypedDict or a msgspec Struct"
-                    )
-                return cast(type[Any], candidate)
+            if len(args) > index and args[index] is not Any:
+                found: object = args[index]
+                return None if isinstance(found, TypeVar) else found
     return None
+
+
+def _input_type_of(cls: type) -> type[Any] | None:
+    candidate = _type_argument(cls, 0)
+    if candidate is None:
+        return None
+    if not is_input_type(candidate):
+        raise ToolInputTypeError(
+            f"{cls.__name__}: input type {candidate!r} must be a pydantic model, "
+            "a dataclass, a TypedDict or a msgspec Struct"
+        )
+    return cast(type[Any], candidate)
+
+
+def _output_type_of(fn: Callable[..., Any]) -> object:
+    """What a ``@tool`` function returns, as ``ToolResult.text``: its return annotation,
+    unwrapped from ``ToolResult[...]`` (``Any`` when it has none, or it cannot be read)."""
+    try:
+        returned: object = typing.get_type_hints(fn).get("return", Any)
+    except Exception:  # an annotation that does not resolve: the input check names it
+        return Any
+    if returned is ToolResult:
+        return Any
+    if get_origin(returned) is ToolResult:
+        return get_args(returned)[0]
+    return returned
 
 
 class _FunctionTool(Tool[Any, Any]):
@@ -260,6 +301,7 @@ class _FunctionTool(Tool[Any, Any]):
         self._fn = fn
         self._wants_ctx, self._model_param, input_type = _function_input(fn)
         self.input_type = input_type
+        self.output_type = _output_type_of(fn)
         self._async = inspect.iscoroutinefunction(fn)
 
     @functools.cached_property

@@ -15,6 +15,7 @@ from typing import Any, cast
 from dbos import DBOS, DBOSClient
 
 from agents.durable._runner import in_workflow
+from agents.durable._serializer import check_client
 from toolchain import ExecutionContext, _step_seam
 from toolchain.discovery import Approval, ApprovalRequest
 
@@ -61,13 +62,13 @@ async def pending(
     """The calls of the run ``workflow_id`` that wait for a person now (maybe none).
 
     ``wait``: seconds to wait for the run's first call to ask, if none asked yet. Call it
-    from any process that launched DBOS on the run's database, or pass a ``DBOSClient``
-    on that database (a web app that runs no workflows).
+    from any process that launched DBOS on the run's database, or pass a client on that
+    database (``agents.durable.client(url)``: a web app that runs no workflows).
     """
     found: object = (
         await DBOS.get_event_async(workflow_id, EVENT, timeout_seconds=wait)
         if client is None
-        else await client.get_event_async(workflow_id, EVENT, timeout_seconds=wait)
+        else await check_client(client).get_event_async(workflow_id, EVENT, timeout_seconds=wait)
     )
     if not isinstance(found, list):
         return []
@@ -90,7 +91,7 @@ async def decide(
     if client is None:
         await DBOS.send_async(workflow_id, message, topic)
     else:
-        await client.send_async(workflow_id, message, topic)
+        await check_client(client).send_async(workflow_id, message, topic)
 
 
 def _as_event(request: ApprovalRequest) -> dict[str, object]:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from dbos import DBOS, DBOSConfig
 
+from agents.durable._serializer import record_settings
+
 __all__ = ["DEFAULT_DATABASE", "launch", "recover", "shutdown"]
 
 DEFAULT_DATABASE = "sqlite:///gent_durable.sqlite"
@@ -49,6 +51,7 @@ def launch(
         "system_database_url": url,
         "log_level": "WARNING",
         **(config or {}),
+        **record_settings(config),
     }
     DBOS(config=settings)
     DBOS.launch()

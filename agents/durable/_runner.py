@@ -10,6 +10,15 @@ places when it enters the chain, in the action's call order (``reserve``); an ac
 with a sub-agent in it runs one call at a time (``sequential``), since a sub-agent's
 own steps are drawn as it goes. A call nested in another call's step (a composite's
 sub-calls) runs inside that step, as plain code.
+
+A finished step replays as recorded whatever the code says now. A replay knows the
+name each step was recorded under (``record``, read once when the run is recovered):
+a step of the same kind under another name (the model string changed, a tool was
+renamed) replays its record, with a warning; a call the code now refuses (its tool
+unknown, a hook refusing it) replays its recorded outcome (``recorded``). A step of
+another kind than recorded means the code no longer takes the path the record took:
+the run stops with a `ReplayError` (nothing is called from then on) naming the change
+and the ways to continue. Everything recorded is plain data (``_record``).
 """
 
 from __future__ import annotations
@@ -19,15 +28,26 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
-import pickle
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from dbos import DBOS, StepReservation
 
+from agents.durable._record import (
+    DurableError,
+    RecordError,
+    ReplayError,
+    Start,
+    decode_outcome,
+    decode_response,
+    encode_outcome,
+    encode_response,
+)
+from agents.durable._serializer import Recorded
+from agents.models import ModelResponse
 from agents.prompt import AgentTool
 from toolchain import (
     ExecutionContext,
@@ -37,10 +57,12 @@ from toolchain import (
     ToolResult,
     describe_exception,
 )
+from toolchain._logs import logger
 
-__all__ = ["INTERRUPTED", "StepRunner", "in_workflow"]
+__all__ = ["INTERRUPTED", "MAX_OUTPUT_BYTES", "StepRunner", "fork", "in_workflow"]
 
 T = TypeVar("T")
+_log = logger("agents.durable")
 
 _CALL: ContextVar[str] = ContextVar("agents.durable.call", default="")
 """The call whose stages run in this task: stored values it makes are named after it."""
@@ -52,19 +74,61 @@ INTERRUPTED = (
     "idempotent). Check its effect before calling it again."
 )
 
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+"""The largest tool output a durable run records by default: 16 MiB of JSON (about four
+million tokens, more than any model reads at once). A larger one fails its call alone
+with an ``output_error``; ``DurableAgent(..., max_output_bytes=)`` sets another limit,
+up to ``MAX_RECORD_BYTES``."""
+
+FORK = (
+    "To finish it as it started, fork it in a process running the code that started "
+    "it: DBOS.fork_workflow({run!r}, {next}) keeps its {kept} recorded steps and "
+    "replays them (the fork is a new run: agents.durable.retrieve(its workflow_id)). "
+    "Forked from an earlier step, the steps from there on are made again by the code "
+    "that runs the fork, tool calls included (DBOS.list_workflow_steps({run!r}) lists "
+    "them)."
+)
+"""How to continue a run its record cannot replay: DBOS 3.4 resumes no run that ended
+in error, and forks any (`fork` fills it in)."""
+
+
+def fork(run: str, record: Mapping[int, str]) -> str:
+    """`FORK` for the run ``run`` whose recorded steps are ``record``."""
+    last = max(record, default=0)
+    return FORK.format(run=run, next=last + 1, kept=len(record))
+
 
 def in_workflow() -> bool:
     """Whether this code runs in a DBOS workflow and not inside one of its steps."""
     return DBOS.workflow_id is not None and DBOS.step_id is None
 
 
-class StepRunner:
-    """The steps of one execution of one durable run's workflow."""
+def _kind(step_name: str) -> str:
+    return step_name.partition(":")[0]
 
-    def __init__(self, today: dt.date, seed: bytes) -> None:
-        self._today = today
-        self._seed = seed
+
+class StepRunner:
+    """The steps of one execution of one durable run's workflow.
+
+    ``record``: the name each step was recorded under, by step id, when this execution
+    replays a run (``None`` for a run starting now: nothing to compare, nothing read).
+    """
+
+    def __init__(
+        self,
+        start: Start,
+        *,
+        record: Mapping[int, str] | None = None,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
+    ) -> None:
+        self._today = start.today
+        self._seed = start.seed
+        self._record = record
+        self._max_output = max_output_bytes
         self._ids: Counter[str] = Counter()
+        self.failure: DurableError | None = None
+        """Why the run cannot go on (a `ReplayError`, a record that cannot be read): the
+        workflow raises it once the agent's loop has stopped."""
         self.approvals = asyncio.Lock()
         """Approvals wait one at a time, in the order calls ask: their messages take
         the same places in the record on every replay."""
@@ -72,14 +136,30 @@ class StepRunner:
     def today(self) -> dt.date:
         return self._today
 
+    # -- model calls -------------------------------------------------------------------
+
     def step(self, name: str, make: Callable[[], Awaitable[T]]) -> Awaitable[T]:
         if not in_workflow():
             return make()
+        return self._model_step(name, make)
 
-        async def body() -> T:
-            return await make()
+    async def _model_step(self, name: str, make: Callable[[], Awaitable[T]]) -> T:
+        self._check()
+        reservation = DBOS.reserve_step()
+        recorded_as = self._name_at(reservation.step_id, name)
 
-        return DBOS.run_step_async({"name": name}, body)
+        async def body() -> Recorded:
+            response = await make()
+            if not isinstance(response, ModelResponse):  # the seam's callers make these
+                raise TypeError(f"a durable run's step records a ModelResponse, not {response!r}")
+            return Recorded(response, encode_response(response))
+
+        done = await self._run(reservation, recorded_as, body)
+        if isinstance(done, Recorded):
+            return cast(T, done.live)
+        return cast(T, self._read(lambda: decode_response(done)))
+
+    # -- tool calls --------------------------------------------------------------------
 
     def reserve(self, ctx: ExecutionContext, call: ToolCall) -> object:
         if not in_workflow():
@@ -97,7 +177,16 @@ class StepRunner:
     ) -> Invoked:
         if not isinstance(slot, _Slot) or isinstance(tool, AgentTool) or not in_workflow():
             return await run()  # a sub-agent's steps are its own; nested calls are plain
-        mark, outcome = slot.mark, slot.outcome
+        try:
+            return await self._tool_steps(tool, slot, run)
+        except DurableError as stopped:  # the run stops at its next model call
+            return None, ToolCallError("tool_error", str(stopped))
+
+    async def _tool_steps(
+        self, tool: Tool[Any, Any], slot: _Slot, run: Callable[[], Awaitable[Invoked]]
+    ) -> Invoked:
+        self._check()
+        mark_as = self._name_at(slot.mark.step_id, f"tool-started:{tool.name}")
         started_here = False
 
         async def started() -> bool:
@@ -105,26 +194,148 @@ class StepRunner:
             started_here = True
             return True
 
-        await mark.run_async({"name": f"tool-started:{tool.name}"}, started)
+        await self._run(slot.mark, mark_as, started)
+        outcome_as = self._name_at(slot.outcome.step_id, f"tool:{tool.name}")
+        recorded_tool = outcome_as.partition(":")[2]
+        # The mark names the tool that started: another than this one (a hook rewrites
+        # the call differently now) is not this tool's to run again.
+        again = tool.idempotent and mark_as == f"tool-started:{tool.name}"
 
-        async def body() -> _Outcome:
-            if not started_here and not tool.idempotent:
+        async def body() -> Recorded:
+            if not started_here and not again:
                 # The mark was recorded by a process that died before the outcome was.
-                return _Outcome(None, "tool_error", INTERRUPTED.format(tool=tool.name))
+                return self._interrupted(recorded_tool)
             result, error = await run()
-            if error is not None:
-                return _Outcome(None, error.kind, error.message)
-            try:  # DBOS records by pickling: fail this call alone, as the record will say
-                pickle.dumps(result)
-            except Exception as failed:
-                why = f"{tool.name} returned a result that cannot be recorded for a durable run"
-                return _Outcome(None, "output_error", f"{why}: {describe_exception(failed)}")
-            return _Outcome(result, None, "")
+            return self._outcome(tool.name, result, error)
 
-        recorded = await outcome.run_async({"name": f"tool:{tool.name}"}, body)
-        if recorded.kind is None:
-            return recorded.result, None
-        return None, ToolCallError(recorded.kind, recorded.message)
+        done = await self._run(slot.outcome, outcome_as, body)
+        if isinstance(done, Recorded):
+            return cast(Invoked, done.live)
+        output_type = tool.output_type if recorded_tool == tool.name else Any
+        return self._read(lambda: decode_outcome(done, output_type, recorded_tool))
+
+    async def recorded(
+        self,
+        ctx: ExecutionContext,
+        call: ToolCall,
+        slot: object,
+        tools: Mapping[str, Tool[Any, Any]],
+    ) -> Invoked | None:
+        if not isinstance(slot, _Slot) or self._record is None or not in_workflow():
+            return None
+        mark = self._record.get(slot.mark.step_id, "")
+        outcome = self._record.get(slot.outcome.step_id, "")
+        if _kind(outcome) != "tool" and (outcome or _kind(mark) != "tool-started"):
+            return None  # the call did not reach its steps before either
+        name = (outcome or mark).partition(":")[2]
+        _log.warning(
+            "call %s of run %s: the code now refuses it, but it %s before the process "
+            "running the run stopped: its recorded outcome is replayed, it is not run again",
+            call.id or name,
+            DBOS.workflow_id,
+            "finished" if outcome else "started",
+        )
+
+        async def cut_off() -> Recorded:  # a mark and no outcome: never run it again
+            return self._interrupted(name)
+
+        try:
+            done = await self._run(slot.outcome, f"tool:{name}", cut_off)
+        except DurableError as stopped:
+            return None, ToolCallError("tool_error", str(stopped))
+        if isinstance(done, Recorded):
+            return cast(Invoked, done.live)
+        found = tools.get(name)
+        output_type = Any if found is None else found.output_type
+        try:
+            return self._read(lambda: decode_outcome(done, output_type, name))
+        except DurableError as stopped:
+            return None, ToolCallError("tool_error", str(stopped))
+
+    def _outcome(
+        self, tool: str, result: ToolResult[object] | None, error: ToolCallError | None
+    ) -> Recorded:
+        """The call's outcome as it is recorded and returned; an output that cannot be
+        recorded (not plain data, over the limit) fails the call alone, as it will
+        read on replay."""
+        try:
+            record = encode_outcome(result, error)
+        except TypeError as failed:  # OutputError: says what is wrong, not the value
+            why = f"{tool} returned a result that cannot be recorded for a durable run"
+            return self._failed(
+                ToolCallError("output_error", f"{why}: {describe_exception(failed)}")
+            )
+        if len(record) > self._max_output:
+            return self._failed(
+                ToolCallError(
+                    "output_error",
+                    f"{tool} returned {len(record):,} bytes of output; a durable run records "
+                    f"at most {self._max_output:,} bytes of one call's output, so the output "
+                    "was dropped. Ask for less of it (a narrower query, a page at a time).",
+                )
+            )
+        return Recorded((result, error), record)
+
+    def _interrupted(self, tool: str) -> Recorded:
+        return self._failed(ToolCallError("tool_error", INTERRUPTED.format(tool=tool)))
+
+    @staticmethod
+    def _failed(error: ToolCallError) -> Recorded:
+        return Recorded((None, error), encode_outcome(None, error))
+
+    # -- the record --------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Nothing is called once the run cannot go on."""
+        if self.failure is not None:
+            raise self.failure
+
+    def _name_at(self, step_id: int, name: str) -> str:
+        """The name to run step ``step_id`` under: ``name``, or the name the record has
+        for it if that is a step of the same kind (a changed model or tool name)."""
+        if self._record is None:
+            return name
+        recorded = self._record.get(step_id)
+        if recorded is None or recorded == name:
+            return name
+        run = DBOS.workflow_id
+        if _kind(recorded) == _kind(name):
+            _log.warning(
+                "run %s, step %d: recorded as %r, where the code now makes %r; the "
+                "recorded %s is replayed",
+                run,
+                step_id,
+                recorded,
+                name,
+                "response" if _kind(name) in ("model", "summary") else "step",
+            )
+            return recorded
+        self.failure = ReplayError(
+            f"run {run} cannot be replayed by this code: its step {step_id} was recorded "
+            f"as {recorded!r}, where this code now makes {name!r}. The code changed since "
+            "the run started (its tools, hooks, extensions or limits) so that it no "
+            "longer takes the path its record took; nothing was run again. "
+            + fork(run or "", self._record)
+        )
+        raise self.failure
+
+    async def _run(
+        self, reservation: StepReservation, name: str, body: Callable[[], Awaitable[Any]]
+    ) -> object:
+        try:
+            return await reservation.run_async({"name": name}, body)
+        except RecordError as unreadable:  # DBOS read a record that is not ours
+            self.failure = unreadable
+            raise
+
+    def _read(self, decode: Callable[[], T]) -> T:
+        try:
+            return decode()
+        except RecordError as unreadable:
+            self.failure = unreadable
+            raise
+
+    # -- the rest of the seam ----------------------------------------------------------
 
     def sequential(self, tools: Sequence[Tool[Any, Any] | None]) -> bool:
         return any(isinstance(tool, AgentTool) for tool in tools) and in_workflow()
@@ -147,13 +358,3 @@ class _Slot:
 
     mark: StepReservation
     outcome: StepReservation
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """A tool call's recorded outcome: its result, or its error's kind and message (the
-    exception behind an error stays in the process that ran it: it may not pickle)."""
-
-    result: ToolResult[object] | None
-    kind: Any  # ToolCallError's kind, or None for a result
-    message: str

@@ -8,12 +8,16 @@ from typing import Any, Generic, TypeVar
 from dbos import Queue
 from typing_extensions import Unpack
 
+from agents.durable._record import answer_type_of, reader_of
+from agents.durable._runner import MAX_OUTPUT_BYTES
+from agents.durable._serializer import MAX_RECORD_BYTES
 from agents.durable._workflow import DurableRun, Task, register, start_run
 from agents.models import Message, Model
 from agents.prompt import Prompt, PromptOptions, run_prompt
 from agents.react import ReActAgent
 from agents.result import AgentResult
 from agents.tool_calling import ToolCallingAgent
+from formats import XMLFormat
 
 __all__ = ["DurableAgent", "DurablePrompt"]
 
@@ -25,7 +29,9 @@ class DurableAgent(Generic[AnswerT]):
 
     Build it at import time of your module, under a name unique in the application:
     a process that recovers a run finds the agent by that name, so it must build the
-    same agent before ``agents.durable.launch()``.
+    same agent before ``agents.durable.launch()``. ``max_output_bytes``: the largest
+    tool output its runs record (as JSON; ``MAX_OUTPUT_BYTES`` by default); a larger
+    one fails its call alone with an ``output_error`` naming the size and the limit.
 
     >>> from agents import ReActAgent, ScriptedModel
     >>> durable = DurableAgent(ReActAgent(ScriptedModel(["<answer>4</answer>"])), name="doc-adder")
@@ -34,10 +40,15 @@ class DurableAgent(Generic[AnswerT]):
     """
 
     def __init__(
-        self, agent: ReActAgent[AnswerT] | ToolCallingAgent[AnswerT], *, name: str
+        self,
+        agent: ReActAgent[AnswerT] | ToolCallingAgent[AnswerT],
+        *,
+        name: str,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
     ) -> None:
         self.agent = agent
         self.name = name
+        self.max_output_bytes = _output_limit(max_output_bytes)
         register(self)
 
     async def run(
@@ -77,6 +88,19 @@ class DurableAgent(Generic[AnswerT]):
         """The run itself, inside the workflow (not for users: ``run`` or ``start``)."""
         return self.agent.run(task, history=history, extension_state=extension_state)
 
+    def reader(self) -> dict[str, str]:
+        """What reads a run's record: the agent's class, its chain's and its format's."""
+        return reader_of(self.agent)
+
+    def output_type(self, tool: str) -> object:
+        """The output type of the agent's tool ``tool`` (``Any`` if it has none such)."""
+        found = self.agent.tool_chain.tools.get(tool)
+        return Any if found is None else found.output_type
+
+    def answer_type(self) -> object:
+        """The type of the agent's answers, by its termination."""
+        return answer_type_of(self.agent.termination)
+
 
 class DurablePrompt:
     """Runs of ``run_prompt(build, model=..., **options)`` as DBOS workflows.
@@ -84,7 +108,9 @@ class DurablePrompt:
     ``name=`` is required: the name it is registered under, and the run's name.
     ``run(task)`` adds ``task`` as the user message after ``build`` (when ``build``
     writes its own, call ``run()`` without one). Sub-agents (``def_agent``) run inside
-    the same workflow: their model and tool calls are its steps.
+    the same workflow: their model and tool calls are its steps. ``max_output_bytes``
+    as for ``DurableAgent``; the tools ``build`` defines are not known before a run, so
+    a run's result read from another process has their outputs as plain data.
 
     >>> from agents import ScriptedModel
     >>> durable = DurablePrompt(lambda p: None, model=ScriptedModel(["Hi"]), name="doc-hi")
@@ -97,6 +123,7 @@ class DurablePrompt:
         build: Callable[[Prompt], Awaitable[None] | None],
         *,
         model: Model | str,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
         **options: Unpack[PromptOptions],
     ) -> None:
         name = options.get("name")
@@ -109,6 +136,7 @@ class DurablePrompt:
         self.model = model
         self.options = options
         self.name = name
+        self.max_output_bytes = _output_limit(max_output_bytes)
         register(self)
 
     async def run(
@@ -155,6 +183,32 @@ class DurablePrompt:
         if extension_state is not None:
             options["extension_state"] = extension_state
         return await run_prompt(with_task, model=self.model, **options).result()
+
+    def reader(self) -> dict[str, str]:
+        """What reads a run's record: the protocol's agent and the text format."""
+        text_format = self.options.get("text_format") or XMLFormat()
+        return {
+            "agent": "run_prompt",
+            "protocol": self.options.get("protocol", "native"),
+            "text_format": type(text_format).__qualname__,
+        }
+
+    def output_type(self, tool: str) -> object:
+        """``Any``: the tools are defined by ``build``, during a run."""
+        return Any
+
+    def answer_type(self) -> object:
+        """``response_model`` when given, else text."""
+        return self.options.get("response_model", str)
+
+
+def _output_limit(given: int) -> int:
+    if not 0 < given <= MAX_RECORD_BYTES:
+        raise ValueError(
+            f"max_output_bytes must be between 1 and {MAX_RECORD_BYTES:,} (the largest "
+            f"value a durable run records in one piece), not {given!r}"
+        )
+    return given
 
 
 def _text(task: Sequence[object]) -> str:

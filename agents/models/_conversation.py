@@ -24,7 +24,18 @@ import msgspec
 from agents.models._types import Message, ToolCallRequest
 from toolchain import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 
-__all__ = ["CONVERSATION_VERSION", "messages_from_json", "messages_to_json"]
+__all__ = [
+    "CONVERSATION_VERSION",
+    "WireCall",
+    "WireMessage",
+    "WirePart",
+    "message_from_wire",
+    "message_to_wire",
+    "messages_from_json",
+    "messages_to_json",
+    "part_from_wire",
+    "part_to_wire",
+]
 
 CONVERSATION_VERSION: Final = 1
 """The version `messages_to_json` writes and `messages_from_json` reads."""
@@ -52,26 +63,26 @@ class _Binary(msgspec.Struct, tag_field="type", tag="binary", frozen=True, omit_
     url: str | None = None
 
 
-_Part = _Text | _Image | _Audio | _Binary
+WirePart = _Text | _Image | _Audio | _Binary
 
 
-class _Call(msgspec.Struct, frozen=True):
+class WireCall(msgspec.Struct, frozen=True):
     id: str
     name: str
     arguments: str
 
 
-class _Message(msgspec.Struct, frozen=True, omit_defaults=True):
+class WireMessage(msgspec.Struct, frozen=True, omit_defaults=True):
     role: Literal["system", "user", "assistant", "tool"]
-    content: tuple[_Part, ...]
-    tool_calls: tuple[_Call, ...] = ()
+    content: tuple[WirePart, ...]
+    tool_calls: tuple[WireCall, ...] = ()
     tool_call_id: str = ""
     name: str = ""
 
 
 class _Conversation(msgspec.Struct, frozen=True):
     version: int
-    messages: tuple[_Message, ...]
+    messages: tuple[WireMessage, ...]
 
 
 class _Version(msgspec.Struct):
@@ -89,7 +100,7 @@ def messages_to_json(messages: Iterable[Message]) -> str:
     >>> messages_to_json([Message.text("user", "hi")])
     '{"version":1,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}'
     """
-    wire = _Conversation(CONVERSATION_VERSION, tuple(_to_wire(m) for m in messages))
+    wire = _Conversation(CONVERSATION_VERSION, tuple(message_to_wire(m) for m in messages))
     return _ENCODER.encode(wire).decode()
 
 
@@ -119,23 +130,25 @@ def messages_from_json(text: str | bytes) -> tuple[Message, ...]:
     messages: list[Message] = []
     for index, message in enumerate(wire.messages):
         try:
-            messages.append(_from_wire(message))
+            messages.append(message_from_wire(message))
         except ValueError as error:
             raise ValueError(f"invalid conversation JSON: messages[{index}]: {error}") from error
     return tuple(messages)
 
 
-def _to_wire(message: Message) -> _Message:
-    return _Message(
+def message_to_wire(message: Message) -> WireMessage:
+    """A message in this JSON form (the durable record embeds it: ``agents.durable``)."""
+    return WireMessage(
         message.role,
-        tuple(_part_to_wire(part) for part in message.content),
-        tuple(_Call(c.id, c.name, c.arguments) for c in message.tool_calls),
+        tuple(part_to_wire(part) for part in message.content),
+        tuple(WireCall(c.id, c.name, c.arguments) for c in message.tool_calls),
         message.tool_call_id,
         message.name,
     )
 
 
-def _part_to_wire(part: ContentPart) -> _Part:
+def part_to_wire(part: ContentPart) -> WirePart:
+    """A content part in this JSON form."""
     if isinstance(part, TextContent):
         return _Text(part.text)
     if isinstance(part, ImageContent):
@@ -145,17 +158,19 @@ def _part_to_wire(part: ContentPart) -> _Part:
     return _Binary(part.media_type, part.data, part.url)
 
 
-def _from_wire(message: _Message) -> Message:
+def message_from_wire(message: WireMessage) -> Message:
+    """The message of `message_to_wire`; ``ValueError`` for an invalid media part."""
     return Message(
         message.role,
-        tuple(_part_from_wire(part) for part in message.content),
+        tuple(part_from_wire(part) for part in message.content),
         tuple(ToolCallRequest(c.id, c.name, c.arguments) for c in message.tool_calls),
         message.tool_call_id,
         message.name,
     )
 
 
-def _part_from_wire(part: _Part) -> ContentPart:
+def part_from_wire(part: WirePart) -> ContentPart:
+    """The part of `part_to_wire`; ``ValueError`` unless exactly one of data and url."""
     # The media classes raise ValueError unless exactly one of data and url is given.
     if isinstance(part, _Text):
         return TextContent(part.text)

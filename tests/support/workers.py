@@ -15,6 +15,7 @@ with the journal and the workers' logs so the failure explains itself.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -152,22 +153,26 @@ class Workers:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from dbos import DBOSClient
+            from agents.durable import client
 
-            self._client = DBOSClient(
-                system_database_url=self.database_url, application_name=APPLICATION
-            )
+            self._client = client(self.database_url, application_name=APPLICATION)
         return self._client
 
     def outcome(self, run: str) -> Any:
         """The run's ``AgentResult`` once its workflow has ended (polling its status)."""
+        from agents.durable import retrieve
+
         deadline = time.monotonic() + HANG_GUARD_SECONDS
         handle = self.client.retrieve_workflow(run)
         while handle.get_status().status in ("ENQUEUED", "PENDING"):
             if time.monotonic() > deadline:
                 raise AssertionError(f"run {run} never ended\n{self.diagnosis()}")
             time.sleep(0.02)
-        return handle.get_result()
+
+        async def result() -> Any:
+            return await (await retrieve(run, client=self.client)).result()
+
+        return asyncio.run(result())
 
 
 def count(events: Iterable[Event], what: str) -> Counter[str]:

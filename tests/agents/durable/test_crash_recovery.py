@@ -9,79 +9,15 @@ what really happened in both processes together.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agents.durable import INTERRUPTED
+from tests.agents.durable.processes import crash_and_recover, finished, model_calls, runs, worker
 from tests.support.agent_kinds import KINDS, Kind
 
-ROOT = Path(__file__).resolve().parents[3]
-
 pytest.importorskip("dbos")
-
-
-def worker(directory: Path, kind: str, scenario: str, command: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.agents.durable.worker",
-            str(directory),
-            kind,
-            scenario,
-            command,
-            "run-1",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def finished(process: subprocess.Popen[str]) -> dict[str, Any]:
-    """The last JSON line the worker printed, once it exited cleanly."""
-    out, err = process.communicate()
-    assert process.returncode == 0, err
-    return dict(json.loads(out.strip().splitlines()[-1]))
-
-
-def kill_when_blocked(directory: Path, process: subprocess.Popen[str]) -> None:
-    """SIGKILL the worker once it signals it reached its blocking point."""
-    signalled = directory / "blocked"
-    while not signalled.exists():
-        if process.poll() is not None:
-            _, err = process.communicate()
-            pytest.fail(f"the worker exited before it blocked: {err}")
-        time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    (directory / "block").unlink()
-
-
-def crash_and_recover(directory: Path, kind: str, scenario: str) -> dict[str, Any]:
-    (directory / "block").write_text("")
-    kill_when_blocked(directory, worker(directory, kind, scenario, "start"))
-    return finished(worker(directory, kind, scenario, "recover"))
-
-
-def runs(directory: Path, tool: str) -> int:
-    path = directory / f"tool_{tool}.log"
-    return len(path.read_text().splitlines()) if path.exists() else 0
-
-
-def model_calls(directory: Path) -> list[str]:
-    """The last message of every model call made, in both processes."""
-    path = directory / "model_calls.jsonl"
-    return [json.loads(line)["last"] for line in path.read_text().splitlines()]
 
 
 @KINDS

@@ -1,9 +1,9 @@
 """A worker process for the durable-run tests: ``python -m tests.agents.durable.worker``.
 
-    python -m tests.agents.durable.worker DIR KIND SCENARIO COMMAND WORKFLOW_ID
+    python -m tests.agents.durable.worker DIR KIND SCENARIO COMMAND WORKFLOW_ID [RELEASE]
 
-It launches DBOS on ``DIR/runs.sqlite`` (which recovers whatever a killed worker left
-pending) and then, by COMMAND:
+It launches DBOS on ``DIR/runs.sqlite`` (or the URL in ``DURABLE_TEST_DATABASE``),
+which recovers whatever a killed worker left pending, and then, by COMMAND:
 
 - ``start``: starts the run ``WORKFLOW_ID`` of SCENARIO and waits for its result;
 - ``recover``: waits for the result of the run ``WORKFLOW_ID`` (recovered at launch);
@@ -12,9 +12,21 @@ pending) and then, by COMMAND:
 - ``decide``: waits until the run asks a person again (recovered at launch), approves
   the call, and waits for the result;
 - ``decide-as-client``: approves the waiting call through a ``DBOSClient`` (DBOS is not
-  launched, no workflow runs here) and exits.
+  launched, no workflow runs here) and exits;
+- ``fork``: forks the run keeping every recorded step (``DBOS.fork_workflow``) and
+  waits for the fork's result.
 
-A result is printed as one JSON line ``{"answer": ..., "stopped_by": ...}``.
+A result is printed as one JSON line ``{"answer": ..., "stopped_by": ...}`` (with the
+scenario's own details, see `details`), a run that ended in error as ``{"error":
+KIND, "message": ..., "status": ...}``.
+
+RELEASE is the code this process runs, as a release between a crash and its recovery
+changes it: ``v1`` (the tool ``refund``, the model ``counting``), ``renamed`` (the tool
+is ``issue_refund`` now), ``model`` (the model is ``counting-2`` now), ``unapproved``
+(``publish`` needs no approval now); a different KIND
+in the recovering process is another agent class. Run as ``python -c "from
+tests.agents.durable import worker; worker.cli()" ARGS...``, the worker's classes live
+in the module ``tests.agents.durable.worker`` instead of ``__main__``.
 
 Everything the tests count is written to files in DIR, from whichever process does it:
 ``model_calls.jsonl`` (one line per model call actually made, with the text of the last
@@ -28,21 +40,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import json
+import os
 import re
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOSClient
+from dbos import DBOS
 from typing_extensions import TypedDict
 
 from agents import ReActAgent, StepRequest, ToolCallingAgent
 from agents.durable import (
     DurableAgent,
+    DurableError,
     DurablePrompt,
+    client,
     decide,
     launch,
     pending,
@@ -65,8 +84,13 @@ from toolchain.discovery import Approval, ToolIndex, ToolInfo, ToolSearch
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
 
-DIR = Path(sys.argv[1]) if __name__ == "__main__" else Path(".")
-KIND = sys.argv[2] if __name__ == "__main__" else "react"
+ARGS = sys.argv[1:] if __name__ == "__main__" or sys.argv[0] == "-c" else []
+DIR = Path(ARGS[0]) if ARGS else Path(".")
+KIND = ARGS[1] if ARGS else "react"
+RELEASE = ARGS[5] if len(ARGS) > 5 else "v1"
+DATABASE = os.environ.get("DURABLE_TEST_DATABASE") or f"sqlite:///{DIR / 'runs.sqlite'}"
+CARD = "4111 1111 1111 1111"
+KEY = "sk-proj-Zq7Plk3VvXw9RtYuAbCdEfGh"
 
 
 def note(name: str, line: str) -> None:
@@ -92,14 +116,19 @@ class CountingModel:
     calls this process made (a recovering process makes only the calls not recorded)."""
 
     def __init__(
-        self, script: Callable[[Sequence[Message]], ScriptItem], *, block_at: int = 0
+        self,
+        script: Callable[[Sequence[Message]], ScriptItem],
+        *,
+        block_at: int = 0,
+        name: str = "counting",
     ) -> None:
         self._script = script
         self._block_at = block_at
+        self._name = name
 
     @property
     def name(self) -> str:
-        return "counting"
+        return self._name
 
     async def generate(
         self, messages: Sequence[Message], options: GenerateOptions | None = None
@@ -216,18 +245,60 @@ def publish(page: str) -> str:
     return f"published {page}"
 
 
+@tool(name="issue_refund" if RELEASE == "renamed" else "refund")
+async def refund(order: str) -> str:
+    """Refund an order (not safe to repeat)."""
+    note("tool_refund.log", order)
+    if len(ARGS) > 2 and ARGS[2] == "release_mid":
+        await block_here()
+    return f"refunded {order}"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """A tool output class defined in the script that runs the tool (``__main__``)."""
+
+    order: str
+    amount: Decimal
+    issued: datetime.date
+
+
+@tool
+def issue_receipt(order: str) -> Receipt:
+    """Issue a receipt for an order."""
+    note("tool_issue_receipt.log", order)
+    return Receipt(order, Decimal("20.50"), datetime.date(2026, 1, 27))
+
+
+@tool
+def charge_card(card: str) -> str:
+    """Charge a card."""
+    note("tool_charge_card.log", card[-4:])
+    return "charged"
+
+
+@tool
+def export(rows: int) -> str:
+    """Export rows of a table."""
+    note("tool_export.log", str(rows))
+    return "|".join(f"row {i} of the private table" for i in range(rows))
+
+
 async def pause_before_step_2(ctx: ExecutionContext, step: StepRequest) -> None:
     if step.index == 2:
         await block_here()
 
 
 def make_agent(
-    script: Callable[[Sequence[Message]], ScriptItem], *tools: Tool[Any, Any], **options: Any
+    script: Callable[[Sequence[Message]], ScriptItem],
+    *tools: Tool[Any, Any],
+    model_name: str = "counting",
+    **options: Any,
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
     chain = JSONToolChain()
     for made in tools:
         chain.register_tool(made)
-    model = CountingModel(script)
+    model = CountingModel(script, name=model_name)
     if KIND == "native":
         return ToolCallingAgent(model, tool_chain=chain, **options)
     return ReActAgent(model, tool_chain=chain, **options)
@@ -282,6 +353,40 @@ def since_last_reply(messages: Sequence[Message]) -> str:
     return "\n".join(tail)
 
 
+def refunding(messages: Sequence[Message]) -> ScriptItem:
+    """A model that calls the refund tool by the name it is offered now, as a real one
+    would, and again when told the tool it called does not exist."""
+    name = "issue_refund" if RELEASE == "renamed" else "refund"
+    seen = since_last_reply(messages)
+    if step_of(messages) == 1:
+        return call(name, "c1", order="A17")
+    if "refunded A17" in seen:
+        return answer("refunded once" if step_of(messages) == 2 else "refunded twice")
+    if "was interrupted" in seen:
+        return answer("not refunded again: it was interrupted")
+    return call(name, "c2", order="A17")
+
+
+def receipted(messages: Sequence[Message]) -> ScriptItem:
+    if step_of(messages) == 1:
+        return call("issue_receipt", "c1", order="A17")
+    found = re.search(r'"amount":"([0-9.]+)"', since_last_reply(messages))
+    return answer(f"receipt for {found.group(1)} EUR" if found else "no receipt")
+
+
+def declined(messages: Sequence[Message]) -> ScriptItem:
+    if step_of(messages) == 1:
+        return call("charge_card", "c1", card=CARD)
+    return answer("declined" if "was declined" in since_last_reply(messages) else "charged")
+
+
+def exported(messages: Sequence[Message]) -> ScriptItem:
+    if step_of(messages) == 1:
+        return call("export", "c1", rows=500)
+    found = re.search(r"Error: [^\n<]*", since_last_reply(messages))
+    return answer(found.group(0) if found else "exported")
+
+
 def chat(messages: Sequence[Message]) -> ScriptItem:
     asked = [i for i, m in enumerate(messages) if "what is my name" in m.text_content()]
     if not asked:  # the first turn
@@ -300,6 +405,13 @@ def approved(messages: Sequence[Message]) -> ScriptItem:
         return call("publish", "c1", page="p1")
     last = messages[-1].text_content()
     return answer("published" if "published p1" in last else "not published")
+
+
+def approving() -> ToolSearch:
+    """``publish`` waits for a person's approval (not in the release ``unapproved``)."""
+    asks = RELEASE != "unapproved"
+    info = ToolInfo("publish", risk="moderate", requires_confirmation=asks)
+    return ToolSearch(ToolIndex([publish], [info]), defer=False, approve=wait_for_person)
 
 
 class SubTask(TypedDict):
@@ -336,6 +448,21 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     "mid_tool_idempotent": lambda: DurableAgent(
         make_agent(interrupted("lookup"), lookup), name="mid_tool_idempotent"
     ),
+    "release": lambda: DurableAgent(
+        make_agent(
+            refunding,
+            refund,
+            model_name="counting-2" if RELEASE == "model" else "counting",
+            step_hooks=[pause_before_step_2],
+        ),
+        name="release",
+    ),
+    "release_mid": lambda: DurableAgent(make_agent(refunding, refund), name="release_mid"),
+    "receipt": lambda: DurableAgent(
+        make_agent(receipted, issue_receipt, step_hooks=[pause_before_step_2]), name="receipt"
+    ),
+    "secrets": lambda: DurableAgent(make_agent(declined, charge_card), name="secrets"),
+    "big": lambda: DurableAgent(make_agent(exported, export), name="big", max_output_bytes=2000),
     "relay": lambda: DurableAgent(
         make_agent(
             relayed,
@@ -352,20 +479,11 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
         make_agent(chat, record, shout, extensions=[ToolVariables()]), name="chat"
     ),
     "approval": lambda: DurableAgent(
-        make_agent(
-            approved,
-            extensions=[
-                ToolSearch(
-                    ToolIndex(
-                        [publish],
-                        [ToolInfo("publish", risk="moderate", requires_confirmation=True)],
-                    ),
-                    defer=False,
-                    approve=wait_for_person,
-                )
-            ],
-        ),
-        name="approval",
+        make_agent(approved, extensions=[approving()]), name="approval"
+    ),
+    "approval_release": lambda: DurableAgent(
+        make_agent(approved, extensions=[approving()], step_hooks=[pause_before_step_2]),
+        name="approval_release",
     ),
     "sub_agent": lambda: DurablePrompt(
         build_sub_agents,
@@ -375,29 +493,85 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
 }
 
 
+TASKS = {"secrets": "Pay order A17 with the card I gave you."}
+"""The task of a scenario, where it is not ``go``."""
+
+HISTORY = {
+    "secrets": [
+        Message.text("user", f"My card is {CARD}; the shop's API key is {KEY}."),
+        Message.text("assistant", "Noted."),
+    ]
+}
+"""The conversation a scenario's run continues, where it continues one."""
+
+STATES: dict[str, dict[str, object]] = {"secrets": {"session": threading.Lock()}}
+"""The extension state a scenario's run is given: a lock, which no pickle takes."""
+
+
 def printed(result: Any) -> None:
-    print(json.dumps({"answer": result.answer, "stopped_by": result.stopped_by}), flush=True)
+    shown = {"answer": result.answer, "stopped_by": result.stopped_by, **details(result)}
+    print(json.dumps(shown), flush=True)
+
+
+def details(result: Any) -> dict[str, object]:
+    """What a scenario shows besides the answer: the first tool output's class and value
+    (``receipt``), the first call's error (``big``)."""
+    if ARGS[2] not in ("receipt", "big") or not result.iterations[0].tool_results:
+        return {}
+    raw = result.iterations[0].tool_results[0].raw
+    if raw.results[0] is not None and not isinstance(raw.results[0].output, str):
+        output = raw.results[0].output
+        kind = type(output)
+        return {"output_type": f"{kind.__module__}.{kind.__qualname__}", "output": repr(output)}
+    if raw.errors[0] is not None:
+        return {"error_kind": raw.errors[0].kind, "error_message": raw.errors[0].message}
+    return {}
+
+
+async def started(durable: Any, scenario: str, workflow_id: str) -> None:
+    """Run the scenario's run here; print its result, or the error it was refused with."""
+    try:
+        result = await durable.run(
+            TASKS.get(scenario, "go"),
+            history=HISTORY.get(scenario, ()),
+            extension_state=STATES.get(scenario),
+            workflow_id=workflow_id,
+        )
+    except DurableError as error:
+        print(json.dumps({"error": type(error).__name__, "message": str(error)}), flush=True)
+    else:
+        printed(result)
+
+
+async def outcome(workflow_id: str) -> None:
+    """Print the run's result, or the error its workflow ended with."""
+    run = await retrieve(workflow_id)
+    try:
+        printed(await run.result())
+    except DurableError as error:
+        failed = {"error": type(error).__name__, "message": str(error)}
+        print(json.dumps({**failed, "status": await run.status()}), flush=True)
 
 
 async def decide_as_client(workflow_id: str) -> None:
     """Decide without launching DBOS (no workflow runs here): a ``DBOSClient``."""
-    client = DBOSClient(system_database_url=f"sqlite:///{DIR / 'runs.sqlite'}")
+    web = client(DATABASE)
     try:
-        waiting = await pending(workflow_id, wait=60.0, client=client)
-        await decide(workflow_id, waiting[0], Approval.granted("looks right"), client=client)
+        waiting = await pending(workflow_id, wait=60.0, client=web)
+        await decide(workflow_id, waiting[0], Approval.granted("looks right"), client=web)
         print(json.dumps({"decided": [request.tool for request in waiting]}), flush=True)
     finally:
-        client.destroy()
+        web.destroy()
 
 
 async def main(scenario: str, command: str, workflow_id: str) -> None:
     if command == "decide-as-client":
         return await decide_as_client(workflow_id)
     durable = SCENARIOS[scenario]()
-    launch(f"sqlite:///{DIR / 'runs.sqlite'}")
+    launch(DATABASE)
     try:
         if command == "start":
-            printed(await durable.run("go", workflow_id=workflow_id))
+            await started(durable, scenario, workflow_id)
         elif command == "chat":  # two turns: the second continues the first
             first = await durable.run("my name is Ada", workflow_id=workflow_id)
             second = await durable.run(
@@ -408,7 +582,12 @@ async def main(scenario: str, command: str, workflow_id: str) -> None:
             )
             printed(second)
         elif command == "recover":
-            printed(await (await retrieve(workflow_id)).result())
+            await outcome(workflow_id)
+        elif command == "fork":  # keeping every recorded step
+            steps = await DBOS.list_workflow_steps_async(workflow_id, load_output=False)
+            last = max(step["function_id"] for step in steps)
+            forked = await DBOS.fork_workflow_async(workflow_id, last + 1)
+            await outcome(forked.get_workflow_id())
         elif command == "start-and-leave":
             await durable.start("go", workflow_id=workflow_id)
             waiting = await pending(workflow_id, wait=60.0)
@@ -421,5 +600,9 @@ async def main(scenario: str, command: str, workflow_id: str) -> None:
         shutdown()
 
 
+def cli() -> None:
+    asyncio.run(main(ARGS[2], ARGS[3], ARGS[4]))
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[3], sys.argv[4], sys.argv[5]))
+    cli()
