@@ -9,6 +9,7 @@
 - `postgres`: a real Postgres on loopback (the ``postgres`` / ``postgres_url`` fixtures);
 - `workers`: durable-run worker processes (each one `durable_worker`), their journal
   and gates.
+- `timing`: CPU times for tests that check how work scales, as ratios.
 
 Imports the three packages as a user does, and never a test module; test modules import
 their scaffolding from here, never from one another.
