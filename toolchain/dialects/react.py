@@ -30,11 +30,13 @@ __all__ = ["FAMILY", "ReActRead", "read_react"]
 
 FAMILY = "react"
 _FINAL = "Final Answer:"
-# Anchored at a line start; alternatives are fixed words and the runs are single
-# classes, so a line costs at most its label's length to match.
+# Anchored at a line start; alternatives are fixed words, and no two runs of blanks
+# meet with only optional text between them (`[ \t]*(?:\*\*)?[ \t]*` splits a run of n
+# blanks n ways, and a failing match tries them all: a line of blanks was quadratic), so
+# a line costs at most its label's length, or its run of blanks, to match.
 _LABEL = re.compile(
-    r"[ \t]*(?:\*\*|__)?[ \t]*(thought|action input|action|observation|final answer|answer)"
-    r"[ \t]*\d*[ \t]*(?:\*\*|__)?[ \t]*:(?:[ \t]*(?:\*\*|__))?",
+    r"[ \t]*(?:(?:\*\*|__)[ \t]*)?(thought|action input|action|observation|final answer|answer)"
+    r"[ \t]*(?:\d+[ \t]*)?(?:(?:\*\*|__)[ \t]*)?:(?:[ \t]*(?:\*\*|__))?",
     re.IGNORECASE,
 )
 # The same, after the newline that starts its line: a literal first character lets the
