@@ -120,6 +120,7 @@ def call_at(scan: Scan, at: int, syntax: Syntax = _PLAIN) -> tuple[ToolCall, int
         cursor = _ws(scan, key.end())
         if scan.char(cursor) != "=":
             raise CallSyntaxError(cursor)
+        known = len(reader.problems)
         try:
             value, cursor = reader.value(cursor + 1)
         except LiteralError as error:
@@ -127,6 +128,7 @@ def call_at(scan: Scan, at: int, syntax: Syntax = _PLAIN) -> tuple[ToolCall, int
                 raise NeedMore from None
             raise CallSyntaxError(error.position) from None
         args[key.group()] = value
+        reader.within(key.group(), known)
         cursor = _ws(scan, cursor)
         if scan.char(cursor) == ",":
             cursor = _ws(scan, cursor + 1)
