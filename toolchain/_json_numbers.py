@@ -39,8 +39,14 @@ __all__ = ["number_problems", "unfit_number"]
 _MAX_SHOWN = 40
 # A decimal digit that is not 0-9 (Arabic-Indic, fullwidth, Devanagari …).
 _FOREIGN_DIGIT = re.compile(r"(?![0-9])\d")
-# Values that hold no number to check: a long list of them costs one pass in C.
+# Values that hold no number to check, and lists of numbers all finite: a long list of
+# them costs one pass in C.
 _PLAIN = frozenset({int, bool, type(None)})
+_NUMBERS = frozenset({int, float, bool})
+
+# What float() reads begins so (after blanks): a sign, a digit, a point, inf or nan.
+# Text that does not is let through without a float() that would raise.
+_NUMBERISH = re.compile(r"\s*[-+]?[0-9.iInN]")
 
 _Path = tuple[str | int, ...]
 _Stack = list[tuple[object, Schema | None, _Path]]
@@ -49,7 +55,8 @@ _Stack = list[tuple[object, Schema | None, _Path]]
 def number_problems(args: Mapping[str, object], schema: Schema | None) -> list[str]:
     """One line per argument holding a number JSON cannot carry (see the module text);
     ``[]`` when there is none. ``schema`` is the arguments' JSON Schema (``None``: not
-    known, so only floats are checked). Iterative: depth costs no recursion."""
+    known, so only floats are checked). Iterative: depth costs no recursion; a child's
+    schema is looked up only for a container or a suspect string."""
     problems: list[str] = []
     stack: _Stack = [(args, schema, ())]
     while stack:
@@ -58,42 +65,45 @@ def number_problems(args: Mapping[str, object], schema: Schema | None) -> list[s
         if isinstance(value, Mapping):
             for key, item in cast("Mapping[object, object]", value).items():
                 if type(item) not in _PLAIN:
-                    name = str(key)
-                    where = property_schema(at, name, schema)
-                    _check(item, where, schema, (*path, name), problems, stack)
+                    _check(item, at, str(key), schema, path, problems, stack)
             continue
         items = cast("list[object] | tuple[object, ...]", value)
-        if set(map(type, items)) <= _PLAIN:
+        kinds = set(map(type, items))
+        if kinds <= _PLAIN:
             continue
-        by_position = at is not None and "prefixItems" in at  # a tuple: a schema per item
-        shared = None if by_position else items_schema(at, schema)
+        if kinds <= _NUMBERS and all(map(math.isfinite, cast("list[float]", items))):
+            continue  # every item an int, float or bool (kinds): all finite, in C
         for index, item in enumerate(items):
             if type(item) not in _PLAIN:
-                where = items_schema(at, schema, index) if by_position else shared
-                _check(item, where, schema, (*path, index), problems, stack)
+                _check(item, at, index, schema, path, problems, stack)
     return problems
 
 
 def _check(
     item: object,
-    where: Schema | None,
+    at: Schema | None,
+    key: str | int,
     root: Schema | None,
     path: _Path,
     problems: list[str],
     stack: _Stack,
 ) -> None:
+    """``item``, found under ``key`` of a container whose schema is ``at``."""
     if isinstance(item, float):
         if not math.isfinite(item):
-            problems.append(_problem(path, repr(item)))
+            problems.append(_problem((*path, key), repr(item)))
     elif isinstance(item, str):
-        if _spells_a_bad_number(item) and _takes_only_numbers(where, root):
-            problems.append(_problem(path, repr(item)))
-    elif _is_container(item):
-        stack.append((item, where, path))
+        if _spells_a_bad_number(item) and _takes_only_numbers(_schema_of(at, key, root), root):
+            problems.append(_problem((*path, key), repr(item)))
+    elif isinstance(item, Mapping | list | tuple):
+        stack.append((cast(object, item), _schema_of(at, key, root), (*path, key)))
 
 
-def _is_container(item: object) -> bool:
-    return isinstance(item, Mapping | list | tuple)
+def _schema_of(at: Schema | None, key: str | int, root: Schema | None) -> Schema | None:
+    if isinstance(key, str):
+        return property_schema(at, key, root)
+    # An item: a tuple's ``prefixItems`` give one schema a position, ``items`` the rest.
+    return items_schema(at, root, key if at is not None and "prefixItems" in at else None)
 
 
 def _spells_a_bad_number(text: str) -> bool:
@@ -101,6 +111,8 @@ def _spells_a_bad_number(text: str) -> bool:
     finite (``NaN``, ``-Infinity``, ``inf``, ``1e400``) as Python and pydantic read it."""
     if not text.isascii():
         return _FOREIGN_DIGIT.search(text) is not None
+    if _NUMBERISH.match(text) is None:
+        return False
     try:
         return not math.isfinite(float(text))
     except ValueError:  # not a number at all: the validator says what is wrong

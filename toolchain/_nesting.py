@@ -115,7 +115,7 @@ class _LookBack:
     """Where the blanks and the word written before an index start, for marks met from
     left to right, each stretch of text searched about once however many marks look
     back over it: looking back afresh from each mark cost up to ``_MAX_PROPERTY`` steps
-    per mark (``x{`` a million times took 15 s), and a run of blanks before a property
+    per mark (1 MB of ``x{`` took 8 to 15 s), and a run of blanks before a property
     was crossed again by every mark behind it."""
 
     __slots__ = ("_blanks", "_end", "_start", "properties", "text")
