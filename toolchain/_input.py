@@ -16,6 +16,7 @@ import pydantic
 from typing_extensions import is_typeddict
 
 from toolchain._errors import ToolInputTypeError
+from toolchain._json_numbers import number_problems
 
 __all__ = ["ArgumentsError", "InputCodec", "is_input_type", "unmodelled"]
 
@@ -75,7 +76,14 @@ class InputCodec(Generic[T]):
         self._schema: dict[str, object] | None = None
 
     def validate(self, args: Mapping[str, object]) -> T:
-        """The typed input; raises ``ArgumentsError`` with one message per bad field."""
+        """The typed input; raises ``ArgumentsError`` with one message per bad field.
+
+        A number JSON cannot carry (NaN, an infinity, digits other than ASCII) is refused
+        first, whatever the type would accept (``toolchain._json_numbers``).
+        """
+        unfit = number_problems(args, self.json_schema())
+        if unfit:
+            raise ArgumentsError(unfit)
         if self._adapter is None:
             try:
                 return msgspec.convert(dict(args), self.type, strict=False)

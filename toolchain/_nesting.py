@@ -36,8 +36,17 @@ _DOUBLE_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SINGLE_QUOTED = re.compile(r"'(?:[^']|'')*'")
 _INDENT = re.compile(r"[ ]*")
 # A node property (tag or anchor) before a node, `!!str "x"` or `&a [1]`, is looked for
-# this far back; a longer one is not taken as one (its node's brackets then count).
+# this far back; a longer one is not taken as one.
 _MAX_PROPERTY = 256
+# The last blank of a stretch, found in one match (`.*` runs to the stretch's end and
+# backs up to the blank).
+_LAST_BLANK = re.compile(r".*[ \t\r\n]", re.DOTALL)
+# A run of blanks this long is remembered once crossed: many marks may look back over it.
+_LONG_BLANKS = 32
+# Where an entry of a block line may start: a `- ` or `? ` indicator, or a key's first
+# character (the key then runs to the first `: `).
+_INDICATOR = re.compile(r"(?:^|[ \t])[-?](?=[ \t])")
+_KEY_START = re.compile(r"[^\s:]")
 
 
 def json_nesting_exceeds(text: str, limit: int) -> bool:
@@ -71,6 +80,7 @@ def yaml_flow_nesting_exceeds(text: str, limit: int) -> bool:
     """
     if sum(text.count(ch) for ch in "[{") <= limit:
         return False
+    back = _LookBack(text)
     depth = 0
     pos = 0
     while (found := _YAML_MARK.search(text, pos)) is not None:
@@ -86,31 +96,80 @@ def yaml_flow_nesting_exceeds(text: str, limit: int) -> bool:
         elif mark in "]}":
             depth = max(0, depth - 1)
         elif mark in "[{":
-            if depth or _starts_node(text, at, depth):
+            if depth or _starts_node(back, at, depth):
                 depth += 1
                 if depth > limit:
                     return True
         elif mark in "\"'":
-            if _starts_node(text, at, depth):
+            if _starts_node(back, at, depth):
                 quoted = (_DOUBLE_QUOTED if mark == '"' else _SINGLE_QUOTED).match(text, at)
                 if quoted is None:  # unterminated: the rest is one (broken) scalar
                     return False
                 pos = quoted.end()
-        elif depth == 0 and _starts_node(text, at, depth):  # "|" or ">": a block scalar
+        elif depth == 0 and _starts_node(back, at, depth):  # "|" or ">": a block scalar
             pos = _past_block_scalar(text, at)
     return False
 
 
-def _starts_node(text: str, at: int, depth: int) -> bool:
+class _LookBack:
+    """Where the blanks and the word written before an index start, for marks met from
+    left to right, each stretch of text searched about once however many marks look
+    back over it: looking back afresh from each mark cost up to ``_MAX_PROPERTY`` steps
+    per mark (1 MB of ``x{`` took 8 to 15 s), and a run of blanks before a property
+    was crossed again by every mark behind it."""
+
+    __slots__ = ("_blanks", "_end", "_start", "properties", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # Without "!" or "&" no word is a property: no word need be looked back over.
+        self.properties = "!" in text or "&" in text
+        self._blanks: dict[int, int] = {}
+        # The last word asked for in order: it ends at _end and starts at _start (or
+        # further back, where it was cut at that ask's floor).
+        self._end = self._start = 0
+
+    def blanks(self, at: int) -> int:
+        """Where the spaces and tabs just before ``at`` start."""
+        start = self._blanks.get(at)
+        if start is None:
+            text = self.text
+            start = at
+            while start > 0 and text[start - 1] in " \t":
+                start -= 1
+            if at - start >= _LONG_BLANKS:  # runs do not overlap: few are this long
+                self._blanks[at] = start
+        return start
+
+    def word(self, end: int) -> int:
+        """Where the word (no blank in it) that ends at ``end`` starts, looking back no
+        further than ``_MAX_PROPERTY`` characters."""
+        text = self.text
+        floor = max(0, end - _MAX_PROPERTY)
+        in_order = end >= self._end
+        # Asked in order, the text before the last word's end was searched already.
+        low = max(floor, self._end) if in_order else floor
+        blank = _LAST_BLANK.match(text, low, end)
+        if blank is not None:
+            start = blank.end()
+        elif in_order and self._end > floor:
+            start = max(self._start, floor)  # the last word goes on to here
+        else:
+            start = floor
+        if in_order:
+            self._end, self._start = end, start
+        return start
+
+
+def _starts_node(back: _LookBack, at: int, depth: int) -> bool:
     """Whether a node may begin at ``at``: after indentation, an indicator or a property.
 
     Looks back over blanks and the node's properties (a tag and an anchor at most), never
     to the line's start, so a long line costs no more than its length whatever it holds.
     """
+    text = back.text
     for _ in range(3):
-        i = at
-        while i > 0 and text[i - 1] in " \t":
-            i -= 1
+        i = back.blanks(at)
         if i == 0 or text[i - 1] in "\r\n":
             return True
         last = text[i - 1]
@@ -121,10 +180,11 @@ def _starts_node(text: str, at: int, depth: int) -> bool:
         if last in "-?":  # "- x", "? x": a blank on both sides
             before = text[i - 2] if i > 1 else "\n"
             return i < at and (before in " \t\r\n" or (depth > 0 and before in "[{,"))
-        word = i - 1
-        floor = max(0, i - _MAX_PROPERTY)
-        while word > floor and text[word - 1] not in " \t\r\n":
-            word -= 1
+        if not back.properties:
+            return False
+        word = back.word(i)
+        if word and text[word - 1] not in " \t\r\n":
+            return False  # longer than _MAX_PROPERTY: not taken as a property
         if text[word] not in "!&":
             return False
         at = word
@@ -136,10 +196,7 @@ def _past_block_scalar(text: str, at: int) -> int:
     more than the collection that holds it (the column of the line's last entry)."""
     line_start = text.rfind("\n", 0, at) + 1
     line = text[line_start:at]
-    parent = len(line) - len(line.lstrip(" "))
-    for entry in re.finditer(r"(?:^|[ \t])[-?](?=[ \t])|[^\s:][^:]*?:(?=[ \t]|$)", line):
-        start = entry.start() + (1 if entry.group()[0] in " \t" else 0)
-        parent = max(parent, start)
+    parent = max(len(line) - len(line.lstrip(" ")), _last_entry(line))
     pos = text.find("\n", at)
     while pos >= 0:
         start = pos + 1
@@ -151,3 +208,46 @@ def _past_block_scalar(text: str, at: int) -> int:
             return start
         pos = end
     return len(text)
+
+
+def _last_entry(line: str) -> int:
+    r"""Where the line's last entry starts (``-1``: it has none), an entry being what the
+    pattern ``(?:^|[ \t])[-?](?=[ \t])|[^\s:][^:]*?:(?=[ \t]|$)`` finds from left to
+    right (the indicator's blank not counted).
+
+    The pattern itself took quadratic time: from every character of a word it runs to the
+    next colon before failing. Here each kind of entry is searched for once per stretch of
+    line: the next one found stays the next one until the search passes it.
+    """
+    n = len(line)
+    last = -1
+    pos = 0
+    indicator = _INDICATOR.search(line)
+    key: tuple[int, int] | None = _next_key(line, 0)
+    while pos < n:
+        if indicator is not None and indicator.start() < pos:
+            indicator = _INDICATOR.search(line, pos)
+        if key is not None and key[0] < pos:
+            key = _next_key(line, pos)
+        if indicator is not None and (key is None or indicator.start() <= key[0]):
+            last = indicator.start() + (1 if line[indicator.start()] in " \t" else 0)
+            pos = indicator.end()
+        elif key is not None:
+            last, pos = key
+        else:
+            break
+    return last
+
+
+def _next_key(line: str, pos: int) -> tuple[int, int] | None:
+    """The first ``key:`` at or after ``pos`` (a colon followed by a blank or the end),
+    as (where the key starts, where the match ends)."""
+    low = pos
+    while (colon := line.find(":", low)) >= 0:
+        good = colon + 1 == len(line) or line[colon + 1] in " \t"
+        if good:
+            start = _KEY_START.search(line, low, colon)
+            if start is not None:
+                return start.start(), colon + 1
+        low = colon + 1
+    return None

@@ -25,7 +25,7 @@ import functools
 import math
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, cast
 
 import yaml
@@ -35,6 +35,7 @@ from toolchain._calls import ARGS_KEYS, NAME_KEYS, check_text, unfence
 from toolchain._errors import ToolCallParseError
 from toolchain._nesting import MAX_DEPTH, yaml_flow_nesting_exceeds
 from toolchain._result import ToolCall
+from toolchain._schema_walk import Schema, accepts, items_schema, property_schema, resolve
 
 __all__ = ["MAX_COMPOSED", "MAX_DEPTH", "MAX_NODES", "load_yaml", "load_yaml_calls"]
 
@@ -45,7 +46,6 @@ their keys, and calls past a chain's ``max_calls`` that are counted but never bu
 _TOO_DEEP = f"YAML is nested more than {MAX_DEPTH} levels deep; write flatter values"
 _TOO_MANY = f"YAML holds more than {MAX_COMPOSED} keys and values; write fewer, smaller values"
 
-Schema = Mapping[str, Any]
 _TAG = "tag:yaml.org,2002:"
 _KIND_OF_TAG = {
     _TAG + "int": "integer",
@@ -230,21 +230,21 @@ class _Builder:
                 f"tool call YAML is too large or too deeply nested (more than {MAX_NODES} "
                 f"values or {MAX_DEPTH} levels, e.g. through aliases); write plain values"
             )
-        schema = _resolve(schema, root)
+        schema = resolve(schema, root)
         if isinstance(node, MappingNode):
             mapping: dict[str, Any] = {}
             for key_node, item in node.value:
                 key = self._key(key_node)
                 try:
                     mapping[key] = self.value(
-                        item, _property(schema, key, root), root=root, depth=depth + 1
+                        item, property_schema(schema, key, root), root=root, depth=depth + 1
                     )
                 except _BadScalar as error:
                     error.path.append(key)
                     raise
             return mapping
         if isinstance(node, SequenceNode):
-            items = _items(schema, root)
+            items = items_schema(schema, root)
             sequence: list[Any] = []
             for position, item in enumerate(node.value):
                 try:
@@ -290,10 +290,10 @@ def _scalar(node: ScalarNode, schema: Schema | None, root: Schema | None) -> Any
     if node.style or kind is None:  # plain style is None (Python) or "" (libyaml)
         return node.value  # quoted, block, str, timestamp, or an explicit tag: the text
     if kind == "null":
-        if _accepts(schema, "null", root) or not _accepts(schema, "string", root):
+        if accepts(schema, "null", root) or not accepts(schema, "string", root):
             return None
         return node.value
-    if _accepts(schema, kind, root) or not _accepts(schema, "string", root):
+    if accepts(schema, kind, root) or not accepts(schema, "string", root):
         try:
             if kind == "integer":
                 return _yaml_int(node.value)
@@ -301,7 +301,7 @@ def _scalar(node: ScalarNode, schema: Schema | None, root: Schema | None) -> Any
                 return _yaml_float(node.value)
             return _yaml_bool(node.value)
         except _Unreadable as problem:
-            if _accepts(schema, "string", root):
+            if accepts(schema, "string", root):
                 return node.value
             raise _BadScalar(node.value, kind, str(problem)) from None
     return node.value
@@ -375,89 +375,6 @@ def _yaml_bool(text: str) -> bool:
         return _BOOLS[text.lower()]
     except KeyError:
         raise _Unreadable("only true/false, yes/no and on/off are booleans") from None
-
-
-def _resolve(schema: Schema | None, root: Schema | None) -> Schema | None:
-    seen = 0
-    while schema is not None and isinstance(schema.get("$ref"), str) and seen < 32:
-        ref: str = schema["$ref"]
-        target: object = root
-        for part in ref.removeprefix("#/").split("/"):
-            # JSON Schema: every object in it has str keys.
-            target = (
-                cast("Mapping[str, object]", target).get(part)
-                if isinstance(target, Mapping)
-                else None
-            )
-        schema = cast(Schema, target) if isinstance(target, Mapping) else None  # likewise
-        seen += 1
-    return schema
-
-
-def _alternatives(schema: Schema) -> list[Any]:
-    return [*schema.get("anyOf", ()), *schema.get("oneOf", ()), *schema.get("allOf", ())]
-
-
-def _property(schema: Schema | None, key: str, root: Schema | None) -> Schema | None:
-    if schema is None:
-        return None
-    props = schema.get("properties")
-    if isinstance(props, Mapping) and key in props:
-        return cast("Mapping[str, Schema]", props)[key]  # JSON Schema: name -> schema
-    for alternative in _alternatives(schema):
-        found = _property(_resolve(alternative, root), key, root)
-        if found is not None:
-            return found
-    extra = schema.get("additionalProperties")
-    return cast(Schema, extra) if isinstance(extra, Mapping) else None  # a schema, not a bool
-
-
-def _items(schema: Schema | None, root: Schema | None) -> Schema | None:
-    if schema is None:
-        return None
-    items = schema.get("items")
-    if isinstance(items, Mapping):
-        return cast(Schema, items)  # a JSON Schema object
-    for alternative in _alternatives(schema):
-        found = _items(_resolve(alternative, root), root)
-        if found is not None:
-            return found
-    return None
-
-
-def _accepts(schema: Schema | None, kind: str, root: Schema | None) -> bool:
-    """Whether a value of JSON type ``kind`` may stand where ``schema`` is (unknown: yes)."""
-    schema = _resolve(schema, root)
-    if schema is None:
-        return True
-    alternatives = _alternatives(schema)
-    if alternatives:
-        return any(_accepts(_resolve(a, root), kind, root) for a in alternatives)
-    if "enum" in schema or "const" in schema:
-        values = schema.get("enum", [schema.get("const")])
-        return any(
-            _json_kind(v) == kind or (kind == "integer" and _json_kind(v) == "number")
-            for v in values
-        )
-    declared = schema.get("type")
-    if declared is None:
-        return True
-    types = cast("list[object]", declared) if isinstance(declared, list) else [declared]
-    return kind in types or (kind == "integer" and "number" in types)
-
-
-def _json_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "object"
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:

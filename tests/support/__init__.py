@@ -10,7 +10,8 @@
 - `workers`: durable-run worker processes (each one `durable_worker`), their journal
   and gates;
 - `leaks`: the leak guard, a plugin that fails a test leaving a thread, a child
-  process, a listening socket, an asyncio task or a stuck sync tool call behind.
+  process, a listening socket, an asyncio task or a stuck sync tool call behind;
+- `timing`: CPU times for tests that check how work scales, as ratios.
 
 Imports the three packages as a user does, and never a test module; test modules import
 their scaffolding from here, never from one another.

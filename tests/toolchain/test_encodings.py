@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pydantic
 import pytest
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from formats import FormatParseError, MarkdownFormat, Section, TextFormat, XMLFormat
+from tests.support.timing import costlier_than
 from toolchain import (
     DialectToolChain,
     ExecutionContext,
@@ -29,7 +30,7 @@ from toolchain import (
     to_yaml,
     tool,
 )
-from toolchain._encodings import YAML_CANDIDATE_CHARS, to_auto
+from toolchain._encodings import TOON_MAX_KEYS, YAML_CANDIDATE_CHARS, to_auto
 from toolchain._tokens import count_tokens
 
 Mode = Literal["json", "yaml", "toon", "auto"]
@@ -203,6 +204,14 @@ JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
 RECORD_LISTS = st.lists(
     st.fixed_dictionaries({"id": st.integers(), "name": TEXT, "score": SCALARS}), max_size=6
 )
+# Scores toons writes no longer than JSON (it spells a float such as 5e42 in all its
+# digits, and the output is then JSON: see test_toon_is_never_longer_than_json).
+TABLE_ROWS = st.lists(
+    st.fixed_dictionaries(
+        {"id": st.integers(), "name": TEXT, "score": st.one_of(st.none(), st.booleans(), TEXT)}
+    ),
+    max_size=6,
+)
 
 
 def same_json_value(a: object, b: object) -> bool:
@@ -225,14 +234,19 @@ def test_toon_reads_back_as_the_value(value: object) -> None:
     text = to_toon(value)
     if isinstance(value, str):
         assert text == value  # a string is shown as the tool wrote it
+    elif not isinstance(value, list | dict):
+        assert text == to_json(value)  # a scalar, as JSON writes it
     elif value == {}:
         assert text == "{}"  # not an empty document, which reads as "no output"
+    elif text == to_json(value) != toons.dumps(value):  # JSON, by one of the stated rules
+        toon = toons.dumps(value)
+        assert len(toon) > len(text) or count_tokens(toon) > count_tokens(text)
     else:
         assert same_json_value(toons.loads(text), value)
 
 
 @settings(max_examples=100, deadline=None)
-@given(RECORD_LISTS.filter(lambda rows: len(rows) > 1))
+@given(TABLE_ROWS.filter(lambda rows: len(rows) > 1))
 def test_records_are_one_table_and_read_back_through_the_chain(rows: list[Any]) -> None:
     result = run(make_chain("json", "toon"), to_json({"tool": "echo", "args": {"value": rows}}))
     text = result.observations[0].text
@@ -254,7 +268,7 @@ class Reading(pydantic.BaseModel):
         ({"x": math.nan, "y": [math.inf, -math.inf]}, {"x": None, "y": [None, None]}),
         ({1: "one", 2.5: "two and a half"}, {"1": "one", "2.5": "two and a half"}),
         ([Reading(sensor="t1", value=1.5)], [{"sensor": "t1", "value": 1.5}]),
-        ((1, 2, 3), [1, 2, 3]),
+        (({"a": 1}, {"a": 2}), [{"a": 1}, {"a": 2}]),
     ],
 )
 def test_toon_shows_what_json_shows(output: object, shown: object) -> None:
@@ -265,6 +279,111 @@ def test_toon_shows_what_json_shows(output: object, shown: object) -> None:
 def test_scalars_and_strings_are_the_same_in_every_encoding() -> None:
     for value in ("plain text", "", "a: b\n- c", 5, 2.5, True, None, math.nan):
         assert to_toon(value) == to_auto(value) == to_json(value)
+
+
+# -- toon writes JSON where TOON costs more ----------------------------------------------
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(JSON_VALUES, RECORD_LISTS))
+def test_toon_is_never_longer_than_json(value: object) -> None:
+    assert len(to_toon(value)) <= len(to_json(value))
+
+
+def _nested(levels: list[tuple[str, str]], leaf: object) -> object:
+    """A value nested as ``levels`` say, outermost first: an object under a key (with a
+    scalar beside it), a list, a record in a list, or a table of two records."""
+    value = leaf
+    for kind, key in reversed(levels):
+        if kind == "object":
+            value = {key: value, "n": len(key)}
+        elif kind == "list":
+            value = [value]
+        elif kind == "record":
+            value = [{"name": key, "items": value}]
+        else:
+            value = [{"name": key, "items": value}, {"name": key * 2, "items": value}]
+    return value
+
+
+@tool
+def nested(levels: list[str], leaf: str) -> object:
+    """A value nested as deep as asked: each level 'object:KEY', 'list:', 'record:KEY' or
+    'table:KEY'."""
+    parts = [cast("tuple[str, str]", tuple(level.split(":", 1))) for level in levels]
+    return _nested(parts, leaf)
+
+
+LEVELS = st.lists(
+    st.tuples(
+        st.sampled_from(["object", "list", "record", "table"]), st.sampled_from(["a", "item"])
+    ),
+    min_size=7,
+    max_size=30,
+).filter(lambda levels: sum(kind == "table" for kind, _ in levels) <= 4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(LEVELS, st.sampled_from(["x", "leaf text", "42", ""]))
+def test_toon_and_auto_show_deep_nesting_in_no_more_tokens_than_json(
+    levels: list[tuple[str, str]], leaf: str
+) -> None:
+    # TOON indents every line two spaces a level and folds nested records into headers
+    # of braces: 30 levels took 30% more tokens than JSON, ten times the characters.
+    # Counted as the model sees each observation, by the library's o200k counter.
+    content = to_json(
+        {"tool": "nested", "args": {"levels": [f"{k}:{v}" for k, v in levels], "leaf": leaf}}
+    )
+    shown = {
+        mode: run(make_chain("json", mode).register_tool(nested), content).observations[0].text
+        for mode in ("json", "toon", "auto")
+    }
+    json_tokens = count_tokens(shown["json"])
+    assert count_tokens(shown["toon"]) <= json_tokens
+    assert count_tokens(shown["auto"]) <= json_tokens
+
+
+def test_deep_nesting_is_shown_as_json_under_toon() -> None:
+    value = _nested([("object", "a")] * 30, "leaf")
+    assert to_toon(value) == to_json(value)
+    assert len(toons.dumps(value)) > 5 * len(to_json(value))  # what TOON would have cost
+
+
+def _wide_records(keys: int, count: int = 5) -> list[dict[str, int]]:
+    return [{f"field_{i}": i for i in range(keys)} for _ in range(count)]
+
+
+def test_objects_wider_than_the_bound_are_shown_as_json_and_toon_is_not_tried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at_bound = _wide_records(TOON_MAX_KEYS, 2)
+    assert to_toon(at_bound).startswith("[2]{field_0,field_1,")  # a table, as before
+    tried: list[object] = []
+
+    class Spy:
+        @staticmethod
+        def dumps(data: object) -> str:
+            tried.append(data)
+            return toons.dumps(data)
+
+    monkeypatch.setattr(_encodings, "_toons", lambda: Spy)
+    wider = _wide_records(TOON_MAX_KEYS + 1, 2)
+    nested = {"page": 1, "rows": [{"cells": wider[0]}]}
+    for value in (wider, nested, [Reading(sensor="t", value=1.0), wider]):
+        assert to_toon(value) == to_auto(value) == to_json(value)
+    assert tried == []
+
+
+@pytest.mark.parametrize("encode", [to_toon, to_auto], ids=["toon", "auto"])
+def test_very_wide_records_cost_what_their_json_costs(encode: Any) -> None:
+    # toons took time that grows faster than the output on records of many keys (10 x
+    # 150,000 keys: 4-7 times 10 x 50,000); past TOON_MAX_KEYS the output is JSON, so it
+    # costs what JSON costs (which itself grows a little faster than linear here, from
+    # memory: 10x for 8x the keys). A ratio to JSON's time, measured again when a busy
+    # machine blurs one measurement; it was 18x (toon) and 60x (auto).
+    value = _wide_records(50_000)
+    seen = costlier_than(3, lambda: to_json(value), lambda: encode(value), slack=0.005)
+    assert seen is None, f"wide records cost more than JSON every time (JSON -> it): {seen}"
 
 
 # -- auto --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ never met by a parser's own error first.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -17,7 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolchain import JSONToolChain, ToolCallParseError, YAMLToolChain, load_json, load_yaml
-from toolchain._nesting import MAX_DEPTH, json_nesting_exceeds, yaml_flow_nesting_exceeds
+from toolchain._nesting import (
+    MAX_DEPTH,
+    _last_entry,
+    json_nesting_exceeds,
+    yaml_flow_nesting_exceeds,
+)
 
 # Scalars chosen to hold the characters that could fool a lexer.
 _TRICKY = st.sampled_from(
@@ -139,3 +145,23 @@ def test_chains_refuse_deep_calls_in_our_words() -> None:
     assert problem == (
         'call 1 (t): "arguments" is nested more than 64 levels deep; write flatter values'
     )
+
+
+# The pattern the block-scalar reading used to find a line's entries: from every
+# character of a long key it ran to the next colon before failing (quadratic). Run on
+# short lines only.
+REFERENCE_ENTRY = re.compile(r"(?:^|[ \t])[-?](?=[ \t])|[^\s:][^:]*?:(?=[ \t]|$)")
+_LINE = st.lists(
+    st.sampled_from([" ", "\t", "-", "?", ":", "a", "b:", "- ", ": ", "? ", "\xa0", "\r", "x1"]),
+    max_size=14,
+).map("".join)
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(_LINE)
+def test_a_lines_last_entry_is_where_the_reference_pattern_finds_it(line: str) -> None:
+    entries = [
+        entry.start() + (1 if entry.group()[0] in " \t" else 0)
+        for entry in REFERENCE_ENTRY.finditer(line)
+    ]
+    assert _last_entry(line) == max(entries, default=-1)

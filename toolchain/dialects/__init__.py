@@ -60,6 +60,10 @@ Where the peers that read these formats disagree, the choices are:
   where the schema takes no string;
 - a single opaque input (a ReAct ``Action Input`` line, string ``arguments``) goes to
   the tool's only (required) parameter, else to ``INPUT_KEY``.
+- a number JSON cannot carry (``NaN``, an infinity, ``1e400``, digits other than
+  ASCII) is never read as one: a Python-style or Gemma value refuses its call with the
+  reason, and text typed by the schema stays text, which the chain refuses for a number
+  parameter, as it refuses such a number from any reader.
 
 Hostile text costs linear time, within a few times one regex pass over it
 (``python -m benchmarks --only dialects``), and a streamed read equals a one-shot one.

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from toolchain._tool import Tool
 from toolchain.dialects._literals import LiteralError, LiteralReader
-from toolchain.dialects._values import as_list, as_mapping
+from toolchain.dialects._values import as_list, as_mapping, no_constants
 
 __all__ = ["INPUT_KEY", "Catalog", "ToolSpec", "Untyped", "convert", "fits"]
 
@@ -29,9 +29,14 @@ INPUT_KEY = "input"
 object belongs) is passed as, unless the tool has exactly one parameter to bind it to."""
 
 _INTEGER = re.compile(r"[-+]?[0-9]+")
+# A number as JSON writes it (a leading + and a bare fraction allowed): ASCII digits only,
+# where float() would also read Arabic-Indic or fullwidth digits, "1_000", "nan" and "inf".
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _STRUCTURED = ("object", "array", "dict", "list")
 _SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema")
-_JSON = json.JSONDecoder()
+# NaN and Infinity are not JSON: text spelling them stays text, which validation refuses
+# where a number is due (toolchain._json_numbers).
+_JSON = json.JSONDecoder(parse_constant=no_constants)
 
 
 class Catalog:
@@ -211,10 +216,9 @@ def _unescaped(text: str) -> str:
 def _number(text: str, raw: str, *, whole: bool = False) -> object:
     if _INTEGER.fullmatch(text):
         return int(text)
-    try:
-        value = float(text)
-    except ValueError:
+    if not _NUMBER.fullmatch(text):
         return raw
+    value = float(text)
     if not math.isfinite(value) or (whole and not value.is_integer()):
         return raw
     return int(value) if whole else value

@@ -11,7 +11,7 @@ from toolchain._result import ToolCall
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._literals import closing_quote
 from toolchain.dialects._scan import NeedMore, Scan
-from toolchain.dialects._values import as_list, as_mapping
+from toolchain.dialects._values import as_list, as_mapping, no_constants
 
 __all__ = [
     "FinalAnswer",
@@ -24,12 +24,8 @@ __all__ = [
 ]
 
 
-def _no_constants(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
 # strict=False: models write raw newlines and tabs inside strings.
-_DECODER = json.JSONDecoder(strict=False, parse_constant=_no_constants)
+_DECODER = json.JSONDecoder(strict=False, parse_constant=no_constants)
 # How far from the end a syntax error may be caused by a token still arriving
 # (`tru`, `-`, `\u12`).
 _TAIL = 8

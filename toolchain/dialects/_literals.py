@@ -17,6 +17,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from toolchain._json_numbers import unfit_number
+
 __all__ = ["LiteralError", "LiteralReader", "Syntax", "closing_quote", "unescape"]
 
 _GEMMA_QUOTE = '<|"|>'
@@ -27,6 +29,10 @@ _MAX_DEPTH = 64
 # nothing to retry in them, so they stay linear.
 _IDENT = re.compile(r"[^\W\d][\w\-]*")
 _NUMBER = re.compile(r"[-+]?[0-9_]*\.?[0-9_]*(?:[eE][-+]?[0-9_]+)?")
+# A number written with digits other than ASCII (Arabic-Indic, fullwidth …): read whole
+# to be refused, as ``int()`` would read it.
+_FOREIGN_NUMBER = re.compile(r"[-+]?[\d_]*\.?[\d_]*(?:[eE][-+]?[\d_]+)?")
+_NOT_NUMBERS = ("inf", "nan", "Infinity", "NaN")
 _KEYWORDS: dict[str, object] = {
     "true": True,
     "false": False,
@@ -114,6 +120,11 @@ class LiteralReader:
             _, end = self.string(at + 1)
             self.problems.append("a bytes value is not JSON")
             return None, end
+        if first in "+-":
+            signed = _IDENT.match(text, at + 1)
+            if signed is not None and signed.group() in _NOT_NUMBERS:
+                self.problems.append(unfit_number(text[at : signed.end()]))
+                return None, signed.end()
         word = _IDENT.match(text, at)
         if word is not None:
             name = word.group()
@@ -121,8 +132,8 @@ class LiteralReader:
                 raise LiteralError("a value was expected", at, at_end=True)
             if name in _KEYWORDS:
                 return _KEYWORDS[name], word.end()
-            if name in ("inf", "nan", "Infinity", "NaN"):
-                self.problems.append(f"{name} is not a JSON number")
+            if name in _NOT_NUMBERS:
+                self.problems.append(unfit_number(name))
                 return None, word.end()
             raise LiteralError(f"{name!r} is not a value (strings need quotes)", at)
         return self.number(at)
@@ -161,13 +172,21 @@ class LiteralReader:
                 raise LiteralError("':' was expected", at, at_end=True)
             if text[at] not in ":=":
                 raise LiteralError("':' was expected after a key", at)
+            known = len(self.problems)
             value, at = self.value(at + 1, depth + 1)
             result[key] = value
+            self.within(key, known)
             at = self.ws(at)
             if at < len(text) and text[at] == ",":
                 at = self.ws(at + 1)
             elif at < len(text) and text[at] != "}" and not self._key_follows(at):
                 raise LiteralError("',' or '}' was expected", at)
+
+    def within(self, key: str, known: int) -> None:
+        """Name ``key`` in the problems found since there were ``known`` of them: they
+        are in its value (``amount: must be a finite number …``)."""
+        for index in range(known, len(self.problems)):
+            self.problems[index] = f"{key}: {self.problems[index]}"
 
     def _key_follows(self, at: int) -> bool:
         """Whether a bare key starts at ``at`` where a comma was left out."""
@@ -249,6 +268,13 @@ class LiteralReader:
         raw = found.group() if found is not None else ""
         digits = raw.replace("_", "")
         if not any(char.isdigit() for char in digits):
+            foreign = _FOREIGN_NUMBER.match(text, at)
+            if foreign is not None and any(char.isdigit() for char in foreign.group()):
+                end = foreign.end()
+                if end >= len(text):  # more digits may be on their way
+                    raise LiteralError("a value was expected", at, at_end=True)
+                self.problems.append(unfit_number(repr(foreign.group())))
+                return 0, end
             at_end = at + len(raw) >= len(text)
             raise LiteralError("a value was expected", at, at_end=at_end)
         end = at + len(raw)
@@ -262,7 +288,7 @@ class LiteralReader:
         except ValueError as error:  # 5000 digits, '1.2.3', or `1e` still being written
             raise LiteralError(f"{raw!r} is not a number", at, end >= len(text)) from error
         if not math.isfinite(value):
-            self.problems.append(f"{raw} is not a finite number")
+            self.problems.append(unfit_number(raw))
         return value, end
 
 

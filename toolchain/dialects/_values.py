@@ -1,11 +1,18 @@
-"""Untyped decoded values (JSON, Python literals) seen through typed views."""
+"""Untyped decoded values (JSON, Python literals) seen through typed views, and the
+JSON decoding every reader shares."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import cast
 
-__all__ = ["as_list", "as_mapping"]
+__all__ = ["as_list", "as_mapping", "no_constants"]
+
+
+def no_constants(name: str) -> object:
+    """``parse_constant`` for a JSON decoder: NaN and Infinity are not JSON (Python's
+    decoder reads them as floats no JSON Schema number can be)."""
+    raise ValueError(f"{name} is not JSON: write a finite number in ASCII digits")
 
 
 def as_mapping(value: object) -> dict[str, object] | None:

@@ -52,7 +52,7 @@ def _call_at(scan: Scan, at: int) -> tuple[ToolCall, int]:
     value, end = reader.value(named.end())
     name = scan.catalog.resolve(named.group())
     if reader.problems:
-        return rejected_call(name, "; ".join(reader.problems)), end
+        return rejected_call(name, f"{name}: " + "; ".join(reader.problems)), end
     args = scan.catalog.retyped(name, arguments_of(name, value, scan.catalog))
     return ToolCall(name, args), end
 

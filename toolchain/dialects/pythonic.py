@@ -120,6 +120,7 @@ def call_at(scan: Scan, at: int, syntax: Syntax = _PLAIN) -> tuple[ToolCall, int
         cursor = _ws(scan, key.end())
         if scan.char(cursor) != "=":
             raise CallSyntaxError(cursor)
+        known = len(reader.problems)
         try:
             value, cursor = reader.value(cursor + 1)
         except LiteralError as error:
@@ -127,6 +128,7 @@ def call_at(scan: Scan, at: int, syntax: Syntax = _PLAIN) -> tuple[ToolCall, int
                 raise NeedMore from None
             raise CallSyntaxError(error.position) from None
         args[key.group()] = value
+        reader.within(key.group(), known)
         cursor = _ws(scan, cursor)
         if scan.char(cursor) == ",":
             cursor = _ws(scan, cursor + 1)
@@ -164,7 +166,8 @@ def _read_tagged(scan: Scan, at: int, marker: str) -> Block | Skip:
 
 
 def _read_lfm2(scan: Scan, at: int, marker: str) -> Block | Skip:
-    """``<|tool_call_start|>[…]<|tool_call_end|>``; left open, read when the list closes."""
+    """``<|tool_call_start|>[…]<|tool_call_end|>``; left open, read when the list closes
+    before the next ``<|tool_call_start|>`` (or the end of the output)."""
     text = scan.text
     body_start = at + len(marker)
     stop, which = scan.find_any((_LFM2_END, _LFM2_START), body_start)
@@ -180,9 +183,20 @@ def _read_lfm2(scan: Scan, at: int, marker: str) -> Block | Skip:
         found, problems = _lfm2_body(text[start:body_end], scan.catalog)
         return calls_block(at, _past_echo(scan, end), LFM2, found, problems)
     if text[start] == "[":
-        listed = read_list(scan, start, marked=True, family=LFM2, syntax=_LOOSE)
+        # Read within the body, never past the next opener: a loose quote would otherwise
+        # look for its end through the rest of the output (once per opener: quadratic) and
+        # take the next block's markup into a string, where a stream, seeing less of the
+        # output, would end it sooner. The body's end is already certain here.
+        listed = read_list(
+            Scan(text[start:body_end], True, scan.catalog),
+            0,
+            marked=True,
+            family=LFM2,
+            syntax=_LOOSE,
+        )
         if isinstance(listed, Block):
-            return Block(at, listed.end, LFM2, calls=listed.calls, problems=listed.problems)
+            end = start + listed.end
+            return Block(at, end, LFM2, calls=listed.calls, problems=listed.problems)
     return problem_block(at, body_end, LFM2, "a <|tool_call_start|> block is not closed")
 
 
@@ -207,15 +221,18 @@ def _lfm2_body(body: str, catalog: Catalog) -> tuple[list[ToolCall | FinalAnswer
 
 def _past_echo(scan: Scan, end: int) -> int:
     """After a block: a call list closed by a second ``<|tool_call_end|>`` is the model
-    echoing its calls; it ends the block, read no further."""
+    echoing its calls; it ends the block, read no further. The list is read only up to
+    that ``<|tool_call_end|>`` (see ``_read_lfm2``: never past the next marker)."""
     start = scan.skip_ws(end)
     if scan.char(start) != "[":
         return end
-    echo = read_list(scan, start, marked=True, family=LFM2, syntax=_LOOSE)
-    if isinstance(echo, Skip):
+    stop, which = scan.find_any((_LFM2_END, _LFM2_START), start)
+    if which != _LFM2_END:
         return end
-    close = scan.skip_ws(echo.end)
-    return close + len(_LFM2_END) if scan.has(_LFM2_END, close) else end
+    echo = read_list(Scan(scan.text[start:stop], True, scan.catalog), 0, marked=True, syntax=_LOOSE)
+    if isinstance(echo, Skip) or scan.text[start + echo.end : stop].strip(WS):
+        return end
+    return stop + len(_LFM2_END)
 
 
 OPENERS = (

@@ -12,6 +12,8 @@ closing tag belong to the markup, not to the value.
 
 from __future__ import annotations
 
+import re
+
 from toolchain._result import ToolCall
 from toolchain.dialects._build import calls_block, json_call
 from toolchain.dialects._catalog import Catalog
@@ -24,6 +26,9 @@ __all__ = ["FAMILY", "OPENERS", "function_calls"]
 FAMILY = "qwen3_coder"
 SEED = "seed_oss"
 _OPENS = ("<function=", "<function name=")
+# Both openers in one search: looking for each apart scans to the end for the one that
+# is not there, once per call (a block of a thousand calls cost a million steps).
+_OPEN = re.compile("<function(?:=| name=)")
 _SEED_OPEN = "<seed:tool_call>"
 _SEED_CLOSE = "</seed:tool_call>"
 _ENDS = (
@@ -49,14 +54,17 @@ def function_calls(
     output may have lost parameters); one that does not is reported, not read."""
     found: list[ToolCall | FinalAnswer] = []
     problems: list[str] = []
+    # A final Scan remembers where the next '>' and newline are, so a thousand unclosed
+    # tags do not each search to the end of the body.
+    scan = Scan(body, True, catalog)
     at = _next_open(body, 0)
     while at >= 0:
-        head = _head(body, at)
-        if head is None:
+        close, newline = scan.find(">", at), scan.find("\n", at)
+        if close < 0 or 0 <= newline < close:
             problems.append("a <function=…> tag is not closed by '>' on its line")
             at = _next_open(body, at + 1)
             continue
-        name, inner = head
+        name, inner = _head(body, at, close)
         if body.startswith("/>", inner - 2):  # <function=NAME/>
             found.append(ToolCall(catalog.resolve(name)))
             at = _next_open(body, inner)
@@ -83,10 +91,7 @@ def _read(scan: Scan, at: int, marker: str) -> Block | Skip:
         return Skip(at + 1, retire=True)  # no `>` in the rest: no later tag closes either
     if scan.find("\n", at, head_end) >= 0:
         return Skip(at + 1)
-    head = _head(text, at)
-    if head is None:
-        return Skip(at + 1)
-    name, inner = head
+    name, inner = _head(text, at, head_end)
     if text.startswith("/>", inner - 2):
         return calls_block(at, inner, FAMILY, [ToolCall(scan.catalog.resolve(name))])
     stop, which = scan.find_any(_ENDS, inner)
@@ -130,8 +135,7 @@ def _one_call(
     at = body.find(_PARAM)
     while at >= 0:
         key_end = body.find(">", at)
-        newline = body.find("\n", at)
-        if key_end < 0 or (0 <= newline < key_end):
+        if key_end < 0 or body.find("\n", at, key_end) >= 0:  # bounded: not to the end
             return [], [f"{name}: a <parameter=…> tag is not closed by '>' on its line"]
         key = body[at + len(_PARAM) : key_end]
         value_start = key_end + 1
@@ -144,12 +148,9 @@ def _one_call(
     return [ToolCall(name, args)], []
 
 
-def _head(text: str, at: int) -> tuple[str, int] | None:
+def _head(text: str, at: int, close: int) -> tuple[str, int]:
     """The function name and where its body starts, from ``<function=N>`` or
-    ``<function name="N">``; ``None`` when the tag does not close on its line."""
-    close = text.find(">", at)
-    if close < 0 or text.find("\n", at, close) >= 0:
-        return None
+    ``<function name="N">`` whose ``>`` (on its line) is at ``close``."""
     if text.startswith("<function name=", at):
         name = text[at + len("<function name=") : close]
     else:
@@ -161,8 +162,8 @@ def _head(text: str, at: int) -> tuple[str, int] | None:
 
 
 def _next_open(text: str, start: int) -> int:
-    found = [x for x in (text.find(o, start) for o in _OPENS) if x >= 0]
-    return min(found) if found else -1
+    found = _OPEN.search(text, start)
+    return found.start() if found is not None else -1
 
 
 def _trim_newlines(value: str) -> str:

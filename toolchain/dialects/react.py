@@ -24,17 +24,20 @@ from toolchain._result import ToolCall
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._json import call_of, decode_exact
 from toolchain.dialects._literals import LiteralError, LiteralReader, Syntax
+from toolchain.dialects._scan import rejected_call
 from toolchain.dialects._values import as_mapping
 
 __all__ = ["FAMILY", "ReActRead", "read_react"]
 
 FAMILY = "react"
 _FINAL = "Final Answer:"
-# Anchored at a line start; alternatives are fixed words and the runs are single
-# classes, so a line costs at most its label's length to match.
+# Anchored at a line start; alternatives are fixed words, and no two runs of blanks
+# meet with only optional text between them (`[ \t]*(?:\*\*)?[ \t]*` splits a run of n
+# blanks n ways, and a failing match tries them all: a line of blanks was quadratic), so
+# a line costs at most its label's length, or its run of blanks, to match.
 _LABEL = re.compile(
-    r"[ \t]*(?:\*\*|__)?[ \t]*(thought|action input|action|observation|final answer|answer)"
-    r"[ \t]*\d*[ \t]*(?:\*\*|__)?[ \t]*:(?:[ \t]*(?:\*\*|__))?",
+    r"[ \t]*(?:(?:\*\*|__)[ \t]*)?(thought|action input|action|observation|final answer|answer)"
+    r"[ \t]*(?:\d+[ \t]*)?(?:(?:\*\*|__)[ \t]*)?:(?:[ \t]*(?:\*\*|__))?",
     re.IGNORECASE,
 )
 # The same, after the newline that starts its line: a literal first character lets the
@@ -151,7 +154,10 @@ def _calls(sections: list[_Section], catalog: Catalog) -> tuple[list[ToolCall], 
                 name = _action_name(section.value)
                 if name:
                     name = catalog.resolve(name)
-                    calls.append(ToolCall(name, _input(name, following.value, catalog)))
+                    try:
+                        calls.append(ToolCall(name, _input(name, following.value, catalog)))
+                    except _NotJSON as refused:  # read, but holds NaN, bytes …: say so
+                        calls.append(rejected_call(name, f"{name}: {refused}"))
                 else:
                     problems.append("an 'Action:' names no tool")
                 index += 1
@@ -179,7 +185,10 @@ def _json_action(value: str, catalog: Catalog) -> ToolCall | None:
     brace = value.find("{")
     if brace < 0:
         return None
-    found = _object(value[brace:].rstrip().rstrip("`").rstrip())
+    try:
+        found = _object(value[brace:].rstrip().rstrip("`").rstrip())
+    except _NotJSON:
+        return None
     call = call_of(found, catalog, bare=False) if found is not None else None
     return call if isinstance(call, ToolCall) else None
 
@@ -202,9 +211,14 @@ def _input(name: str, raw: str, catalog: Catalog) -> dict[str, object]:
     return catalog.bind(name, _unquoted(text))
 
 
+class _NotJSON(ValueError):
+    """An object read leniently holds values JSON cannot (``NaN``, ``b'x'``): the reasons."""
+
+
 def _object(text: str) -> dict[str, object] | None:
     """A JSON object, or a lenient reading of one (single quotes, comments, trailing
-    prose, a missing closing brace)."""
+    prose, a missing closing brace); raises ``_NotJSON`` when that reading holds values
+    JSON cannot carry."""
     try:
         exact = as_mapping(decode_exact(text))
     except ValueError:
@@ -219,6 +233,8 @@ def _object(text: str) -> dict[str, object] | None:
             if error.at_end:
                 continue
             return None
+        if reader.problems and isinstance(found, dict):
+            raise _NotJSON("; ".join(reader.problems))
         return None if reader.problems else as_mapping(found)
     return None
 

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from toolchain._input import ArgumentsError, InputCodec
+from toolchain._json_numbers import number_problems
 from toolchain._logs import logger
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ class SchemaCodec(InputCodec[dict[str, object]]):
 
     def validate(self, args: Mapping[str, object]) -> dict[str, object]:
         value = dict(args)
+        unfit = number_problems(value, self._raw)  # JSON Schema takes NaN for a number
+        if unfit:
+            raise ArgumentsError(unfit)
         validator = self._checker()
         if validator is None:
             return value

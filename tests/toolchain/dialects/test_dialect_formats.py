@@ -3,12 +3,16 @@ format variants its peers do not test."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolchain import tool
 from toolchain.dialects import FAMILIES, INPUT_KEY, DialectPolicy, parse
+from toolchain.dialects.react import _LABEL
 
 MARKED = '<tool_call>{"name": "ghost", "arguments": {}}</tool_call>'
 BARE = '{"name": "ghost", "arguments": {}}'
@@ -179,3 +183,23 @@ def test_json_nested_too_deep_is_skipped_whole() -> None:
     result = parse(deep + MARKED)
     assert names(deep + MARKED) == ["ghost"] and result.content == deep
     assert names("[" * 200 + "]" * 200) == []
+
+
+# The ReAct label pattern as it was: `[ \t]*(?:\*\*|__)?[ \t]*` splits a run of blanks
+# between its two parts in every way before failing (a line of blanks was quadratic).
+# Run on short lines only.
+REFERENCE_LABEL = re.compile(
+    r"[ \t]*(?:\*\*|__)?[ \t]*(thought|action input|action|observation|final answer|answer)"
+    r"[ \t]*\d*[ \t]*(?:\*\*|__)?[ \t]*:(?:[ \t]*(?:\*\*|__))?",
+    re.IGNORECASE,
+)
+LABEL_PARTS = (" ", "\t", "**", "__", "*", "_", "Action", "action input", "Thought", "1", "23",
+               ":", "x", "Final Answer", "answer", "OBSERVATION")  # fmt: skip
+LABEL_LIKE = st.lists(st.sampled_from(LABEL_PARTS), max_size=10).map("".join)
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(LABEL_LIKE)
+def test_react_labels_are_read_as_the_reference_pattern_reads_them(line: str) -> None:
+    old, new = REFERENCE_LABEL.match(line), _LABEL.match(line)
+    assert (old and (old.group(), old.group(1))) == (new and (new.group(), new.group(1)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -12,12 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.timing import costlier_than
 from tests.toolchain.dialects.dialect_corpus import CASES, FAMILY_CASES
 from toolchain import ToolCall
-from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, parse
+from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, parse, tokens
 from toolchain.dialects._assemble import assemble
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._engine import Engine
+from toolchain.dialects._invoke import WRAPPERS
 from toolchain.dialects._opener import Openers
 from toolchain.dialects._registry import openers_for
 
@@ -168,32 +169,71 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "Command actions": lambda n: "<|START_ACTION|>[{" * (n // 18),
     "citations": lambda n: "</co:" * (n // 5),
     "names above tags": lambda n: "a\n<arg_key>" * (n // 11),
+    # Each was quadratic (issue 26): a loose quote sought its end through the rest of
+    # the output, once per block; each call searched to the end for the other opener;
+    # a parameter searched to the end for a newline; the ReAct label pattern split a
+    # run of blanks between two of its parts in every way before failing.
+    "LFM2 open strings": lambda n: "<|tool_call_start|>[f(a='" * (n // 24),
+    "LFM2 open double quotes": lambda n: '<|tool_call_start|>[f(a="' * (n // 24),
+    "LFM2 echoes": lambda n: "<|tool_call_start|>[f()]<|tool_call_end|>[f(a='" * (n // 43),
+    "Seed calls": lambda n: "<seed:tool_call>" + "<function=f>" * (n // 6),
+    "Seed tags cut by lines": lambda n: "<seed:tool_call>" + "<function=\n" * (n // 11),
+    "Seed parameters": lambda n: (
+        "<seed:tool_call><function=f>" + "<parameter=a>x" * (n // 14) + "</seed:tool_call>"
+    ),
+    "ReAct blank line": lambda n: "\n" + " " * (n // 8) + "thought",
+    "ReAct blanks after a step number": lambda n: "Action " + "1" + " \t" * (n // 16) + "x",
+    "tokens between blanks": lambda n: "</s> " * (n // 5) + "thought\n",
 }
 
 
-def _seconds(text: str) -> float:
-    """The best of three CPU times: other processes on the machine do not count."""
-    best = float("inf")
-    for _ in range(3):
-        started = time.process_time()
-        parse(text)
-        best = min(best, time.process_time() - started)
-    return best
+def _superlinear(make: Callable[[int], str], size: int, slack: float = 0.05) -> str | None:
+    """Whether four times the text (``make(4 * size)``) costs eight times the work or
+    more, every time (quadratic work would be sixteen times): the times seen, or None."""
+    small, large = make(size), make(4 * size)
+    return costlier_than(8, lambda: parse(small), lambda: parse(large), slack)
 
 
 @pytest.mark.parametrize("shape", HOSTILE)
 def test_hostile_text_costs_linear_time(shape: str) -> None:
-    make = HOSTILE[shape]
-    # Four times the text: about four times the work; quadratic work would be sixteen
-    # times. A ratio, not a time limit, and measured again when a busy machine (GC,
-    # caches shared with other processes) blurs one measurement.
-    ratios: list[str] = []
-    for _ in range(3):
-        small, large = _seconds(make(40_000)), _seconds(make(160_000))
-        if large < 8 * small + 0.05:
-            return
-        ratios.append(f"{small:.3f}s -> {large:.3f}s")
-    raise AssertionError(f"{shape}: super-linear every time: {', '.join(ratios)}")
+    seen = _superlinear(HOSTILE[shape], 40_000)
+    assert seen is None, f"{shape}: super-linear every time: {seen}"
+
+
+# Every opener of every family whose reader reads past its marker, in the shapes hostile
+# text takes: the opener written over and over, each time followed by nothing, a list,
+# an object, a string or a call that is never closed. (A chat token is read as itself
+# and nothing more: all of them, over and over, are one shape.)
+READERS = sorted(
+    {o.marker for o in openers_for(None).openers if o.read is not tokens.read_token} | set(WRAPPERS)
+)
+STRAY_TOKENS = "".join(
+    sorted({o.marker for o in openers_for(None).openers if o.read is tokens.read_token})
+)
+NEVER_CLOSED = ("", "[", "{", "'", '"', "f(a='", "[f(a='", '{"a": "', "<function=f>")
+
+
+def _repeated(unit: str) -> Callable[[int], str]:
+    return lambda chars: unit * (chars // len(unit) + 1)
+
+
+def _slow_shapes(units: Sequence[str]) -> list[str]:
+    """The units that, written over and over, cost super-linear time every time."""
+    slow: list[str] = []
+    for unit in units:
+        seen = _superlinear(_repeated(unit), 8_000, slack=0.02)
+        if seen is not None:
+            slow.append(f"{unit!r}: {seen}")
+    return slow
+
+
+@pytest.mark.parametrize("marker", READERS)
+def test_every_opener_repeated_and_never_closed_costs_linear_time(marker: str) -> None:
+    assert _slow_shapes([marker + tail for tail in NEVER_CLOSED]) == []
+
+
+def test_every_chat_token_repeated_costs_linear_time() -> None:
+    assert _slow_shapes([STRAY_TOKENS, STRAY_TOKENS + " x\n"]) == []
 
 
 @settings(max_examples=300, deadline=None)
@@ -235,13 +275,18 @@ def _no_copies(*args: object) -> None:
     return None
 
 
-# A piece of soup written over and over (a model in a loop), between two others.
-LOOPS = st.tuples(
-    st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join),
-    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=6).map("".join),
-    st.integers(min_value=2, max_value=7),
-    st.lists(st.sampled_from(FRAGMENTS), max_size=6).map("".join),
-).map(lambda parts: parts[0] + parts[1] * parts[2] + parts[3])
+def loops(fragments: Sequence[str], most: int = 6) -> st.SearchStrategy[str]:
+    """A piece of soup written over and over (a model in a loop), between two others."""
+
+    def soup(least: int = 0) -> st.SearchStrategy[str]:
+        return st.lists(st.sampled_from(fragments), min_size=least, max_size=most).map("".join)
+
+    return st.tuples(soup(), soup(1), st.integers(min_value=2, max_value=7), soup()).map(
+        lambda parts: parts[0] + parts[1] * parts[2] + parts[3]
+    )
+
+
+LOOPS = loops(FRAGMENTS)
 
 
 @settings(max_examples=500, deadline=None)
@@ -255,3 +300,38 @@ def test_shortcuts_change_nothing(text: str, tools: Any) -> None:
 @given(text=LOOPS, cuts=st.lists(st.integers(min_value=0), max_size=12), tools=TOOLS)
 def test_any_split_of_a_loop(text: str, cuts: list[int], tools: Any) -> None:
     assert_reads_like_whole(text, cuts, tools)
+
+
+# LFM2 writes strings in single quotes without escaping them: inside its block a quote
+# that cannot end a value is part of the string. A block left open was read on past the
+# next <|tool_call_start|>, so a string took the next call's markup in, where a stream
+# that had seen less of the output ended it sooner.
+LFM2_FRAGMENTS = (
+    "<|tool_call_start|>", "<|tool_call_end|>", "[", "]", "f(", "g(", "a=", "b=", "'",
+    '"', "it's", "x", ")", ", ", " ", "\n", "1", "[f(a='x')]", "Done.",
+)  # fmt: skip
+LFM2_TEXT = st.lists(st.sampled_from(LFM2_FRAGMENTS), max_size=30).map("".join)
+LFM2_LOOPS = loops(LFM2_FRAGMENTS, most=8)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    text=LFM2_TEXT | LFM2_LOOPS | LFM2_LOOPS.map("<|tool_call_start|>[f(a='".__add__),
+    cuts=st.lists(st.integers(min_value=0), max_size=12),
+)
+def test_lfm2_streams_as_it_reads_whole_and_keeps_markup_out_of_arguments(
+    text: str, cuts: list[int]
+) -> None:
+    assert_reads_like_whole(text, cuts)
+    for call in (*parse(text).calls, *parse(text).rejected):
+        assert "<|tool_call_start|>" not in repr(call.args)
+
+
+def test_an_open_lfm2_block_ends_at_the_next_one() -> None:
+    opened = "<|tool_call_start|>[f(a='x"
+    text = opened * 3 + "')]"
+    whole = parse(text)
+    assert [(c.name, dict(c.args)) for c in whole.calls] == [("f", {"a": "x"})]
+    assert whole.error == "a <|tool_call_start|> block is not closed"
+    result, _ = streamed(text, range(len(text)))
+    assert result == whole

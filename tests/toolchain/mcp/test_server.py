@@ -257,6 +257,21 @@ async def test_typed_call_and_argument_errors(
         assert answered.raw.output(0, str) == "Rome: 21 °C for 2 day(s)"
 
 
+async def test_numbers_json_cannot_carry_never_reach_the_server(shared_http: HTTPServer) -> None:
+    # JSON Schema's "number" takes a float NaN or infinity (YAML's .nan, .inf): the
+    # server would be sent a value no JSON holds (here, asked to sleep forever).
+    async with MCPServer.http(shared_http.url) as server:
+        chain = server.attach(YAMLToolChain(timeout=5))
+        action = "- tool: sleep\n  args: {seconds: .inf}\n- tool: sleep\n  args: {seconds: .nan}"
+        result = await chain.execute(ExecutionContext(), action, XMLFormat())
+        for error, shown in zip(result.raw.errors, ("inf", "nan"), strict=True):
+            assert error is not None and error.kind == "invalid_arguments"
+            assert error.message == (
+                "invalid arguments for sleep: seconds: must be a finite number written in "
+                f"ASCII digits (got {shown})"
+            )
+
+
 async def test_schema_patterns_run_in_linear_time(
     shared_http: HTTPServer, caplog: pytest.LogCaptureFixture
 ) -> None:
