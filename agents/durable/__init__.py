@@ -1,13 +1,16 @@
 # agents.durable: runs of both agents and run_prompt as DBOS workflows (extra [durable]).
 #
 # What lives here, one job a module (each imports only those listed before it):
+#   _errors     the errors of agents.durable, one tree
 #   _runner     StepRunner: one run's model and tool calls as DBOS steps, through
 #               toolchain._step_seam; recorded date and ids; interrupted calls
+#   _executors  the leases that say which processes are alive (gent_executors)
+#   _launch     launch and shutdown of DBOS in this process; taking over the runs of
+#               processes that are gone (recover)
 #   _workflow   the one registered workflow, the registry of runs by name, DurableRun
 #   _runs       DurableAgent and DurablePrompt, what users build
 #   _approvals  wait_for_person (an Approver), pending, decide: approvals over DBOS
 #               events and messages
-#   _launch     launch and shutdown of DBOS in this process
 #
 # Importing `agents` never imports this package (nor DBOS): the engine and the chain
 # only hold the seam (`toolchain._step_seam`), which is empty until a durable run starts.
@@ -16,8 +19,8 @@
 Runs of ``ReActAgent``, ``ToolCallingAgent`` and ``run_prompt`` become DBOS workflows
 (extra ``[durable]``): each model call and each tool call is a step whose result is
 recorded in a database (SQLite by default, Postgres for many workers). A process that
-launches DBOS on that database recovers the runs a dead process left: finished calls
-are replayed from the record, not made again.
+is gone leaves its runs to the live ones: finished calls are replayed from the record,
+not made again; a live process's runs are never taken from it.
 
 API (all names here)::
 
@@ -25,11 +28,11 @@ API (all names here)::
     from agents.durable import DurableAgent, launch
 
     durable = DurableAgent(ReActAgent(model, tools=[...]), name="support")  # at import
-    launch("sqlite:///runs.sqlite")           # or postgresql://…; recovers pending runs
+    launch("sqlite:///runs.sqlite")           # or postgresql://…; takes over gone runs
     result = await durable.run("task", workflow_id="ticket-42")   # -> AgentResult
     handle = await durable.start("task")      # DurableRun: .workflow_id, await .result()
     handle = await retrieve("ticket-42")      # the same run, from any process
-    await recover(["worker-2"])               # a dead worker's runs, taken over
+    await recover(["gent-host-4242-a1b2c3"])  # a gone process's runs, taken over now
     shutdown()
 
 - ``DurableAgent(agent, name=...)`` / ``DurablePrompt(build, model=..., name=...,
@@ -38,6 +41,13 @@ API (all names here)::
   ``launch``. ``run`` / ``start`` take ``history=`` and ``extension_state=`` as the
   agents do, ``workflow_id=`` (a run started again with its id is not run twice), and
   ``start`` a DBOS ``Queue`` (``queue=``) for worker processes listening to it.
+- Processes: each launches under an executor id of its own and holds it by a lease in
+  the database (``gent_executors``), renewed every ``lease_seconds / 4`` (20 s by
+  default). A run is taken over only from a process that is gone: shut down, or on this
+  machine and no longer running (its pid), or on another machine and not heard from
+  for ``lease_seconds``. Live processes take such runs over by themselves;
+  ``recover(executor_ids)`` does it at once and refuses a live one
+  (``ExecutorInUseError``), as ``launch`` refuses an executor id a live process holds.
 - Tools: a call cut off by a crash (its start recorded, its outcome not) runs again
   only if its tool sets ``idempotent = True`` (``@tool(idempotent=True)``); otherwise
   the model gets the error ``"<tool> was interrupted: … Check its effect before
@@ -59,10 +69,16 @@ Limits of the design, stated: ``Limits.timeout`` counts from when a process star
 recovers) the run, not from the run's first start; a replayed step emits no stream
 events (``on_chunk`` sees only the calls made live); a composite tool's call is one
 step (its sub-calls run inside it); the calls of one action that wait for approval ask
-one at a time.
+one at a time. A process on another machine that stalls for longer than its lease is
+taken for gone while it may be inside a tool call (DBOS stops it at its next record; the
+call is reported as interrupted, or run again if idempotent): choose the lease longer
+than any stall you expect. Every process on the database must launch through
+``launch``: a process that starts DBOS itself holds no lease, and its runs are taken for
+a gone process's.
 """
 
 from agents.durable._approvals import decide, pending, wait_for_person
+from agents.durable._errors import DurableError, ExecutorInUseError, NotLaunchedError
 from agents.durable._launch import DEFAULT_DATABASE, launch, recover, shutdown
 from agents.durable._runner import INTERRUPTED
 from agents.durable._runs import DurableAgent, DurablePrompt
@@ -72,8 +88,11 @@ __all__ = [
     "DEFAULT_DATABASE",
     "INTERRUPTED",
     "DurableAgent",
+    "DurableError",
     "DurablePrompt",
     "DurableRun",
+    "ExecutorInUseError",
+    "NotLaunchedError",
     "decide",
     "launch",
     "pending",

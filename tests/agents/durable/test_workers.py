@@ -28,14 +28,6 @@ LIMIT = 2
 POLL_SECONDS = 0.05  # the workers' queue polling interval (tests.support.durable_worker)
 
 
-@pytest.fixture(params=["postgres", "sqlite"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.sqlite'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 @pytest.fixture
 def workers(database_url: str, tmp_path: Path) -> Iterator[Callable[[int], Workers]]:
     """Start `Workers` on the test's database with a limit; all closed after the test."""

@@ -1,0 +1,53 @@
+"""The errors of ``agents.durable``, each saying what to do; DBOS's own never reach users.
+
+::
+
+    DurableError                 base of them all
+    ├── NotLaunchedError         a durable call before launch() (or after shutdown())
+    └── ExecutorInUseError       an executor id a live process holds
+"""
+
+from __future__ import annotations
+
+__all__ = ["DurableError", "ExecutorInUseError", "NotLaunchedError"]
+
+
+class DurableError(Exception):
+    """Base of the errors ``agents.durable`` raises.
+
+    >>> issubclass(NotLaunchedError, DurableError)
+    True
+    """
+
+
+class NotLaunchedError(DurableError, RuntimeError):
+    """A durable run, lookup or decision in a process where DBOS is not launched.
+
+    >>> str(NotLaunchedError("start a run")).startswith("cannot start a run")
+    True
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"cannot {what}: agents.durable.launch() has not been called in this process "
+            "(or shutdown() was). Build every DurableAgent and DurablePrompt, then call "
+            "launch(database_url) once, before any durable run."
+        )
+
+
+class ExecutorInUseError(DurableError, RuntimeError):
+    """An executor id that a live process holds: two processes under one id would each
+    take the other's runs for their own (``launch``), or a live process's runs would be
+    run a second time (``recover``).
+
+    >>> ExecutorInUseError("w1", "pid 12 on this machine").executor_id
+    'w1'
+    """
+
+    def __init__(self, executor_id: str, holder: str) -> None:
+        super().__init__(
+            f"executor id {executor_id!r} is held by a live process ({holder}): its runs "
+            "are under way there. Give each process its own executor id (leave "
+            "executor_id unset and launch() makes one), or stop that process first."
+        )
+        self.executor_id = executor_id
