@@ -2,6 +2,7 @@
 #
 # What lives here, one job a module (each imports only those listed before it):
 #   _errors     the errors of agents.durable, one tree
+#   _retries    ModelRetries: how a model call is made again after a passing failure
 #   _runner     StepRunner: one run's model and tool calls as DBOS steps, through
 #               toolchain._step_seam; recorded date and ids; interrupted calls
 #   _executors  the leases that say which processes are alive (gent_executors)
@@ -32,6 +33,7 @@ API (all names here)::
     result = await durable.run("task", workflow_id="ticket-42")   # -> AgentResult
     handle = await durable.start("task")      # DurableRun: .workflow_id, await .result()
     handle = await retrieve("ticket-42")      # the same run, from any process
+    handle = await resume("ticket-42")        # a run that ended in error goes on
     await recover(["gent-host-4242-a1b2c3"])  # a gone process's runs, taken over now
     shutdown()
 
@@ -48,6 +50,12 @@ API (all names here)::
   for ``lease_seconds``. Live processes take such runs over by themselves;
   ``recover(executor_ids)`` does it at once and refuses a live one
   (``ExecutorInUseError``), as ``launch`` refuses an executor id a live process holds.
+- Model calls: a failure that may pass (``ModelCallError.transient``: 408, 409, 429,
+  5xx, no connection, a timeout) is tried again, ``retries=ModelRetries(...)`` on the
+  agent (by default 6 tries, 1 to 16 s apart: about half a minute, beyond the adapter's
+  own retries). A run that ended in error (``stopped_by == "error"``, or DBOS's
+  ``ERROR``), or was cancelled, goes on with ``resume(workflow_id)``: the failed call is
+  made again, the steps before it replayed.
 - Tools: a call cut off by a crash (its start recorded, its outcome not) runs again
   only if its tool sets ``idempotent = True`` (``@tool(idempotent=True)``); otherwise
   the model gets the error ``"<tool> was interrupted: … Check its effect before
@@ -67,9 +75,10 @@ What a step records must pickle: tool outputs (``ToolResult``) and the run's inp
 
 Limits of the design, stated: ``Limits.timeout`` counts from when a process starts (or
 recovers) the run, not from the run's first start; a replayed step emits no stream
-events (``on_chunk`` sees only the calls made live); a composite tool's call is one
-step (its sub-calls run inside it); the calls of one action that wait for approval ask
-one at a time. A process on another machine that stalls for longer than its lease is
+events (``on_chunk`` sees only the calls made live), and a model call made again after a
+passing failure streams again from its start; a composite tool's call is one step (its
+sub-calls run inside it); the calls of one action that wait for approval ask one at a
+time. A process on another machine that stalls for longer than its lease is
 taken for gone while it may be inside a tool call (DBOS stops it at its next record; the
 call is reported as interrupted, or run again if idempotent): choose the lease longer
 than any stall you expect. Every process on the database must launch through
@@ -78,11 +87,17 @@ a gone process's.
 """
 
 from agents.durable._approvals import decide, pending, wait_for_person
-from agents.durable._errors import DurableError, ExecutorInUseError, NotLaunchedError
+from agents.durable._errors import (
+    DurableError,
+    ExecutorInUseError,
+    NothingToResumeError,
+    NotLaunchedError,
+)
 from agents.durable._launch import DEFAULT_DATABASE, launch, recover, shutdown
+from agents.durable._retries import ModelRetries
 from agents.durable._runner import INTERRUPTED
 from agents.durable._runs import DurableAgent, DurablePrompt
-from agents.durable._workflow import DurableRun, retrieve
+from agents.durable._workflow import DurableRun, resume, retrieve
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -92,11 +107,14 @@ __all__ = [
     "DurablePrompt",
     "DurableRun",
     "ExecutorInUseError",
+    "ModelRetries",
     "NotLaunchedError",
+    "NothingToResumeError",
     "decide",
     "launch",
     "pending",
     "recover",
+    "resume",
     "retrieve",
     "shutdown",
     "wait_for_person",

@@ -4,12 +4,13 @@
 
     DurableError                 base of them all
     ├── NotLaunchedError         a durable call before launch() (or after shutdown())
-    └── ExecutorInUseError       an executor id a live process holds
+    ├── ExecutorInUseError       an executor id a live process holds
+    └── NothingToResumeError     resume() of a run that ended well
 """
 
 from __future__ import annotations
 
-__all__ = ["DurableError", "ExecutorInUseError", "NotLaunchedError"]
+__all__ = ["DurableError", "ExecutorInUseError", "NotLaunchedError", "NothingToResumeError"]
 
 
 class DurableError(Exception):
@@ -51,3 +52,18 @@ class ExecutorInUseError(DurableError, RuntimeError):
             "executor_id unset and launch() makes one), or stop that process first."
         )
         self.executor_id = executor_id
+
+
+class NothingToResumeError(DurableError, ValueError):
+    """``resume`` of a run that ended without a failure: there is nothing to do again.
+
+    >>> NothingToResumeError("r1", "it answered").workflow_id
+    'r1'
+    """
+
+    def __init__(self, workflow_id: str, why: str) -> None:
+        super().__init__(
+            f"durable run {workflow_id!r} has nothing to resume: {why}. To go on from "
+            "it, start a new run with history=result.messages"
+        )
+        self.workflow_id = workflow_id

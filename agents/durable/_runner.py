@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from dbos import DBOS, StepReservation
 
+from agents.durable._retries import ModelRetries
 from agents.prompt import AgentTool
 from toolchain import (
     ExecutionContext,
@@ -61,9 +62,10 @@ def in_workflow() -> bool:
 class StepRunner:
     """The steps of one execution of one durable run's workflow."""
 
-    def __init__(self, today: dt.date, seed: bytes) -> None:
+    def __init__(self, today: dt.date, seed: bytes, *, retries: ModelRetries | None = None) -> None:
         self._today = today
         self._seed = seed
+        self._retries = retries or ModelRetries()
         self._ids: Counter[str] = Counter()
         self.approvals = asyncio.Lock()
         """Approvals wait one at a time, in the order calls ask: their messages take
@@ -125,6 +127,9 @@ class StepRunner:
         if recorded.kind is None:
             return recorded.result, None
         return None, ToolCallError(recorded.kind, recorded.message)
+
+    def retry_delay(self, error: Exception, attempt: int) -> float | None:
+        return self._retries.delay(error, attempt)
 
     def sequential(self, tools: Sequence[Tool[Any, Any] | None]) -> bool:
         return any(isinstance(tool, AgentTool) for tool in tools) and in_workflow()

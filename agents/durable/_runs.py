@@ -8,6 +8,7 @@ from typing import Any, Generic, TypeVar
 from dbos import Queue
 from typing_extensions import Unpack
 
+from agents.durable._retries import ModelRetries
 from agents.durable._workflow import DurableRun, Task, register, start_run
 from agents.models import Message, Model
 from agents.prompt import Prompt, PromptOptions, run_prompt
@@ -19,13 +20,17 @@ __all__ = ["DurableAgent", "DurablePrompt"]
 
 AnswerT = TypeVar("AnswerT")
 
+DEFAULT_RETRIES = ModelRetries()
+
 
 class DurableAgent(Generic[AnswerT]):
     """Runs of ``agent`` as DBOS workflows: each model call and tool call a step.
 
     Build it at import time of your module, under a name unique in the application:
     a process that recovers a run finds the agent by that name, so it must build the
-    same agent before ``agents.durable.launch()``.
+    same agent before ``agents.durable.launch()``. ``retries`` says how its model calls
+    are made again when the provider fails for a passing reason (``ModelRetries``:
+    by default up to 6 tries over about half a minute).
 
     >>> from agents import ReActAgent, ScriptedModel
     >>> durable = DurableAgent(ReActAgent(ScriptedModel(["<answer>4</answer>"])), name="doc-adder")
@@ -34,10 +39,15 @@ class DurableAgent(Generic[AnswerT]):
     """
 
     def __init__(
-        self, agent: ReActAgent[AnswerT] | ToolCallingAgent[AnswerT], *, name: str
+        self,
+        agent: ReActAgent[AnswerT] | ToolCallingAgent[AnswerT],
+        *,
+        name: str,
+        retries: ModelRetries = DEFAULT_RETRIES,
     ) -> None:
         self.agent = agent
         self.name = name
+        self.retries = retries
         register(self)
 
     async def run(
@@ -51,7 +61,9 @@ class DurableAgent(Generic[AnswerT]):
         """Run ``task`` durably and wait for its result (``agent.run``'s arguments).
 
         ``workflow_id`` names the run (default: a fresh one); starting a run with the id
-        of one that exists returns that run's result instead of running it again.
+        of one that exists returns that run's result instead of running it again. A run
+        that ended in error keeps its result: ``agents.durable.resume(workflow_id)``
+        makes it go on.
         """
         started = await self.start(
             task, history=history, extension_state=extension_state, workflow_id=workflow_id
@@ -82,6 +94,7 @@ class DurablePrompt:
     """Runs of ``run_prompt(build, model=..., **options)`` as DBOS workflows.
 
     ``name=`` is required: the name it is registered under, and the run's name.
+    ``retries`` as for ``DurableAgent``.
     ``run(task)`` adds ``task`` as the user message after ``build`` (when ``build``
     writes its own, call ``run()`` without one). Sub-agents (``def_agent``) run inside
     the same workflow: their model and tool calls are its steps.
@@ -97,6 +110,7 @@ class DurablePrompt:
         build: Callable[[Prompt], Awaitable[None] | None],
         *,
         model: Model | str,
+        retries: ModelRetries = DEFAULT_RETRIES,
         **options: Unpack[PromptOptions],
     ) -> None:
         name = options.get("name")
@@ -109,6 +123,7 @@ class DurablePrompt:
         self.model = model
         self.options = options
         self.name = name
+        self.retries = retries
         register(self)
 
     async def run(

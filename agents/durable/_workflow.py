@@ -19,12 +19,15 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from dbos import DBOS, Queue, SetWorkflowID, WorkflowHandleAsync
 
+from agents.durable._errors import NothingToResumeError
+from agents.durable._launch import require_launched
+from agents.durable._retries import ModelRetries
 from agents.durable._runner import StepRunner
 from agents.models import Message
 from agents.result import AgentResult
 from toolchain import ContentPart, _step_seam
 
-__all__ = ["DurableRun", "Runnable", "register", "retrieve", "start_run"]
+__all__ = ["DurableRun", "Runnable", "register", "resume", "retrieve", "start_run"]
 
 AnswerT = TypeVar("AnswerT")
 _log = logging.getLogger("agents.durable")
@@ -36,6 +39,7 @@ class Runnable(Protocol):
     """What a workflow runs: a durable agent or prompt, by its registered name."""
 
     name: str
+    retries: ModelRetries
 
     def execute(
         self,
@@ -89,11 +93,14 @@ async def _workflow(
     today = await DBOS.run_step_async({"name": "today"}, _today)
     seed = await DBOS.run_step_async({"name": "seed"}, _seed)
     _step_seam.activate()
-    token = _step_seam.RUNNER.set(StepRunner(today, seed))
+    token = _step_seam.RUNNER.set(StepRunner(today, seed, retries=runnable.retries))
     try:
         return await runnable.execute(task, history, extension_state)
     finally:
         _step_seam.RUNNER.reset(token)
+
+
+_UNDER_WAY = ("PENDING", "ENQUEUED", "DELAYED")
 
 
 class DurableRun(Generic[AnswerT]):
@@ -147,6 +154,43 @@ async def retrieve(workflow_id: str) -> DurableRun[Any]:
     True
     """
     return DurableRun(await DBOS.retrieve_workflow_async(workflow_id))
+
+
+async def resume(workflow_id: str) -> DurableRun[Any]:
+    """Continue a durable run that ended in error, or was cancelled, from where it stopped.
+
+    A run whose model call failed for good (the provider down for longer than its
+    ``ModelRetries``) ends with ``stopped_by == "error"``; started again with its id it
+    returns that same result. ``resume`` makes that failed call again and goes on: the
+    steps before it are replayed from the record (no finished tool call runs again).
+    The same for a run that ended in DBOS's ``ERROR`` (its agent raised): it goes on
+    from the first step not recorded. A cancelled run goes on where it was. A run under
+    way is left as it is. The workflow id stays the same; ``await .result()`` on the
+    handle returned waits for the new ending. Raises ``NothingToResumeError`` for a run
+    that ended without a failure.
+
+    >>> callable(resume)
+    True
+    """
+    require_launched("resume a durable run")
+    handle: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(workflow_id)
+    status = (await handle.get_status()).status
+    if status in _UNDER_WAY:
+        return DurableRun(handle)
+    if status in ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+        return DurableRun(await DBOS.resume_workflow_async(workflow_id))
+    steps = await DBOS.list_workflow_steps_async(workflow_id, load_output=False)
+    last = steps[-1] if steps else None
+    if last is not None:
+        loaded = await DBOS.list_workflow_steps_async(workflow_id, offset=len(steps) - 1, limit=1)
+        if loaded and loaded[0]["error"] is not None:  # a call failed for good: again
+            return DurableRun(
+                await DBOS.rewind_workflow_async(workflow_id, start_step=last["function_id"])
+            )
+    if status != "ERROR":
+        raise NothingToResumeError(workflow_id, "its last step did not fail")
+    after = last["function_id"] + 1 if last is not None else 1
+    return DurableRun(await DBOS.rewind_workflow_async(workflow_id, start_step=after))
 
 
 def _plain(state: Mapping[str, object] | None) -> dict[str, object] | None:
