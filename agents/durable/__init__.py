@@ -8,7 +8,8 @@
 #   _executors  the leases that say which processes are alive (gent_executors)
 #   _launch     launch and shutdown of DBOS in this process; taking over the runs of
 #               processes that are gone (recover)
-#   _workflow   the one registered workflow, the registry of runs by name, DurableRun
+#   _workflow   the one registered workflow, the registry of runs by name, DurableRun,
+#               whose run a workflow id is, resume
 #   _runs       DurableAgent and DurablePrompt, what users build
 #   _approvals  wait_for_person (an Approver), pending, decide: approvals over DBOS
 #               events and messages
@@ -40,9 +41,12 @@ API (all names here)::
 - ``DurableAgent(agent, name=...)`` / ``DurablePrompt(build, model=..., name=...,
   **run_prompt options)``: build them when your module loads, with names unique in the
   application: a recovering process finds them by name, so it must build them before
-  ``launch``. ``run`` / ``start`` take ``history=`` and ``extension_state=`` as the
-  agents do, ``workflow_id=`` (a run started again with its id is not run twice), and
-  ``start`` a DBOS ``Queue`` (``queue=``) for worker processes listening to it.
+  ``launch`` (a run taken over before its agent is built waits for it, with a
+  warning). ``run`` / ``start`` take ``history=`` and ``extension_state=`` as the
+  agents do, ``workflow_id=`` (a run started again with its id is not run twice; an id
+  is this agent's run of one task and history: any other start under it raises
+  ``WorkflowIdTakenError``), and ``start`` a DBOS ``Queue`` (``queue=``) for worker
+  processes listening to it. Before ``launch`` every call raises ``NotLaunchedError``.
 - Processes: each launches under an executor id of its own and holds it by a lease in
   the database (``gent_executors``), renewed every ``lease_seconds / 4`` (20 s by
   default). A run is taken over only from a process that is gone: shut down, or on this
@@ -64,7 +68,9 @@ API (all names here)::
   needs approval waits in the workflow (``pending(workflow_id)`` lists it, from any
   process, or through a ``DBOSClient`` with ``client=``); ``decide(workflow_id, request,
   Approval.granted())`` resumes it, even after the process that started the run exited.
-  Calls of one action ask one at a time.
+  Calls of one action ask one at a time. A run cancelled while it waits
+  (``DBOS.cancel_workflow``) stops waiting, and ``result()`` raises
+  ``RunCancelledError``, within a second or so.
 - Deterministic on replay: the date the prompt shows (recorded at the start), stored
   values' ids (``internal://…``, derived from a recorded seed and the call), call ids
   (numbered), each call's place in the record (drawn in call order as the call enters
@@ -78,12 +84,12 @@ recovers) the run, not from the run's first start; a replayed step emits no stre
 events (``on_chunk`` sees only the calls made live), and a model call made again after a
 passing failure streams again from its start; a composite tool's call is one step (its
 sub-calls run inside it); the calls of one action that wait for approval ask one at a
-time. A process on another machine that stalls for longer than its lease is
-taken for gone while it may be inside a tool call (DBOS stops it at its next record; the
-call is reported as interrupted, or run again if idempotent): choose the lease longer
-than any stall you expect. Every process on the database must launch through
-``launch``: a process that starts DBOS itself holds no lease, and its runs are taken for
-a gone process's.
+time. A process on another machine that stalls for longer than its lease is taken for
+gone while it may be inside a tool call (DBOS stops it at its next record; the call is
+reported as interrupted, or run again if idempotent): choose the lease longer than any
+stall you expect. Every process on the database must launch through ``launch``: a
+process that starts DBOS itself holds no lease, and its runs are taken for a gone
+process's.
 """
 
 from agents.durable._approvals import decide, pending, wait_for_person
@@ -92,6 +98,8 @@ from agents.durable._errors import (
     ExecutorInUseError,
     NothingToResumeError,
     NotLaunchedError,
+    RunCancelledError,
+    WorkflowIdTakenError,
 )
 from agents.durable._launch import DEFAULT_DATABASE, launch, recover, shutdown
 from agents.durable._retries import ModelRetries
@@ -110,6 +118,8 @@ __all__ = [
     "ModelRetries",
     "NotLaunchedError",
     "NothingToResumeError",
+    "RunCancelledError",
+    "WorkflowIdTakenError",
     "decide",
     "launch",
     "pending",

@@ -5,12 +5,21 @@
     DurableError                 base of them all
     ├── NotLaunchedError         a durable call before launch() (or after shutdown())
     ├── ExecutorInUseError       an executor id a live process holds
+    ├── WorkflowIdTakenError     a workflow id another agent, or another task, started
+    ├── RunCancelledError        the result of a run that was cancelled
     └── NothingToResumeError     resume() of a run that ended well
 """
 
 from __future__ import annotations
 
-__all__ = ["DurableError", "ExecutorInUseError", "NotLaunchedError", "NothingToResumeError"]
+__all__ = [
+    "DurableError",
+    "ExecutorInUseError",
+    "NotLaunchedError",
+    "NothingToResumeError",
+    "RunCancelledError",
+    "WorkflowIdTakenError",
+]
 
 
 class DurableError(Exception):
@@ -52,6 +61,38 @@ class ExecutorInUseError(DurableError, RuntimeError):
             "executor_id unset and launch() makes one), or stop that process first."
         )
         self.executor_id = executor_id
+
+
+class WorkflowIdTakenError(DurableError, ValueError):
+    """A workflow id that names a run of another durable agent (or prompt), or a run of
+    this one with another task or history: starting it again would hand back that run.
+
+    >>> WorkflowIdTakenError("ticket-1", "it belongs to another durable agent").workflow_id
+    'ticket-1'
+    """
+
+    def __init__(self, workflow_id: str, why: str) -> None:
+        super().__init__(
+            f"workflow id {workflow_id!r} is taken: {why}. A run started again with its "
+            "id must be the same agent's, with the same task and history; give this run "
+            "an id of its own."
+        )
+        self.workflow_id = workflow_id
+
+
+class RunCancelledError(DurableError):
+    """The run was cancelled (``DBOS.cancel_workflow``) before it had a result.
+
+    >>> str(RunCancelledError("r1")).startswith("durable run 'r1' was cancelled")
+    True
+    """
+
+    def __init__(self, workflow_id: str) -> None:
+        super().__init__(
+            f"durable run {workflow_id!r} was cancelled before it ended, so it has no "
+            "result; agents.durable.resume(workflow_id) continues it from where it stopped"
+        )
+        self.workflow_id = workflow_id
 
 
 class NothingToResumeError(DurableError, ValueError):

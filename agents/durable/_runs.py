@@ -61,9 +61,10 @@ class DurableAgent(Generic[AnswerT]):
         """Run ``task`` durably and wait for its result (``agent.run``'s arguments).
 
         ``workflow_id`` names the run (default: a fresh one); starting a run with the id
-        of one that exists returns that run's result instead of running it again. A run
-        that ended in error keeps its result: ``agents.durable.resume(workflow_id)``
-        makes it go on.
+        of one that exists returns that run's result instead of running it again, when
+        it is this agent's run of the same task and history (else
+        ``WorkflowIdTakenError``). A run that ended in error keeps its result:
+        ``agents.durable.resume(workflow_id)`` makes it go on.
         """
         started = await self.start(
             task, history=history, extension_state=extension_state, workflow_id=workflow_id

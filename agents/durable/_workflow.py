@@ -10,24 +10,49 @@ seed for ids as its first steps, installs a ``StepRunner`` for the run and runs 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
+import hashlib
 import logging
 import secrets
-from collections.abc import Awaitable, Mapping, Sequence
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any, Generic, Protocol, TypeVar
 
-from dbos import DBOS, Queue, SetWorkflowID, WorkflowHandleAsync
+from dbos import (
+    DBOS,
+    Queue,
+    SetWorkflowAttributes,
+    SetWorkflowID,
+    WorkflowHandleAsync,
+)
 
-from agents.durable._errors import NothingToResumeError
+# DBOS exports its exceptions from this module only.
+from dbos._error import (
+    DBOSAwaitedWorkflowCancelledError,
+    DBOSConflictingWorkflowError,
+)
+
+from agents.durable._errors import NothingToResumeError, RunCancelledError, WorkflowIdTakenError
 from agents.durable._launch import require_launched
 from agents.durable._retries import ModelRetries
 from agents.durable._runner import StepRunner
-from agents.models import Message
+from agents.models import Message, messages_to_json
 from agents.result import AgentResult
 from toolchain import ContentPart, _step_seam
 
-__all__ = ["DurableRun", "Runnable", "register", "resume", "retrieve", "start_run"]
+__all__ = [
+    "DurableRun",
+    "Runnable",
+    "cancellation",
+    "first_of",
+    "register",
+    "resume",
+    "retrieve",
+    "start_run",
+]
 
 AnswerT = TypeVar("AnswerT")
 _log = logging.getLogger("agents.durable")
@@ -50,6 +75,9 @@ class Runnable(Protocol):
 
 
 _REGISTRY: dict[str, Runnable] = {}
+_waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Runnable]]]] = {}
+"""Runs that found no agent under their name (launched before it was built), waiting."""
+_registry_lock = threading.Lock()  # agents are built in the user's threads, runs wait in DBOS's
 
 
 def register(runnable: Runnable) -> None:
@@ -57,16 +85,54 @@ def register(runnable: Runnable) -> None:
 
     A second one under a name replaces the first, with a warning: a module run again
     (a notebook cell) rebuilds its agents, but two different agents under one name would
-    send one's runs to the other when they are recovered.
+    send one's runs to the other when they are recovered. Runs that wait for this name
+    (taken over before it was built) go on now.
     """
-    known = _REGISTRY.get(runnable.name)
+    with _registry_lock:
+        known = _REGISTRY.get(runnable.name)
+        _REGISTRY[runnable.name] = runnable
+        waiting = _waiting.pop(runnable.name, [])
     if known is not None and known is not runnable:
         _log.warning(
             "a durable run named %r was registered already; the new one replaces it "
             "(give each durable agent or prompt its own name)",
             runnable.name,
         )
-    _REGISTRY[runnable.name] = runnable
+    for loop, future in waiting:
+        with contextlib.suppress(RuntimeError):  # a loop that has closed: its run went with it
+            loop.call_soon_threadsafe(_resolve, future, runnable)
+
+
+def _resolve(future: asyncio.Future[Runnable], runnable: Runnable) -> None:
+    if not future.done():
+        future.set_result(runnable)
+
+
+async def _built(name: str) -> Runnable:
+    """The runnable named ``name``, once this process builds it (a warning says why the
+    run waits). The run stays pending meanwhile: if this process never builds it, the
+    run is taken over, when this process is gone, by one that does."""
+    with _registry_lock:
+        found = _REGISTRY.get(name)
+        if found is not None:
+            return found
+        future: asyncio.Future[Runnable] = asyncio.get_running_loop().create_future()
+        entry = (asyncio.get_running_loop(), future)
+        _waiting.setdefault(name, []).append(entry)
+    _log.warning(
+        "durable run %s needs the durable agent or prompt named %r, which this process "
+        "has not built: the run waits until it is built here. Build every DurableAgent "
+        "and DurablePrompt before agents.durable.launch(), as the process that started "
+        "the run did",
+        DBOS.workflow_id,
+        name,
+    )
+    try:
+        return await future
+    finally:
+        with _registry_lock:
+            if entry in _waiting.get(name, []):
+                _waiting[name].remove(entry)
 
 
 def _today() -> dt.date:
@@ -84,12 +150,7 @@ async def _workflow(
     history: Sequence[Message],
     extension_state: Mapping[str, object] | None,
 ) -> AgentResult[Any]:
-    runnable = _REGISTRY.get(name)
-    if runnable is None:
-        raise LookupError(
-            f"no durable agent or prompt named {name!r} in this process: build it (with "
-            "that name) before agents.durable.launch(), as the process that started it did"
-        )
+    runnable = _REGISTRY.get(name) or await _built(name)
     today = await DBOS.run_step_async({"name": "today"}, _today)
     seed = await DBOS.run_step_async({"name": "seed"}, _seed)
     _step_seam.activate()
@@ -100,7 +161,13 @@ async def _workflow(
         _step_seam.RUNNER.reset(token)
 
 
+_OWNER = "gent.agent"
+"""The workflow attribute naming the durable agent or prompt a run belongs to."""
+_INPUT = "gent.input"
+"""The workflow attribute holding a digest of the run's task and history."""
 _UNDER_WAY = ("PENDING", "ENQUEUED", "DELAYED")
+_WATCH_SECONDS = 1.0
+"""How often a waiting run, or a caller waiting for a result, checks for a cancellation."""
 
 
 class DurableRun(Generic[AnswerT]):
@@ -119,13 +186,58 @@ class DurableRun(Generic[AnswerT]):
         return self._handle.get_workflow_id()
 
     async def result(self) -> AgentResult[AnswerT]:
-        """The run's result, once it has one (however many processes that takes)."""
-        return await self._handle.get_result()
+        """The run's result, once it has one (however many processes that takes).
+
+        Raises ``RunCancelledError`` within a second or so of the run being cancelled
+        (``DBOS.cancel_workflow``), even while it waits for a person.
+        """
+        waiting = asyncio.ensure_future(self._handle.get_result())
+        if not await first_of(waiting, asyncio.ensure_future(cancellation(self.status))):
+            raise RunCancelledError(self.workflow_id)
+        if waiting.cancelled():
+            # The run's task in this process was cancelled under it (DBOS shut down):
+            # the run goes on wherever it is recovered; its result comes from the record.
+            found: WorkflowHandleAsync[AgentResult[AnswerT]] = await DBOS.retrieve_workflow_async(
+                self.workflow_id
+            )
+            return await DurableRun(found).result()
+        try:
+            return waiting.result()
+        except DBOSAwaitedWorkflowCancelledError:
+            raise RunCancelledError(self.workflow_id) from None
 
     async def status(self) -> str:
         """DBOS's status of the workflow: ``PENDING``, ``ENQUEUED``, ``SUCCESS``, ``ERROR`` …"""
         found = await self._handle.get_status()
         return found.status
+
+
+async def first_of(work: asyncio.Future[Any], watch: asyncio.Future[None]) -> bool:
+    """Wait for ``work`` or ``watch``, whichever ends first, and cancel the other (it
+    is awaited, so no task is left behind); whether ``work`` ended (maybe cancelled by
+    something else than this)."""
+    try:
+        await asyncio.wait((work, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended = work.done()
+        for task in (work, watch):
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(work, watch, return_exceptions=True)
+    return ended
+
+
+async def cancellation(status: Callable[[], Awaitable[str | None]]) -> None:
+    """Return once ``status()`` says ``CANCELLED``: DBOS does not wake a run that waits
+    (for a message, for a person) when it is cancelled, nor whoever waits for its result."""
+    while True:
+        await asyncio.sleep(_WATCH_SECONDS)
+        try:
+            found = await status()
+        except Exception:  # the database is away a moment: the result may still come
+            continue
+        if found == "CANCELLED":
+            return
 
 
 async def start_run(
@@ -136,14 +248,38 @@ async def start_run(
     workflow_id: str | None,
     queue: Queue | None,
 ) -> DurableRun[Any]:
-    """Start ``runnable``'s workflow (on ``queue``, when given) and return its handle."""
+    """Start ``runnable``'s workflow (on ``queue``, when given) and return its handle.
+
+    A run is marked with its agent's name and a digest of its task and history (DBOS
+    workflow attributes): started again with its id, it is the same run only when both
+    match; otherwise ``WorkflowIdTakenError``, and the other run is neither run nor shown.
+    """
+    require_launched("start a durable run")
     chosen = SetWorkflowID(workflow_id) if workflow_id is not None else nullcontext()
+    digest = _digest(task, history)
+    marks = SetWorkflowAttributes({_OWNER: runnable.name, _INPUT: digest})
     args = (runnable.name, task, tuple(history), _plain(extension_state))
-    with chosen:
-        if queue is not None:
-            handle = await queue.enqueue_async(_workflow, *args)
-        else:
-            handle = await DBOS.start_workflow_async(_workflow, *args)
+    try:
+        with chosen, marks:
+            if queue is not None:
+                handle = await queue.enqueue_async(_workflow, *args)
+            else:
+                handle = await DBOS.start_workflow_async(_workflow, *args)
+    except DBOSConflictingWorkflowError:
+        assert workflow_id is not None  # a fresh id conflicts with nothing
+        raise WorkflowIdTakenError(
+            workflow_id, "it names a workflow that is not a durable run"
+        ) from None
+    if workflow_id is not None:  # an id of the caller's: it may name a run that was there
+        found = (await handle.get_status()).attributes or {}
+        if found.get(_OWNER) != runnable.name:
+            owner = found.get(_OWNER)
+            whose = f"durable {owner!r}" if owner else "no durable agent or prompt"
+            raise WorkflowIdTakenError(workflow_id, f"it names a run of {whose}")
+        if found.get(_INPUT) != digest:
+            raise WorkflowIdTakenError(
+                workflow_id, f"{runnable.name!r} ran it with another task or history"
+            )
     return DurableRun(handle)
 
 
@@ -153,6 +289,7 @@ async def retrieve(workflow_id: str) -> DurableRun[Any]:
     >>> callable(retrieve)
     True
     """
+    require_launched("retrieve a durable run")
     return DurableRun(await DBOS.retrieve_workflow_async(workflow_id))
 
 
@@ -191,6 +328,16 @@ async def resume(workflow_id: str) -> DurableRun[Any]:
         raise NothingToResumeError(workflow_id, "its last step did not fail")
     after = last["function_id"] + 1 if last is not None else 1
     return DurableRun(await DBOS.rewind_workflow_async(workflow_id, start_step=after))
+
+
+def _digest(task: Task, history: Sequence[Message]) -> str:
+    """A digest of what a run was asked: its task and the history it continues."""
+    asked = Message.text("user", task) if isinstance(task, str) else Message("user", tuple(task))
+    try:
+        text = messages_to_json((*history, asked))
+    except Exception:  # not messages: the run itself will say what is wrong with them
+        text = repr((task, history))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _plain(state: Mapping[str, object] | None) -> dict[str, object] | None:

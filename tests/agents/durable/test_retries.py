@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -22,14 +21,14 @@ from agents.durable import (
     DurableAgent,
     ModelRetries,
     NothingToResumeError,
-    launch,
     resume,
-    shutdown,
 )
 from agents.models import OpenAIChatModel
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_replies import openai_call, openai_calls, openai_completion, openai_error
 from toolchain import tool
+
+pytestmark = pytest.mark.usefixtures("launched")
 
 QUICK = ModelRetries(attempts=3, first_delay=0.01)
 """Waits short enough for a test; the defaults wait seconds."""
@@ -42,14 +41,6 @@ def lookup_order(order_id: str) -> str:
     """Look an order up."""
     looked_up.append(order_id)
     return f"{order_id}: paid 20 EUR, delivered damaged"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def dbos(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    database = tmp_path_factory.mktemp("durable") / "runs.sqlite"
-    launch(f"sqlite:///{database}")
-    yield
-    shutdown()
 
 
 @pytest.fixture(autouse=True)

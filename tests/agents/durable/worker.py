@@ -12,7 +12,10 @@ pending) and then, by COMMAND:
 - ``decide``: waits until the run asks a person again (recovered at launch), approves
   the call, and waits for the result;
 - ``decide-as-client``: approves the waiting call through a ``DBOSClient`` (DBOS is not
-  launched, no workflow runs here) and exits.
+  launched, no workflow runs here) and exits;
+- ``recover-built-late``: launches *before* it builds SCENARIO's agent (the mistake),
+  waits until ``agents.durable`` warns that the recovered run waits for it, builds it,
+  and waits for the result (printed with the warning, ``"warned"``).
 
 A result is printed as one JSON line ``{"answer": ..., "stopped_by": ...}``.
 
@@ -29,9 +32,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,6 +71,8 @@ from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
 
 DIR = Path(sys.argv[1]) if __name__ == "__main__" else Path(".")
+HANG_GUARD_SECONDS = 120.0
+"""A guard against a hang only: far beyond any real wait."""
 KIND = sys.argv[2] if __name__ == "__main__" else "react"
 
 
@@ -390,9 +397,46 @@ async def decide_as_client(workflow_id: str) -> None:
         client.destroy()
 
 
+class Warned(logging.Handler):
+    """Keeps the warning ``agents.durable`` logs for a run whose agent is not built, and
+    says when it came."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.came = threading.Event()
+        self.message = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "needs the durable agent or prompt" in message and not self.came.is_set():
+            self.message = message
+            self.came.set()
+
+
+async def recover_built_late(scenario: str, workflow_id: str) -> None:
+    warned = Warned()
+    logging.getLogger("agents.durable").addHandler(warned)
+    launch(f"sqlite:///{DIR / 'runs.sqlite'}")
+    try:
+        if not await asyncio.to_thread(warned.came.wait, HANG_GUARD_SECONDS):
+            raise SystemExit("no warning about the agent the recovered run needs")
+        SCENARIOS[scenario]()
+        result = await (await retrieve(workflow_id)).result()
+        print(
+            json.dumps(
+                {"answer": result.answer, "stopped_by": result.stopped_by, "warned": warned.message}
+            ),
+            flush=True,
+        )
+    finally:
+        shutdown()
+
+
 async def main(scenario: str, command: str, workflow_id: str) -> None:
     if command == "decide-as-client":
         return await decide_as_client(workflow_id)
+    if command == "recover-built-late":
+        return await recover_built_late(scenario, workflow_id)
     durable = SCENARIOS[scenario]()
     launch(f"sqlite:///{DIR / 'runs.sqlite'}")
     try:
