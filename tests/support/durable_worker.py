@@ -28,7 +28,8 @@ stay whole and in the order they happened): ``ready``, ``model RUN N``,
 ``started RUN``, ``recovered RUN...``, each line ending with the executor id. Those lines
 are how the tests count calls across processes and across a ``SIGKILL``. Besides:
 ``executor ID`` (the DBOS executor id it runs as), ``looked`` (its first look for runs
-of processes gone is done) and ``took-over`` (it took runs over), from its log.
+of processes gone is done) and ``took-over RUN...`` (it took those runs over by itself),
+from its log.
 """
 
 from __future__ import annotations
@@ -192,8 +193,8 @@ class Watch(logging.Handler):
         message = record.getMessage()
         if message.startswith("launched as executor"):
             self.journal.write("looked")
-        elif message.startswith("took over"):
-            self.journal.write("took-over")
+        elif message.startswith("took over"):  # "... which is gone: RUN, RUN"
+            self.journal.write("took-over", *message.rpartition(": ")[2].split(", "))
 
 
 async def serve(
