@@ -5,7 +5,15 @@ so every process registers the same code and DBOS counts them as one application
 version: a run started in one process is recovered by any other. The workflow takes
 the name of what to run (``DurableAgent`` / ``DurablePrompt``, registered under that
 name when the user's module builds it) and the run's inputs, records the date and a
-seed for ids as its first steps, installs a ``StepRunner`` for the run and runs it.
+seed for ids as its first steps, installs a ``StepRunner`` for the run and runs it. A
+run whose name this process has not built yet waits for it (``register`` wakes it).
+
+A workflow id is one agent's run of one task: each run carries its agent's name and a
+digest of its task and history as DBOS workflow attributes, checked when a run is
+started with an id of the caller's (``start_run``). ``DurableRun.result`` watches for a
+cancellation DBOS does not deliver to a waiting run; ``resume`` rewinds a run that ended
+in error to its failed step (DBOS's ``rewind_workflow``: same id, the steps before it
+kept).
 """
 
 from __future__ import annotations
