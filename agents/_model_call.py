@@ -8,6 +8,7 @@ stream's pieces become run events as they arrive, through the extensions' text f
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -38,6 +39,7 @@ from toolchain import (
     describe_exception,
 )
 from toolchain._redact import redact
+from toolchain._step_seam import StepRunner
 
 __all__ = ["Streaming", "call_model"]
 
@@ -82,8 +84,8 @@ async def call_model(
             if runner is None:
                 work = _start(ctx, index, call, queue, streaming)
             else:  # a durable run: the call is a step; a replay reads the recorded response
-                work = runner.step(
-                    f"model:{model.name}", lambda: _start(ctx, index, call, queue, streaming)
+                work = _step(
+                    runner, index, model.name, lambda: _start(ctx, index, call, queue, streaming)
                 )
             try:
                 async for item in drain(work, queue, ctx, deadline, race_cancel=True):
@@ -140,6 +142,49 @@ def _base_url(model: Model) -> str:
     if remote is None:
         remote = _REMOTE[type(model)] = isinstance(model, RemoteModel)
     return cast("RemoteModel", model).base_url if remote else ""
+
+
+def _step(
+    runner: StepRunner, index: int, name: str, start: Callable[[], Awaitable[ModelResponse]]
+) -> Awaitable[ModelResponse]:
+    """The model call ``start()`` as a step of a durable run, made again on passing failures."""
+    return runner.step(f"model:{name}", lambda: _retrying(runner, index, name, start))
+
+
+async def _retrying(
+    runner: StepRunner, index: int, name: str, start: Callable[[], Awaitable[ModelResponse]]
+) -> ModelResponse:
+    """``start()``, made again while it fails for a passing reason (a durable run's model
+    call): the runner says how long to wait, or to give up. Inside the step, so only the
+    answer that worked, or the last failure, is recorded; a crash while waiting makes
+    the call again on recovery. The wait races the run's deadline like the call does.
+    A stream that failed part-way is streamed again from its start."""
+    attempt = 1
+    while True:
+        try:
+            return await start()
+        except Exception as error:
+            delay = runner.retry_delay(error, attempt)
+            if delay is None:
+                if attempt > 1:
+                    log.warning(
+                        "model call of step %d to %s failed %d times; giving up: %s",
+                        index,
+                        name,
+                        attempt,
+                        redact(describe_exception(error)),
+                    )
+                raise
+            log.warning(
+                "model call of step %d to %s failed (attempt %d): %s; trying again in %.1f s",
+                index,
+                name,
+                attempt,
+                redact(describe_exception(error)),
+                delay,
+            )
+        await asyncio.sleep(delay)
+        attempt += 1
 
 
 def _start(

@@ -65,6 +65,11 @@ class StepRunner(Protocol):
         recorded, and a replay returns the record without calling ``make``."""
         ...
 
+    def retry_delay(self, error: Exception, attempt: int) -> float | None:
+        """Seconds to wait before making again a model call whose ``attempt``-th try
+        (from 1) raised ``error``; ``None``: give up and let ``error`` end the call."""
+        ...
+
     def sequential(self, tools: Sequence[Tool[Any, Any] | None]) -> bool:
         """Whether an action of these tools must run one call at a time (a call that
         makes steps of its own, such as a sub-agent, would interleave them)."""

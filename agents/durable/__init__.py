@@ -1,17 +1,21 @@
 # agents.durable: runs of both agents and run_prompt as DBOS workflows (extra [durable]).
 #
 # What lives here, one job a module (each imports only those listed before it):
-#   _record     the record format: what a run writes, as plain JSON data, and the
-#               errors (DurableError, RecordError, ReplayError)
+#   _errors     the errors of agents.durable, one tree (DurableError at its root)
+#   _retries    ModelRetries: how a model call is made again after a passing failure
+#   _record     the record format: what a run writes, as plain JSON data
 #   _serializer DBOS's serializer: JSON documents, the size limit, no pickles; client()
 #   _runner     StepRunner: one run's model and tool calls as DBOS steps, through
 #               toolchain._step_seam; recorded date and ids; interrupted calls; a
 #               finished step replayed as recorded whatever the code says now
-#   _workflow   the one registered workflow, the registry of runs by name, DurableRun
+#   _executors  the leases that say which processes are alive (gent_executors)
+#   _launch     launch and shutdown of DBOS in this process; taking over the runs of
+#               processes that are gone (recover)
+#   _workflow   the one registered workflow, the registry of runs by name, DurableRun,
+#               whose run a workflow id is, resume
 #   _runs       DurableAgent and DurablePrompt, what users build
 #   _approvals  wait_for_person (an Approver), pending, decide: approvals over DBOS
 #               events and messages
-#   _launch     launch and shutdown of DBOS in this process
 #
 # Importing `agents` never imports this package (nor DBOS): the engine and the chain
 # only hold the seam (`toolchain._step_seam`), which is empty until a durable run starts.
@@ -20,8 +24,8 @@
 Runs of ``ReActAgent``, ``ToolCallingAgent`` and ``run_prompt`` become DBOS workflows
 (extra ``[durable]``): each model call and each tool call is a step whose result is
 recorded in a database (SQLite by default, Postgres for many workers). A process that
-launches DBOS on that database recovers the runs a dead process left: finished calls
-are replayed from the record, not made again.
+is gone leaves its runs to the live ones: finished calls are replayed from the record,
+not made again; a live process's runs are never taken from it.
 
 API (all names here)::
 
@@ -29,20 +33,37 @@ API (all names here)::
     from agents.durable import DurableAgent, launch
 
     durable = DurableAgent(ReActAgent(model, tools=[...]), name="support")  # at import
-    launch("sqlite:///runs.sqlite")           # or postgresql://…; recovers pending runs
+    launch("sqlite:///runs.sqlite")           # or postgresql://…; takes over gone runs
     result = await durable.run("task", workflow_id="ticket-42")   # -> AgentResult
     handle = await durable.start("task")      # DurableRun: .workflow_id, await .result()
     handle = await retrieve("ticket-42")      # the same run, from any process
-    await recover(["worker-2"])               # a dead worker's runs, taken over
+    handle = await resume("ticket-42")        # a run that ended in error goes on
+    await recover(["gent-host-4242-a1b2c3"])  # a gone process's runs, taken over now
     web = client("postgresql://…")            # a DBOSClient for a process without runs
     shutdown()
 
 - ``DurableAgent(agent, name=...)`` / ``DurablePrompt(build, model=..., name=...,
   **run_prompt options)``: build them when your module loads, with names unique in the
   application: a recovering process finds them by name, so it must build them before
-  ``launch``. ``run`` / ``start`` take ``history=`` and ``extension_state=`` as the
-  agents do, ``workflow_id=`` (a run started again with its id is not run twice), and
-  ``start`` a DBOS ``Queue`` (``queue=``) for worker processes listening to it.
+  ``launch`` (a run taken over before its agent is built waits for it, with a
+  warning). ``run`` / ``start`` take ``history=`` and ``extension_state=`` as the
+  agents do, ``workflow_id=`` (a run started again with its id is not run twice; an id
+  is this agent's run of one task and history: any other start under it raises
+  ``WorkflowIdTakenError``), and ``start`` a DBOS ``Queue`` (``queue=``) for worker
+  processes listening to it. Before ``launch`` every call raises ``NotLaunchedError``.
+- Processes: each launches under an executor id of its own and holds it by a lease in
+  the database (``gent_executors``), renewed every ``lease_seconds / 4`` (20 s by
+  default). A run is taken over only from a process that is gone: shut down, or on this
+  machine and no longer running (its pid), or on another machine and not heard from
+  for ``lease_seconds``. Live processes take such runs over by themselves;
+  ``recover(executor_ids)`` does it at once and refuses a live one
+  (``ExecutorInUseError``), as ``launch`` refuses an executor id a live process holds.
+- Model calls: a failure that may pass (``ModelCallError.transient``: 408, 409, 429,
+  5xx, no connection, a timeout) is tried again, ``retries=ModelRetries(...)`` on the
+  agent (by default 6 tries, 1 to 16 s apart: about half a minute, beyond the adapter's
+  own retries). A run that ended in error (``stopped_by == "error"``, or DBOS's
+  ``ERROR``), or was cancelled, goes on with ``resume(workflow_id)``: the failed call is
+  made again, the steps before it replayed.
 - Tools: a call cut off by a crash (its start recorded, its outcome not) runs again
   only if its tool sets ``idempotent = True`` (``@tool(idempotent=True)``); otherwise
   the model gets the error ``"<tool> was interrupted: … Check its effect before
@@ -51,7 +72,9 @@ API (all names here)::
   needs approval waits in the workflow (``pending(workflow_id)`` lists it, from any
   process, or with ``client=client(database_url)`` from one that runs no workflows);
   ``decide(workflow_id, request, Approval.granted())`` resumes it, even after the
-  process that started the run exited. Calls of one action ask one at a time.
+  process that started the run exited. Calls of one action ask one at a time. A run
+  cancelled while it waits (``DBOS.cancel_workflow``) stops waiting, and ``result()``
+  raises ``RunCancelledError``, within a second or so.
 - Deterministic on replay: the date the prompt shows (recorded at the start), stored
   values' ids (``internal://…``, derived from a recorded seed and the call), call ids
   (numbered), each call's place in the record (drawn in call order as the call enters
@@ -83,9 +106,15 @@ the fork's result with ``retrieve(fork.workflow_id)``.
 
 Limits of the design, stated: ``Limits.timeout`` counts from when a process starts (or
 recovers) the run, not from the run's first start; a replayed step emits no stream
-events (``on_chunk`` sees only the calls made live); a composite tool's call is one
-step (its sub-calls run inside it); the calls of one action that wait for approval ask
-one at a time.
+events (``on_chunk`` sees only the calls made live), and a model call made again after a
+passing failure streams again from its start; a composite tool's call is one step (its
+sub-calls run inside it); the calls of one action that wait for approval ask one at a
+time. A process on another machine that stalls for longer than its lease is taken for
+gone while it may be inside a tool call (DBOS stops it at its next record; the call is
+reported as interrupted, or run again if idempotent): choose the lease longer than any
+stall you expect. Every process on the database must launch through ``launch``: a
+process that starts DBOS itself holds no lease, and its runs are taken for a gone
+process's.
 """
 
 from toolchain._extras import requires_extra
@@ -93,12 +122,22 @@ from toolchain._extras import requires_extra
 # Without the extra, the first of these imports fails on dbos: say which extra brings it.
 with requires_extra("durable", "agents.durable", "dbos"):
     from agents.durable._approvals import decide, pending, wait_for_person
+    from agents.durable._errors import (
+        DurableError,
+        ExecutorInUseError,
+        NothingToResumeError,
+        NotLaunchedError,
+        RecordError,
+        ReplayError,
+        RunCancelledError,
+        WorkflowIdTakenError,
+    )
     from agents.durable._launch import DEFAULT_DATABASE, launch, recover, shutdown
-    from agents.durable._record import DurableError, RecordError, ReplayError
+    from agents.durable._retries import ModelRetries
     from agents.durable._runner import INTERRUPTED, MAX_OUTPUT_BYTES
     from agents.durable._runs import DurableAgent, DurablePrompt
     from agents.durable._serializer import MAX_RECORD_BYTES, client
-    from agents.durable._workflow import DurableRun, retrieve
+    from agents.durable._workflow import DurableRun, resume, retrieve
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -109,13 +148,20 @@ __all__ = [
     "DurableError",
     "DurablePrompt",
     "DurableRun",
+    "ExecutorInUseError",
+    "ModelRetries",
+    "NotLaunchedError",
+    "NothingToResumeError",
     "RecordError",
     "ReplayError",
+    "RunCancelledError",
+    "WorkflowIdTakenError",
     "client",
     "decide",
     "launch",
     "pending",
     "recover",
+    "resume",
     "retrieve",
     "shutdown",
     "wait_for_person",

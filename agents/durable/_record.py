@@ -19,14 +19,7 @@ What a run records, in this order:
   (`encode_outcome`), and the run's ``AgentResult`` (`encode_result`).
 
 Encoding makes JSON bytes (``msgspec.Raw``) the serializer writes as they are; its
-envelope and the size limit are ``_serializer``'s.
-
-The errors a durable run raises form one tree::
-
-    DurableError          a durable run failed (and the kind of error recorded otherwise)
-    ├── RecordError       a record cannot be written (too big) or read (not ours)
-    └── ReplayError       the code changed since the run started in a way its record
-                          cannot replay
+envelope and the size limit are ``_serializer``'s; the errors, ``_errors``'s.
 """
 
 from __future__ import annotations
@@ -40,6 +33,7 @@ from typing import Any, Final, TypeVar
 import msgspec
 import pydantic
 
+from agents.durable._errors import RecordError
 from agents.models import Message, ModelResponse, ToolCallRequest, Usage
 from agents.models._conversation import (
     WireCall,
@@ -68,9 +62,6 @@ from toolchain._logs import logger
 
 __all__ = [
     "FORMAT",
-    "DurableError",
-    "RecordError",
-    "ReplayError",
     "Start",
     "answer_type_of",
     "decode_inputs",
@@ -92,39 +83,6 @@ FORMAT: Final = 1
 
 _log = logger("agents.durable")
 T = TypeVar("T")
-
-
-class DurableError(Exception):
-    """A durable run failed. An error the record holds but that is none of ours (nor a
-    model adapter's) comes back as this, ``kind`` naming the class it was raised as.
-
-    >>> str(DurableError("no agent named 'x'", kind="LookupError"))
-    "LookupError: no agent named 'x'"
-    """
-
-    def __init__(self, message: str, *, kind: str = "") -> None:
-        self.kind = kind or type(self).__name__
-        self.message = message
-        super().__init__(f"{kind}: {message}" if kind else message)
-
-
-class RecordError(DurableError):
-    """A record that cannot be written (over the size limit, not plain data) or read
-    (not written by ``agents.durable``, e.g. a pickle). Its message never quotes the
-    record's content.
-
-    >>> isinstance(RecordError("too big"), DurableError)
-    True
-    """
-
-
-class ReplayError(DurableError):
-    """The code changed since the run started in a way its record cannot replay; the
-    message names the change and the ways to continue (``DBOS.fork_workflow``).
-
-    >>> isinstance(ReplayError("changed"), DurableError)
-    True
-    """
 
 
 # -- the wire types ------------------------------------------------------------------------

@@ -36,16 +36,15 @@ from typing import Any, TypeVar, cast
 
 from dbos import DBOS, StepReservation
 
+from agents.durable._errors import DurableError, RecordError, ReplayError
 from agents.durable._record import (
-    DurableError,
-    RecordError,
-    ReplayError,
     Start,
     decode_outcome,
     decode_response,
     encode_outcome,
     encode_response,
 )
+from agents.durable._retries import ModelRetries
 from agents.durable._serializer import Recorded
 from agents.models import ModelResponse
 from agents.prompt import AgentTool
@@ -120,11 +119,13 @@ class StepRunner:
         *,
         record: Mapping[int, str] | None = None,
         max_output_bytes: int = MAX_OUTPUT_BYTES,
+        retries: ModelRetries | None = None,
     ) -> None:
         self._today = start.today
         self._seed = start.seed
         self._record = record
         self._max_output = max_output_bytes
+        self._retries = retries or ModelRetries()
         self._ids: Counter[str] = Counter()
         self.failure: DurableError | None = None
         """Why the run cannot go on (a `ReplayError`, a record that cannot be read): the
@@ -336,6 +337,9 @@ class StepRunner:
             raise
 
     # -- the rest of the seam ----------------------------------------------------------
+
+    def retry_delay(self, error: Exception, attempt: int) -> float | None:
+        return self._retries.delay(error, attempt)
 
     def sequential(self, tools: Sequence[Tool[Any, Any] | None]) -> bool:
         return any(isinstance(tool, AgentTool) for tool in tools) and in_workflow()

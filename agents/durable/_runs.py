@@ -9,6 +9,7 @@ from dbos import Queue
 from typing_extensions import Unpack
 
 from agents.durable._record import answer_type_of, reader_of
+from agents.durable._retries import ModelRetries
 from agents.durable._runner import MAX_OUTPUT_BYTES
 from agents.durable._serializer import MAX_RECORD_BYTES
 from agents.durable._workflow import DurableRun, Task, register, start_run
@@ -23,6 +24,8 @@ __all__ = ["DurableAgent", "DurablePrompt"]
 
 AnswerT = TypeVar("AnswerT")
 
+DEFAULT_RETRIES = ModelRetries()
+
 
 class DurableAgent(Generic[AnswerT]):
     """Runs of ``agent`` as DBOS workflows: each model call and tool call a step.
@@ -32,6 +35,8 @@ class DurableAgent(Generic[AnswerT]):
     same agent before ``agents.durable.launch()``. ``max_output_bytes``: the largest
     tool output its runs record (as JSON; ``MAX_OUTPUT_BYTES`` by default); a larger
     one fails its call alone with an ``output_error`` naming the size and the limit.
+    ``retries`` says how its model calls are made again when the provider fails for a
+    passing reason (``ModelRetries``: by default up to 6 tries over about half a minute).
 
     >>> from agents import ReActAgent, ScriptedModel
     >>> durable = DurableAgent(ReActAgent(ScriptedModel(["<answer>4</answer>"])), name="doc-adder")
@@ -45,10 +50,12 @@ class DurableAgent(Generic[AnswerT]):
         *,
         name: str,
         max_output_bytes: int = MAX_OUTPUT_BYTES,
+        retries: ModelRetries = DEFAULT_RETRIES,
     ) -> None:
         self.agent = agent
         self.name = name
         self.max_output_bytes = _output_limit(max_output_bytes)
+        self.retries = retries
         register(self)
 
     async def run(
@@ -62,7 +69,10 @@ class DurableAgent(Generic[AnswerT]):
         """Run ``task`` durably and wait for its result (``agent.run``'s arguments).
 
         ``workflow_id`` names the run (default: a fresh one); starting a run with the id
-        of one that exists returns that run's result instead of running it again.
+        of one that exists returns that run's result instead of running it again, when
+        it is this agent's run of the same task and history (else
+        ``WorkflowIdTakenError``). A run that ended in error keeps its result:
+        ``agents.durable.resume(workflow_id)`` makes it go on.
         """
         started = await self.start(
             task, history=history, extension_state=extension_state, workflow_id=workflow_id
@@ -106,6 +116,7 @@ class DurablePrompt:
     """Runs of ``run_prompt(build, model=..., **options)`` as DBOS workflows.
 
     ``name=`` is required: the name it is registered under, and the run's name.
+    ``retries`` as for ``DurableAgent``.
     ``run(task)`` adds ``task`` as the user message after ``build`` (when ``build``
     writes its own, call ``run()`` without one). Sub-agents (``def_agent``) run inside
     the same workflow: their model and tool calls are its steps. ``max_output_bytes``
@@ -124,6 +135,7 @@ class DurablePrompt:
         *,
         model: Model | str,
         max_output_bytes: int = MAX_OUTPUT_BYTES,
+        retries: ModelRetries = DEFAULT_RETRIES,
         **options: Unpack[PromptOptions],
     ) -> None:
         name = options.get("name")
@@ -137,6 +149,7 @@ class DurablePrompt:
         self.options = options
         self.name = name
         self.max_output_bytes = _output_limit(max_output_bytes)
+        self.retries = retries
         register(self)
 
     async def run(

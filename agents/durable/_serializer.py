@@ -34,7 +34,7 @@ from dbos import DBOSClient, DBOSConfig, Serializer
 # DBOS exposes its pickle reader only in this private module (see refuse_pickles).
 from dbos import _serialization as dbos_serialization  # pyright: ignore[reportPrivateUsage]
 
-from agents.durable._record import DurableError, RecordError, ReplayError
+from agents.durable._errors import DurableError, RecordError, ReplayError
 from agents.models import (
     ModelCallError,
     ModelConfigError,
@@ -198,7 +198,7 @@ def refuse_pickles() -> None:
     >>> deserialize_value("gASVAAAAAA==", "py_pickle", RecordSerializer())
     Traceback (most recent call last):
     ...
-    agents.durable._record.RecordError: a value in the run database is a Python pickle ...
+    agents.durable._errors.RecordError: a value in the run database is a Python pickle ...
     """
     # DBOS looks its pickle reader up by this module attribute on every read (3.4).
     if not isinstance(dbos_serialization.DBOSDefaultSerializer, _NoPickle):

@@ -17,23 +17,53 @@ agent registered under the run's name (plain data where this process has none).
 When a run is replayed, its start is checked first: a run started by another kind of
 agent (a ``ReActAgent`` replayed by a ``ToolCallingAgent``, another chain or text
 format) would read its recorded replies otherwise, so it stops with a ``ReplayError``.
+
+A workflow id is one agent's run of one task: each run carries its agent's name and a
+digest of its task and history as DBOS workflow attributes, checked when a run is
+started with an id of the caller's (``start_run``). A run whose name this process has
+not built yet waits for it (``register`` wakes it). ``DurableRun.result`` watches for a
+cancellation DBOS does not deliver to a waiting run; ``resume`` rewinds a run that ended
+in error to its failed step (DBOS's ``rewind_workflow``: same id, the steps before it
+kept).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import datetime as dt
+import hashlib
 import secrets
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any, Generic, Protocol, TypeVar, cast
 
-from dbos import DBOS, DBOSClient, Queue, SetWorkflowID, WorkflowHandleAsync
+from dbos import (
+    DBOS,
+    DBOSClient,
+    Queue,
+    SetWorkflowAttributes,
+    SetWorkflowID,
+    WorkflowHandleAsync,
+)
+
+# DBOS exports its exceptions from this module only.
+from dbos._error import (
+    DBOSAwaitedWorkflowCancelledError,
+    DBOSConflictingWorkflowError,
+)
 
 from agents._run_inputs import check_run_inputs
-from agents.durable._record import (
+from agents.durable._errors import (
+    NothingToResumeError,
     ReplayError,
+    RunCancelledError,
+    WorkflowIdTakenError,
+)
+from agents.durable._launch import require_launched
+from agents.durable._record import (
     Start,
     decode_inputs,
     decode_result,
@@ -42,14 +72,24 @@ from agents.durable._record import (
     encode_result,
     encode_start,
 )
+from agents.durable._retries import ModelRetries
 from agents.durable._runner import StepRunner, fork
 from agents.durable._serializer import Recorded, check_client
-from agents.models import Message
+from agents.models import Message, messages_to_json
 from agents.result import AgentResult
 from toolchain import ContentPart, _step_seam
 from toolchain._logs import logger
 
-__all__ = ["DurableRun", "Runnable", "register", "retrieve", "start_run"]
+__all__ = [
+    "DurableRun",
+    "Runnable",
+    "cancellation",
+    "first_of",
+    "register",
+    "resume",
+    "retrieve",
+    "start_run",
+]
 
 AnswerT = TypeVar("AnswerT")
 _log = logger("agents.durable")
@@ -64,6 +104,7 @@ class Runnable(Protocol):
     name: str
     max_output_bytes: int
     """The largest tool output its runs record (``MAX_OUTPUT_BYTES`` by default)."""
+    retries: ModelRetries
 
     def execute(
         self,
@@ -86,6 +127,9 @@ class Runnable(Protocol):
 
 
 _REGISTRY: dict[str, Runnable] = {}
+_waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Runnable]]]] = {}
+"""Runs that found no agent under their name (launched before it was built), waiting."""
+_registry_lock = threading.Lock()  # agents are built in the user's threads, runs wait in DBOS's
 
 
 def register(runnable: Runnable) -> None:
@@ -93,16 +137,54 @@ def register(runnable: Runnable) -> None:
 
     A second one under a name replaces the first, with a warning: a module run again
     (a notebook cell) rebuilds its agents, but two different agents under one name would
-    send one's runs to the other when they are recovered.
+    send one's runs to the other when they are recovered. Runs that wait for this name
+    (taken over before it was built) go on now.
     """
-    known = _REGISTRY.get(runnable.name)
+    with _registry_lock:
+        known = _REGISTRY.get(runnable.name)
+        _REGISTRY[runnable.name] = runnable
+        waiting = _waiting.pop(runnable.name, [])
     if known is not None and known is not runnable:
         _log.warning(
             "a durable run named %r was registered already; the new one replaces it "
             "(give each durable agent or prompt its own name)",
             runnable.name,
         )
-    _REGISTRY[runnable.name] = runnable
+    for loop, future in waiting:
+        with contextlib.suppress(RuntimeError):  # a loop that has closed: its run went with it
+            loop.call_soon_threadsafe(_resolve, future, runnable)
+
+
+def _resolve(future: asyncio.Future[Runnable], runnable: Runnable) -> None:
+    if not future.done():
+        future.set_result(runnable)
+
+
+async def _built(name: str) -> Runnable:
+    """The runnable named ``name``, once this process builds it (a warning says why the
+    run waits). The run stays pending meanwhile: if this process never builds it, the
+    run is taken over, when this process is gone, by one that does."""
+    with _registry_lock:
+        found = _REGISTRY.get(name)
+        if found is not None:
+            return found
+        future: asyncio.Future[Runnable] = asyncio.get_running_loop().create_future()
+        entry = (asyncio.get_running_loop(), future)
+        _waiting.setdefault(name, []).append(entry)
+    _log.warning(
+        "durable run %s needs the durable agent or prompt named %r, which this process "
+        "has not built: the run waits until it is built here. Build every DurableAgent "
+        "and DurablePrompt before agents.durable.launch(), as the process that started "
+        "the run did",
+        DBOS.workflow_id,
+        name,
+    )
+    try:
+        return await future
+    finally:
+        with _registry_lock:
+            if entry in _waiting.get(name, []):
+                _waiting[name].remove(entry)
 
 
 def _today() -> dt.date:
@@ -115,12 +197,7 @@ def _seed() -> bytes:
 
 @DBOS.workflow(name="agents.durable.run")
 async def _workflow(name: str, inputs: object) -> object:
-    runnable = _REGISTRY.get(name)
-    if runnable is None:
-        raise LookupError(
-            f"no durable agent or prompt named {name!r} in this process: build it (with "
-            "that name) before agents.durable.launch(), as the process that started it did"
-        )
+    runnable = _REGISTRY.get(name) or await _built(name)
     task, history, extension_state = (
         cast(Inputs, inputs.live) if isinstance(inputs, Recorded) else decode_inputs(inputs)
     )
@@ -144,7 +221,12 @@ async def _workflow(name: str, inputs: object) -> object:
             "otherwise (a ReAct agent's <action> text is an answer to a native one); "
             "nothing was run again. " + fork(workflow_id, record)
         )
-    runner = StepRunner(start, record=record, max_output_bytes=runnable.max_output_bytes)
+    runner = StepRunner(
+        start,
+        record=record,
+        max_output_bytes=runnable.max_output_bytes,
+        retries=runnable.retries,
+    )
     _step_seam.activate()
     token = _step_seam.RUNNER.set(runner)
     try:
@@ -189,6 +271,15 @@ class _Handle(Protocol):
     async def get_status(self) -> Any: ...
 
 
+_OWNER = "gent.agent"
+"""The workflow attribute naming the durable agent or prompt a run belongs to."""
+_INPUT = "gent.input"
+"""The workflow attribute holding a digest of the run's task and history."""
+_UNDER_WAY = ("PENDING", "ENQUEUED", "DELAYED")
+_WATCH_SECONDS = 1.0
+"""How often a waiting run, or a caller waiting for a result, checks for a cancellation."""
+
+
 class DurableRun(Generic[AnswerT]):
     """A durable run started (or found again) by its workflow id.
 
@@ -209,9 +300,22 @@ class DurableRun(Generic[AnswerT]):
 
         Raises the error that ended the run's workflow, if one did: a ``ReplayError``
         when the code changed in a way its record cannot replay, a ``RecordError``
-        when its record cannot be read or written.
+        when its record cannot be read or written. Raises ``RunCancelledError`` within
+        a second or so of the run being cancelled (``DBOS.cancel_workflow``), even while
+        it waits for a person.
         """
-        done = await self._handle.get_result()
+        waiting = asyncio.ensure_future(self._handle.get_result())
+        if not await first_of(waiting, asyncio.ensure_future(cancellation(self.status))):
+            raise RunCancelledError(self.workflow_id)
+        if waiting.cancelled():
+            # The run's task in this process was cancelled under it (DBOS shut down):
+            # the run goes on wherever it is recovered; its result comes from the record.
+            found: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(self.workflow_id)
+            return await DurableRun[AnswerT](found).result()
+        try:
+            done = waiting.result()
+        except DBOSAwaitedWorkflowCancelledError:
+            raise RunCancelledError(self.workflow_id) from None
         if isinstance(done, Recorded):  # the run finished in this process
             return cast(AgentResult[AnswerT], done.live)
         _, result = decode_result(done, _types_of)
@@ -232,6 +336,34 @@ def _types_of(name: str) -> tuple[Callable[[str], object], object]:
     return runnable.output_type, runnable.answer_type()
 
 
+async def first_of(work: asyncio.Future[Any], watch: asyncio.Future[None]) -> bool:
+    """Wait for ``work`` or ``watch``, whichever ends first, and cancel the other (it
+    is awaited, so no task is left behind); whether ``work`` ended (maybe cancelled by
+    something else than this)."""
+    try:
+        await asyncio.wait((work, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended = work.done()
+        for task in (work, watch):
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(work, watch, return_exceptions=True)
+    return ended
+
+
+async def cancellation(status: Callable[[], Awaitable[str | None]]) -> None:
+    """Return once ``status()`` says ``CANCELLED``: DBOS does not wake a run that waits
+    (for a message, for a person) when it is cancelled, nor whoever waits for its result."""
+    while True:
+        await asyncio.sleep(_WATCH_SECONDS)
+        try:
+            found = await status()
+        except Exception:  # the database is away a moment: the result may still come
+            continue
+        if found == "CANCELLED":
+            return
+
+
 async def start_run(
     runnable: Runnable,
     task: Task,
@@ -242,16 +374,40 @@ async def start_run(
 ) -> DurableRun[Any]:
     """Start ``runnable``'s workflow (on ``queue``, when given) and return its handle.
 
-    Arguments a run would refuse are a ``TypeError`` here, before a workflow is recorded."""
+    Arguments a run would refuse are a ``TypeError`` here, before a workflow is
+    recorded. A run is marked with its agent's name and a digest of its task and history
+    (DBOS workflow attributes): started again with its id, it is the same run only when
+    both match; otherwise ``WorkflowIdTakenError``, and the other run is neither run nor
+    shown.
+    """
     task, history, extension_state = check_run_inputs(task, history, extension_state)
+    require_launched("start a durable run")
     chosen = SetWorkflowID(workflow_id) if workflow_id is not None else nullcontext()
+    digest = _digest(task, history)
+    marks = SetWorkflowAttributes({_OWNER: runnable.name, _INPUT: digest})
     live: Inputs = (task, tuple(history), extension_state)
     inputs = Recorded(live, encode_inputs(task, history, extension_state))
-    with chosen:
-        if queue is not None:
-            handle = await queue.enqueue_async(_workflow, runnable.name, inputs)
-        else:
-            handle = await DBOS.start_workflow_async(_workflow, runnable.name, inputs)
+    try:
+        with chosen, marks:
+            if queue is not None:
+                handle = await queue.enqueue_async(_workflow, runnable.name, inputs)
+            else:
+                handle = await DBOS.start_workflow_async(_workflow, runnable.name, inputs)
+    except DBOSConflictingWorkflowError:
+        assert workflow_id is not None  # a fresh id conflicts with nothing
+        raise WorkflowIdTakenError(
+            workflow_id, "it names a workflow that is not a durable run"
+        ) from None
+    if workflow_id is not None:  # an id of the caller's: it may name a run that was there
+        found = (await handle.get_status()).attributes or {}
+        if found.get(_OWNER) != runnable.name:
+            owner = found.get(_OWNER)
+            whose = f"durable {owner!r}" if owner else "no durable agent or prompt"
+            raise WorkflowIdTakenError(workflow_id, f"it names a run of {whose}")
+        if found.get(_INPUT) != digest:
+            raise WorkflowIdTakenError(
+                workflow_id, f"{runnable.name!r} ran it with another task or history"
+            )
     return DurableRun(handle)
 
 
@@ -262,9 +418,58 @@ async def retrieve(workflow_id: str, *, client: DBOSClient | None = None) -> Dur
     >>> callable(retrieve)
     True
     """
+    if client is None:
+        require_launched("retrieve a durable run")
     handle: WorkflowHandleAsync[Any] = (
         await DBOS.retrieve_workflow_async(workflow_id)
         if client is None
         else await check_client(client).retrieve_workflow_async(workflow_id)
     )
     return DurableRun(handle)
+
+
+async def resume(workflow_id: str) -> DurableRun[Any]:
+    """Continue a durable run that ended in error, or was cancelled, from where it stopped.
+
+    A run whose model call failed for good (the provider down for longer than its
+    ``ModelRetries``) ends with ``stopped_by == "error"``; started again with its id it
+    returns that same result. ``resume`` makes that failed call again and goes on: the
+    steps before it are replayed from the record (no finished tool call runs again).
+    The same for a run that ended in DBOS's ``ERROR`` (its agent raised): it goes on
+    from the first step not recorded. A cancelled run goes on where it was. A run under
+    way is left as it is. The workflow id stays the same; ``await .result()`` on the
+    handle returned waits for the new ending. Raises ``NothingToResumeError`` for a run
+    that ended without a failure.
+
+    >>> callable(resume)
+    True
+    """
+    require_launched("resume a durable run")
+    handle: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(workflow_id)
+    status = (await handle.get_status()).status
+    if status in _UNDER_WAY:
+        return DurableRun(handle)
+    if status in ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+        return DurableRun(await DBOS.resume_workflow_async(workflow_id))
+    steps = await DBOS.list_workflow_steps_async(workflow_id, load_output=False)
+    last = steps[-1] if steps else None
+    if last is not None:
+        loaded = await DBOS.list_workflow_steps_async(workflow_id, offset=len(steps) - 1, limit=1)
+        if loaded and loaded[0]["error"] is not None:  # a call failed for good: again
+            return DurableRun(
+                await DBOS.rewind_workflow_async(workflow_id, start_step=last["function_id"])
+            )
+    if status != "ERROR":
+        raise NothingToResumeError(workflow_id, "its last step did not fail")
+    after = last["function_id"] + 1 if last is not None else 1
+    return DurableRun(await DBOS.rewind_workflow_async(workflow_id, start_step=after))
+
+
+def _digest(task: Task, history: Sequence[Message]) -> str:
+    """A digest of what a run was asked: its task and the history it continues."""
+    asked = Message.text("user", task) if isinstance(task, str) else Message("user", tuple(task))
+    try:
+        text = messages_to_json((*history, asked))
+    except Exception:  # not messages: the run itself will say what is wrong with them
+        text = repr((task, history))
+    return hashlib.sha256(text.encode()).hexdigest()

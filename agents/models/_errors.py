@@ -44,22 +44,38 @@ class ModelCallError(ModelError):
     """A call to a provider failed: an HTTP error left after retries, a dropped connection.
 
     ``status_code`` is the HTTP status when the server answered, else ``None``.
+    ``transient`` says whether the same call may well work if made again a little later:
+    by default, a status the official SDKs retry (408, 409, 429, 5xx); the adapters also
+    mark a server that could not be reached and a timeout so. Durable runs retry the
+    transient ones (``agents.durable.ModelRetries``).
 
     >>> ModelCallError("HTTP 500", status_code=500).status_code
     500
+    >>> ModelCallError("HTTP 503", status_code=503).transient
+    True
+    >>> ModelCallError("HTTP 400: bad request", status_code=400).transient
+    False
     """
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status_code: int | None = None, transient: bool | None = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.transient = retryable_status(status_code) if transient is None else transient
 
 
 class ModelTimeoutError(ModelCallError):
-    """A call to a provider took longer than the adapter's timeout.
+    """A call to a provider took longer than the adapter's timeout (transient).
 
     >>> isinstance(ModelTimeoutError("timed out"), ModelCallError)
     True
+    >>> ModelTimeoutError("timed out").transient
+    True
     """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, transient=True)
 
 
 class UnsupportedContentError(ModelError):
@@ -76,3 +92,13 @@ class ScriptExhaustedError(ModelError):
     >>> str(ScriptExhaustedError("all 2 scripted outputs were used"))
     'all 2 scripted outputs were used'
     """
+
+
+def retryable_status(status: int | None) -> bool:
+    """Whether an HTTP status is one the official SDKs retry: 408, 409, 429 and 5xx.
+
+    >>> [retryable_status(code) for code in (429, 503, 400, None)]
+    [True, True, False, False]
+    """
+    # The policy both official SDKs apply before giving up on a status code.
+    return status is not None and (status in (408, 409, 429) or status >= 500)

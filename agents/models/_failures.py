@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from agents.models._errors import ModelCallError, ModelTimeoutError
+from agents.models._errors import ModelCallError, ModelTimeoutError, retryable_status
 from agents.models._responses import describe_error
 from toolchain._redact import remember_header_secrets, remember_secret, remember_url_secrets
 
@@ -36,11 +36,6 @@ def remember_client_secrets(client: object) -> None:
     headers = getattr(client, "default_headers", None)
     if isinstance(headers, Mapping):
         remember_header_secrets(cast("Mapping[str, object]", headers))
-
-
-def _retryable(status: int) -> bool:
-    # The policy both official SDKs apply before giving up on a status code.
-    return status in (408, 409, 429) or status >= 500
 
 
 def _retries(max_retries: int) -> str:
@@ -73,7 +68,7 @@ def status_failure(label: str, status: int, message: str, max_retries: int) -> M
         # An error event inside a stream that had started fine; the status is moot.
         return ModelCallError(f"{label}: the server reported an error mid-stream: {message}")
     after = ""
-    if _retryable(status):
+    if retryable_status(status):
         # Say why a failure that is usually retried was not.
         after = (
             f" (gave up after {_retries(max_retries)})"
@@ -115,7 +110,11 @@ def connection_failure(
     detail = f"{reason!s} ({type(reason).__name__})"
     if moved_loop:
         detail = f"{_MOVED_LOOP}; the error was: {detail}"
-    return ModelCallError(f"{label}: could not talk to {base_url}: {detail}")
+    # A server that could not be reached may be back in a moment; a client tied to a
+    # closed event loop fails the same way every time.
+    return ModelCallError(
+        f"{label}: could not talk to {base_url}: {detail}", transient=not moved_loop
+    )
 
 
 def malformed_failure(label: str, what: str, err: BaseException) -> ModelCallError:

@@ -1,15 +1,19 @@
 """One worker process of the many-worker tests; `tests.support.workers` starts and kills it.
 
-``python -m tests.support.durable_worker DATABASE_URL EXECUTOR_ID DIRECTORY LIMIT``
+``python -m tests.support.durable_worker DATABASE_URL EXECUTOR_ID DIRECTORY LIMIT [OPTION...]``
 
 It builds two durable agents (``workers-react`` on `ReActAgent`, ``workers-native`` on
 `ToolCallingAgent`), launches DBOS on the database as executor ``EXECUTOR_ID``, registers
 the queue ``runs`` (at most ``LIMIT`` runs at once over all workers, 0 for no such limit;
 one per worker) and
-then serves the queue. Lines on stdin tell it more:
+then serves the queue. Options: ``own-id`` launches without an executor id (``launch``
+makes one; ``EXECUTOR_ID`` is then only the worker's name in the journal),
+``lease=SECONDS`` passes ``lease_seconds``. Lines on stdin tell it more:
 
 - ``start KIND RUN``: enqueue run ``RUN`` (its workflow id) of the ``KIND`` agent;
-- ``recover EXECUTOR...``: take over the runs those (dead) executors left pending;
+- ``direct KIND RUN``: start run ``RUN`` here, on no queue (it runs in this process);
+- ``recover EXECUTOR...``: take over the runs those (dead) executors left pending
+  (``refused EXECUTOR`` in the journal when one of them is alive);
 - end of input: shut DBOS down and exit.
 
 Every run does the same: model call 1 asks for ``gate(run=RUN)`` (idempotent; ``once``,
@@ -22,12 +26,16 @@ The worker writes what it does, as it starts doing it, to the journal
 stay whole and in the order they happened): ``ready``, ``model RUN N``,
 ``tool RUN``, ``tool-done RUN``, ``answered RUN`` (the second model call, past its gate),
 ``started RUN``, ``recovered RUN...``, each line ending with the executor id. Those lines
-are how the tests count calls across processes and across a ``SIGKILL``.
+are how the tests count calls across processes and across a ``SIGKILL``. Besides:
+``executor ID`` (the DBOS executor id it runs as), ``looked`` (its first look for runs
+of processes gone is done) and ``took-over RUN...`` (it took those runs over by itself),
+from its log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import sys
@@ -35,10 +43,10 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from dbos import DBOS
+from dbos import DBOS, DBOSConfig
 
 from agents import ReActAgent, ToolCallingAgent
-from agents.durable import DurableAgent, launch, recover, shutdown
+from agents.durable import DurableAgent, ExecutorInUseError, launch, recover, shutdown
 from agents.models import (
     GenerateOptions,
     Message,
@@ -174,10 +182,36 @@ def build_agents(journal: Journal, gates: Gates) -> dict[str, DurableAgent[str]]
     }
 
 
-async def serve(database_url: str, executor: str, directory: Path, limit: int) -> None:
+class Watch(logging.Handler):
+    """Journals what ``agents.durable`` logs about taking runs over."""
+
+    def __init__(self, journal: Journal) -> None:
+        super().__init__(logging.INFO)
+        self.journal = journal
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("launched as executor"):
+            self.journal.write("looked")
+        elif message.startswith("took over"):  # "... which is gone: RUN, RUN"
+            self.journal.write("took-over", *message.rpartition(": ")[2].split(", "))
+
+
+async def serve(
+    database_url: str, executor: str, directory: Path, limit: int, options: Sequence[str]
+) -> None:
     journal = Journal(directory / "journal", executor)
     durable = build_agents(journal, Gates(directory / "gates"))
-    launch(database_url, name=APPLICATION, config={"executor_id": executor})
+    logger = logging.getLogger("agents.durable")
+    logger.setLevel(logging.INFO)
+    logger.addHandler(Watch(journal))
+    config: DBOSConfig = {} if "own-id" in options else {"executor_id": executor}
+    leases = [float(option.removeprefix("lease=")) for option in options if "lease=" in option]
+    if leases:
+        launch(database_url, name=APPLICATION, config=config, lease_seconds=leases[0])
+    else:
+        launch(database_url, name=APPLICATION, config=config)
+    journal.write("executor", DBOS.executor_id)
     queue = await DBOS.register_queue_async(
         QUEUE,
         global_concurrency=limit or None,
@@ -193,15 +227,22 @@ async def serve(database_url: str, executor: str, directory: Path, limit: int) -
                 kind, run = words
                 await durable[kind].start(TASK.format(run=run), workflow_id=run, queue=queue)
                 journal.write("started", run)
+            elif command == "direct":
+                kind, run = words
+                await durable[kind].start(TASK.format(run=run), workflow_id=run)
+                journal.write("started", run)
             elif command == "recover":
-                journal.write("recovered", *sorted(await recover(words)))
+                try:
+                    journal.write("recovered", *sorted(await recover(words)))
+                except ExecutorInUseError as error:
+                    journal.write("refused", error.executor_id)
     finally:
         shutdown()
 
 
 def main(argv: Sequence[str]) -> None:
-    database_url, executor, directory, limit = argv
-    asyncio.run(serve(database_url, executor, Path(directory), int(limit)))
+    database_url, executor, directory, limit, *options = argv
+    asyncio.run(serve(database_url, executor, Path(directory), int(limit), options))
 
 
 if __name__ == "__main__":

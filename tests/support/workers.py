@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -69,8 +69,9 @@ class Workers:
 
     # -- processes -------------------------------------------------------------------
 
-    def start(self, *executors: str) -> None:
-        """Start one worker per executor id and wait until each serves the queue."""
+    def start(self, *executors: str, options: Sequence[str] = ()) -> None:
+        """Start one worker per executor id and wait until each serves the queue;
+        ``options`` as ``tests.support.durable_worker`` takes them (``own-id``, ``lease=S``)."""
         for executor in executors:
             log = (self.directory / f"{executor}.log").open("w")
             self._logs[executor] = log
@@ -79,6 +80,7 @@ class Workers:
                     sys.executable,
                     *("-m", "tests.support.durable_worker"),
                     *(self.database_url, executor, str(self.directory), str(self.limit)),
+                    *options,
                 ],
                 stdin=subprocess.PIPE,
                 stdout=log,

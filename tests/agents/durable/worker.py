@@ -14,7 +14,10 @@ which recovers whatever a killed worker left pending, and then, by COMMAND:
 - ``decide-as-client``: approves the waiting call through a ``DBOSClient`` (DBOS is not
   launched, no workflow runs here) and exits;
 - ``fork``: forks the run keeping every recorded step (``DBOS.fork_workflow``) and
-  waits for the fork's result.
+  waits for the fork's result;
+- ``recover-built-late``: launches *before* it builds SCENARIO's agent (the mistake),
+  waits until ``agents.durable`` warns that the recovered run waits for it, builds it,
+  and waits for the result (printed with the warning, ``"warned"``).
 
 A result is printed as one JSON line ``{"answer": ..., "stopped_by": ...}`` (with the
 scenario's own details, see `details`), a run that ended in error as ``{"error":
@@ -42,6 +45,7 @@ import asyncio
 import contextlib
 import datetime
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -91,6 +95,8 @@ RELEASE = ARGS[5] if len(ARGS) > 5 else "v1"
 DATABASE = os.environ.get("DURABLE_TEST_DATABASE") or f"sqlite:///{DIR / 'runs.sqlite'}"
 CARD = "4111 1111 1111 1111"
 KEY = "sk-proj-Zq7Plk3VvXw9RtYuAbCdEfGh"
+HANG_GUARD_SECONDS = 120.0
+"""A guard against a hang only: far beyond any real wait."""
 
 
 def note(name: str, line: str) -> None:
@@ -564,9 +570,46 @@ async def decide_as_client(workflow_id: str) -> None:
         web.destroy()
 
 
+class Warned(logging.Handler):
+    """Keeps the warning ``agents.durable`` logs for a run whose agent is not built, and
+    says when it came."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.came = threading.Event()
+        self.message = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "needs the durable agent or prompt" in message and not self.came.is_set():
+            self.message = message
+            self.came.set()
+
+
+async def recover_built_late(scenario: str, workflow_id: str) -> None:
+    warned = Warned()
+    logging.getLogger("agents.durable").addHandler(warned)
+    launch(DATABASE)
+    try:
+        if not await asyncio.to_thread(warned.came.wait, HANG_GUARD_SECONDS):
+            raise SystemExit("no warning about the agent the recovered run needs")
+        SCENARIOS[scenario]()
+        result = await (await retrieve(workflow_id)).result()
+        print(
+            json.dumps(
+                {"answer": result.answer, "stopped_by": result.stopped_by, "warned": warned.message}
+            ),
+            flush=True,
+        )
+    finally:
+        shutdown()
+
+
 async def main(scenario: str, command: str, workflow_id: str) -> None:
     if command == "decide-as-client":
         return await decide_as_client(workflow_id)
+    if command == "recover-built-late":
+        return await recover_built_late(scenario, workflow_id)
     durable = SCENARIOS[scenario]()
     launch(DATABASE)
     try:
