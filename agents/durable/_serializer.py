@@ -26,7 +26,7 @@ call it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 from dbos import DBOSClient, DBOSConfig, Serializer
@@ -169,7 +169,9 @@ def _exception(failure: _Failure) -> Exception:
     if kind is None:
         return DurableError(failure.message, kind=failure.kind.rpartition(".")[2])
     if issubclass(kind, ModelCallError):
-        return kind(failure.message, status_code=failure.status_code)
+        # Narrowed from type[Exception], pyright keeps Exception's constructor: name it.
+        call_error = cast("type[ModelCallError]", kind)
+        return call_error(failure.message, status_code=failure.status_code)
     return kind(failure.message)
 
 
