@@ -26,7 +26,7 @@ call it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import msgspec
 from dbos import DBOSClient, DBOSConfig, Serializer
@@ -104,14 +104,16 @@ _OURS: Final[Mapping[str, type[Exception]]] = {
         ReplayError,
         ModelError,
         ModelConfigError,
-        ModelCallError,
-        ModelTimeoutError,
         UnsupportedContentError,
         ScriptExhaustedError,
     )
 }
 """The errors read back as their own class: a closed list, so a record can name no
 other class to build."""
+_CALL_ERRORS: Final[Mapping[str, type[ModelCallError]]] = {
+    f"{kind.__module__}.{kind.__qualname__}": kind for kind in (ModelCallError, ModelTimeoutError)
+}
+"""The same for failed model calls, read back with their HTTP status."""
 
 
 class RecordSerializer(Serializer):
@@ -165,13 +167,12 @@ def _failure(error: BaseException) -> _Failure:
 
 
 def _exception(failure: _Failure) -> Exception:
+    call_error = _CALL_ERRORS.get(failure.kind)
+    if call_error is not None:
+        return call_error(failure.message, status_code=failure.status_code)
     kind = _OURS.get(failure.kind)
     if kind is None:
         return DurableError(failure.message, kind=failure.kind.rpartition(".")[2])
-    if issubclass(kind, ModelCallError):
-        # Narrowed from type[Exception], pyright keeps Exception's constructor: name it.
-        call_error = cast("type[ModelCallError]", kind)
-        return call_error(failure.message, status_code=failure.status_code)
     return kind(failure.message)
 
 

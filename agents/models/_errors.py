@@ -74,8 +74,12 @@ class ModelTimeoutError(ModelCallError):
     True
     """
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, transient=True)
+    # The same parameters as ModelCallError's (a recorded one is rebuilt through them),
+    # transient by default.
+    def __init__(
+        self, message: str, *, status_code: int | None = None, transient: bool | None = True
+    ) -> None:
+        super().__init__(message, status_code=status_code, transient=transient)
 
 
 class UnsupportedContentError(ModelError):

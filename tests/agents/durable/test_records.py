@@ -138,3 +138,18 @@ def test_an_output_over_the_limit_fails_its_call_alone_and_the_run_goes_on(
     assert "a durable run records at most 2,000 bytes of one call's output" in message
     assert "private table" not in message + log
     assert runs(tmp_path, "export") == 1
+
+
+@pytest.mark.parametrize("status", [None, 504])
+def test_a_recorded_model_timeout_reads_back_as_a_timeout(status: int | None) -> None:
+    """A model call that timed out is recorded as its kind and message, and read back
+    (by resume, or a recovering process) as the same class, still transient."""
+    from agents.durable._serializer import RecordSerializer
+    from agents.models import ModelTimeoutError
+
+    serializer = RecordSerializer()
+    read = serializer.deserialize(
+        serializer.serialize(ModelTimeoutError("openai:m timed out", status_code=status))
+    )
+    assert isinstance(read, ModelTimeoutError)
+    assert (str(read), read.status_code, read.transient) == ("openai:m timed out", status, True)
