@@ -36,7 +36,8 @@ of the request before it (text mode: system prompt then messages; native: the to
 specs, then the system prompt and messages, the order in which Anthropic caches
 them). A request that only adds to the end of the previous one scores 100 %. Kept: in
 text mode every request begins with the whole previous one; in native mode only a
-request after a search may not (the found tools' specs are appended to the specs).
+request whose specs grew may not (a tool a search found, or a named one called, has
+its spec appended to the specs).
 
 Run alone with ``python -m benchmarks.discovery_tokens``.
 """
@@ -299,10 +300,12 @@ class Count:
     prefix: list[tuple[float, bool]]
     """Per request after the first: % of its tokens that repeat the previous request's
     start, and whether the whole previous request is that start."""
+    appended: list[bool]
+    """Per request after the first: whether its specs are the previous request's with
+    more appended (native mode: a tool found, or a named one called)."""
     written: int
     solved: bool
     note: str
-    searches: int
 
     @property
     def read(self) -> int:
@@ -370,8 +373,9 @@ def count_run(mode: Mode, discovery: bool, style: Style = "stepwise") -> Count:
     ]
     requests: list[int] = []
     prefix: list[tuple[float, bool]] = []
+    appended: list[bool] = []
     previous: list[str] | None = None
-    for request in model.requests:
+    for before, request in zip([None, *model.requests], model.requests, strict=False):
         specs = msgspec.json.encode(
             [
                 {"name": s.name, "description": s.description, "parameters": s.parameters}
@@ -380,15 +384,14 @@ def count_run(mode: Mode, discovery: bool, style: Style = "stepwise") -> Count:
         ).decode()
         parts = _serialised(mode, request.messages, specs)
         requests.append(count_tokens("\n".join(parts)))
-        if previous is not None:
+        if previous is not None and before is not None:
             prefix.append(_prefix_share(previous, parts))
+            earlier, now = before.options.tools, request.options.tools
+            appended.append(len(now) > len(earlier) and now[: len(earlier)] == earlier)
         previous = parts
     queries = NAIVE_QUERIES if isinstance(player, NaivePlayer) else QUERIES
     note = f"no tool found to {queries[player.missing]}" if player.missing else ""
-    searches = sum(
-        1 for m in result.messages for c in m.tool_calls if c.name == "tool_search"
-    ) + sum(m.text_content().count('"tool":"tool_search"') for m in result.messages)
-    return Count(requests, prefix, player.written, solved, note, searches)
+    return Count(requests, prefix, appended, player.written, solved, note)
 
 
 def _saving(without: int, with_: int) -> float:
@@ -468,7 +471,7 @@ def run(settings: Settings) -> None:
         "  text mode keeps every earlier request whole (a search result only adds to the end;"
         " a low share is a large result, not a cache miss). Native mode appends a found "
         "tool's spec to the specs, which come first in Anthropic's cache order, so a request "
-        "after a search reuses only the specs sent before."
+        "after a search (or a named tool's first call) reuses only the specs sent before."
     )
     print()
     from benchmarks.reported_savings import discovery_rows, report  # it imports this module
@@ -478,9 +481,11 @@ def run(settings: Settings) -> None:
 
 def _cache_kept(mode: Mode, count: Count) -> bool:
     """Text mode: every request begins with the whole previous one. Native: only a
-    request after a search may not (the found tools' specs are appended to the specs)."""
-    missed = sum(not whole for _, whole in count.prefix)
-    return missed == 0 if mode == "text" else missed <= count.searches
+    request whose specs grew may not (a found or called tool's spec is appended)."""
+    kept = [whole for _, whole in count.prefix]
+    if mode == "text":
+        return all(kept)
+    return all(whole or grew for whole, grew in zip(kept, count.appended, strict=True))
 
 
 if __name__ == "__main__":
