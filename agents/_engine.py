@@ -90,7 +90,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         self.model = resolve_model(model)
         self.termination: Termination[Any] = termination
         callee = f"{type(self).__name__}()"
-        self.tool_chain: ToolChain = agent_chain(options, tool_chain, callee=callee)
+        given = agent_chain(options, tool_chain, callee=callee)
         self.text_format: TextFormat = options.get("text_format") or XMLFormat()
         self.behavior = options.get("behavior", "")
         self.critical_rules = options.get("critical_rules", "")
@@ -99,8 +99,11 @@ class StepEngine(ABC, Generic[AnswerT]):
         self.clock: Callable[[], dt.date] = options.get("clock", dt.date.today)
         self.name = options.get("name", "agent")
         wired = AgentExtensions(
-            self.tool_chain, options.get("extensions", ()), options.get("step_hooks", ())
+            given, options.get("extensions", ()), options.get("step_hooks", ()), callee=callee
         )
+        self.tool_chain: ToolChain = wired.chain
+        """The chain runs use: the one given, or a view of it offering the extensions'
+        tools too (the chain given is never changed: other agents may share it)."""
         self._extensions = wired
         self.extensions: tuple[Extension, ...] = wired.all
         self.step_hooks: tuple[StepHook, ...] = wired.step_hooks

@@ -1,23 +1,25 @@
 """What an agent's extensions add to its runs, besides what they install on the context.
 
-Their tools join the agent's chain, a ``before_step`` is a step hook and a
-``check_answer`` may hold an answer back; each step, their prompt sections ride on the
-latest message; their guidance closes the system prompt, and their text filters
-rewrite what the model writes (the stream, and a text answer).
+Their tools are offered beside the chain's (on a view of it: the chain an agent is
+given is never changed, see ``ToolChainBase.with_tools``), a ``before_step`` is a step
+hook and a ``check_answer`` may hold an answer back; each step, their prompt sections
+ride on the latest message; their guidance closes the system prompt, and their text
+filters rewrite what the model writes (the stream, and a text answer).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from agents._savings import note_sections
 from agents._step_state import AnswerCheck
 from agents.models import Message
 from agents.steps import StepHook
 from formats import FormattedSection, TextFormat
-from toolchain import ExecutionContext, Extension, TextContent, TextFilter, ToolChain
+from toolchain import ExecutionContext, Extension, TextContent, TextFilter, Tool, ToolChain
+from toolchain._chain import ToolChainBase
 
 __all__ = [
     "AgentExtensions",
@@ -31,20 +33,24 @@ AnswerT = TypeVar("AnswerT")
 class AgentExtensions:
     """The extensions of one agent: the chain's own first, then those given to it."""
 
-    __slots__ = ("all", "answer_checks", "step_hooks")
+    __slots__ = ("all", "answer_checks", "chain", "step_hooks")
 
     def __init__(
-        self, chain: ToolChain, given: Sequence[Extension], hooks: Sequence[StepHook]
+        self,
+        chain: ToolChain,
+        given: Sequence[Extension],
+        hooks: Sequence[StepHook],
+        *,
+        callee: str,
     ) -> None:
         chain_extensions: Sequence[Extension] = getattr(chain, "extensions", ())
         self.all: tuple[Extension, ...] = (
             *chain_extensions,
             *(e for e in given if e not in chain_extensions),
         )
-        for extension in self.all:
-            for tool in extension.tools():
-                if chain.tools.get(tool.name) is not tool:
-                    chain.register_tool(tool)
+        tools = [tool for extension in self.all for tool in extension.tools()]
+        self.chain: ToolChain = _offering(chain, tools, callee)
+        """The chain the agent runs on: ``chain``, or a view of it with the tools."""
         extension_hooks = [
             cast(StepHook, hook)
             for extension in self.all
@@ -97,6 +103,22 @@ class AgentExtensions:
         if not filters:
             return answer
         return cast(AnswerT, feed(filters, cast(str, answer)) + flush(filters))
+
+
+def _offering(chain: ToolChain, tools: Sequence[Tool[Any, Any]], callee: str) -> ToolChain:
+    """``chain`` offering ``tools`` too, itself unchanged: another agent on the same chain
+    must not see (or call) this agent's extension tools."""
+    if isinstance(chain, ToolChainBase):
+        return chain.with_tools(tools)
+    offered = chain.tools
+    missing = [tool.name for tool in tools if offered.get(tool.name) is not tool]
+    if not missing:
+        return chain
+    raise TypeError(
+        f"{callee}: the extensions bring tools ({', '.join(missing)}) that "
+        f"{type(chain).__name__} cannot offer without being changed: register them on "
+        "the chain yourself, or build it on JSONToolChain, YAMLToolChain or DialectToolChain"
+    )
 
 
 def feed(filters: Sequence[TextFilter], text: str) -> str:

@@ -62,10 +62,12 @@ class RunOptions(TypedDict, total=False):
     with a ``check_answer(ctx) -> str | None`` method may also hold back an answer
     while work is left (``run_prompt``'s task lists): its text is the feedback."""
     extensions: Sequence[Extension]
-    """Installed on each run's context: their tools join the chain, their prompt
-    sections reach the model each step, their text filters rewrite its answer (see
-    ``toolchain.Extension``). An extension with a ``before_step(ctx, request)`` method
-    is also a step hook, run before ``step_hooks``."""
+    """Installed on each run's context: their tools are offered beside the chain's (the
+    chain given is never changed; ``agent.tool_chain`` is then a view of it, see
+    ``JSONToolChain.with_tools``), their prompt sections reach the model each step,
+    their text filters rewrite its answer (see ``toolchain.Extension``). An extension
+    with a ``before_step(ctx, request)`` method is also a step hook, run before
+    ``step_hooks``."""
 
 
 # What users of other agent libraries write first, and what it is here.

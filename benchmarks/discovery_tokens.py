@@ -16,6 +16,14 @@ native mode):
   searches by name. A tool the searches never return leaves the task unsolved, and
   the run is reported as such (the index is the real default backend, not a script).
 
+Both players know how this library answers (a name in ``other_matches`` is searched by
+name). A third, ``naive``, does not: it plays a plain model that knows nothing of
+discovery. It works on one step at a time, searches in the task's own words
+(``NAIVE_QUERIES``), calls a tool as soon as it sees its name anywhere it was shown
+(a search's answer, an error, the prompt or the specs), does what an error tells it to
+(``tool_search(query="...")``), and copies the ids its arguments need from the results
+before (it never reads a schema: its arguments are the obvious ones for the step).
+
 Tokens are o200k (offline), as in ``benchmarks.pass_by_reference``: each request's
 messages and, in native mode, its tool specs, summed over the run (no prompt cache
 assumed), plus what the model writes. The seed ("dynamic tool injection V2") claims
@@ -28,7 +36,8 @@ of the request before it (text mode: system prompt then messages; native: the to
 specs, then the system prompt and messages, the order in which Anthropic caches
 them). A request that only adds to the end of the previous one scores 100 %. Kept: in
 text mode every request begins with the whole previous one; in native mode only a
-request after a search may not (the found tools' specs are appended to the specs).
+request whose specs grew may not (a tool a search found, or a named one called, has
+its spec appended to the specs).
 
 Run alone with ``python -m benchmarks.discovery_tokens``.
 """
@@ -36,14 +45,16 @@ Run alone with ``python -m benchmarks.discovery_tokens``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 import msgspec
 
 from agents import ReActAgent, ToolCallingAgent
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
+from agents.models._scripted import ScriptedRequest
 from benchmarks._cms_tools import cms_info, cms_tools
 from benchmarks._timing import Settings, render_table, verdict
 from toolchain import JSONToolChain
@@ -53,11 +64,11 @@ from toolchain.discovery import ToolIndex, ToolSearch
 __all__ = ["run"]
 
 Mode = Literal["text", "native"]
-Style = Literal["stepwise", "upfront"]
+Style = Literal["stepwise", "upfront", "naive"]
 SEED_PER_REQUEST = (84.0, 97.0)  # % less overhead per request (the seed's table)
 SEED_TASK = 88.0  # % fewer input tokens over a 5-step task (the seed's table)
 TARGET_TASK = 75.0  # % fewer input tokens over the whole task (issue 20)
-STYLES: tuple[Style, ...] = ("stepwise", "upfront")
+STYLES: tuple[Style, ...] = ("stepwise", "upfront", "naive")
 
 NEEDED = ("search_images", "create_page", "add_section", "set_section_image")
 QUERIES = {
@@ -67,6 +78,14 @@ QUERIES = {
     "set_section_image": "set the image of a section",
 }
 TASK = "Create an About page with a hero section showing an image of mountains."
+NAIVE_QUERIES = {  # what a plain model asks for each step: the task's own words
+    "search_images": "image of mountains",
+    "create_page": "create an About page",
+    "add_section": "add a hero section to the page",
+    "set_section_image": "show the image in the hero section",
+}
+_SUGGESTED = re.compile(r'tool_search\(query=("(?:[^"\\]|\\.)*")\)')
+_SECTION = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.DOTALL)
 
 
 @dataclass(slots=True)
@@ -120,18 +139,119 @@ class Player:
                 self.named.update(data.get("other_matches", []))
 
     def _reply_call(self, name: str, args: dict[str, object]) -> str | ScriptedReply:
-        if self.mode == "native":
-            request = ToolCallRequest(f"c{name}", name, msgspec.json.encode(args).decode())
-            self.written += count_tokens(name) + count_tokens(request.arguments)
-            return ScriptedReply("", (request,))
-        reply = f"<action>{msgspec.json.encode({'tool': name, 'args': args}).decode()}</action>"
-        self.written += count_tokens(reply)
-        return reply
+        return _reply_call(self, self.mode, name, args)
 
     def _reply_answer(self, text: str) -> str:
-        reply = text if self.mode == "native" else f"<answer>{text}</answer>"
-        self.written += count_tokens(reply)
-        return reply
+        return _reply_answer(self, self.mode, text)
+
+
+class _Writer(Protocol):
+    written: int
+
+
+def _reply_call(
+    player: _Writer, mode: Mode, name: str, args: dict[str, object]
+) -> str | ScriptedReply:
+    """A call of ``name`` as the model writes it, its tokens added to what it wrote."""
+    if mode == "native":
+        request = ToolCallRequest(f"c{name}", name, msgspec.json.encode(args).decode())
+        player.written += count_tokens(name) + count_tokens(request.arguments)
+        return ScriptedReply("", (request,))
+    reply = f"<action>{msgspec.json.encode({'tool': name, 'args': args}).decode()}</action>"
+    player.written += count_tokens(reply)
+    return reply
+
+
+def _reply_answer(player: _Writer, mode: Mode, text: str) -> str:
+    """The final answer as the model writes it, its tokens added to what it wrote."""
+    reply = text if mode == "native" else f"<answer>{text}</answer>"
+    player.written += count_tokens(reply)
+    return reply
+
+
+@dataclass(slots=True)
+class NaivePlayer:
+    """A plain model that knows nothing of discovery (see the module text): one step
+    at a time, in the task's words; it calls what it sees named, does what an error
+    says, and copies ids from earlier results."""
+
+    mode: Mode
+    requests: list[ScriptedRequest] = field(default_factory=lambda: [])
+    """The model's requests so far (the last is the one being answered): the specs."""
+    written: int = 0
+    searched: list[str] = field(default_factory=lambda: [])
+    missing: str = ""
+
+    def __call__(self, messages: Sequence[Message]) -> str | ScriptedReply:
+        results = _results(messages)
+        done = {name for name, text in results if not text.startswith("Error:")}
+        step = next((name for name in NEEDED if name not in done), None)
+        if step is None:
+            return _reply_answer(self, self.mode, "The About page has a mountain hero image.")
+        suggested = _SUGGESTED.search(results[-1][1]) if results else None
+        if suggested is not None and results[-1][1].startswith("Error:"):
+            return self._search(json.loads(suggested.group(1)))  # as the error says
+        if step in self._shown_names(messages):
+            return _reply_call(self, self.mode, step, self._args(step, results))
+        if NAIVE_QUERIES[step] in self.searched:  # asked, and never shown the tool
+            self.missing = step
+            return _reply_answer(self, self.mode, f"I found no tool to {NAIVE_QUERIES[step]}.")
+        return self._search(NAIVE_QUERIES[step])
+
+    def _search(self, query: str) -> str | ScriptedReply:
+        self.searched.append(query)
+        return _reply_call(self, self.mode, "tool_search", {"query": query})
+
+    def _shown_names(self, messages: Sequence[Message]) -> set[str]:
+        """The task's tools named anywhere the model was shown: the prompt, the
+        specs, tool results and errors (not its own messages)."""
+        shown = [m.text_content() for m in messages if m.role != "assistant"]
+        shown += [spec.name for spec in self.requests[-1].options.tools]
+        text = "\n".join(shown)
+        return {name for name in NEEDED if re.search(rf"\b{name}\b", text)}
+
+    def _args(self, step: str, results: list[tuple[str, str]]) -> dict[str, object]:
+        """The step's obvious arguments, with the ids copied from the results."""
+        values: dict[str, object] = {}
+        for name, text in results:
+            try:
+                values[name] = json.loads(text)
+            except ValueError:
+                continue
+        image, page, section = (
+            values.get("search_images"),
+            values.get("create_page"),
+            values.get("add_section"),
+        )
+        if step == "search_images":
+            return {"query": "mountains"}
+        if step == "create_page":
+            return {"title": "About", "slug": "about"}
+        if step == "add_section":
+            return {"page_id": _field(page, "id"), "template": "hero"}
+        image_id = _field(_first(_field(image, "results")), "id")
+        return {"section_id": _field(section, "id"), "image_id": image_id}
+
+
+def _results(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """(tool, what it returned or its error) for each call answered so far, in order:
+    native tool messages, or the sections of text-mode observations."""
+    found: list[tuple[str, str]] = []
+    for message in messages:
+        if message.role == "tool" and message.name:
+            found.append((message.name, message.text_content().strip()))
+        elif message.role == "user" and "<observation>" in message.text_content():
+            inner = message.text_content().split("<observation>", 1)[1]
+            found += [(m.group(1), m.group(2).strip()) for m in _SECTION.finditer(inner)]
+    return found
+
+
+def _field(value: object, key: str) -> object:
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _first(value: object) -> object:
+    return value[0] if isinstance(value, list) and value else None
 
 
 def _args_for(step: str) -> dict[str, object]:
@@ -180,10 +300,12 @@ class Count:
     prefix: list[tuple[float, bool]]
     """Per request after the first: % of its tokens that repeat the previous request's
     start, and whether the whole previous request is that start."""
+    appended: list[bool]
+    """Per request after the first: whether its specs are the previous request's with
+    more appended (native mode: a tool found, or a named one called)."""
     written: int
     solved: bool
     note: str
-    searches: int
 
     @property
     def read(self) -> int:
@@ -230,8 +352,14 @@ def count_run(mode: Mode, discovery: bool, style: Style = "stepwise") -> Count:
     else:
         for each in tools:
             chain.register_tool(each)
-    player = Player(mode, discovery, style)
-    model = ScriptedModel(player)
+    player: Player | NaivePlayer
+    if style == "naive" and discovery:
+        player = NaivePlayer(mode)
+        model = ScriptedModel(player)
+        player.requests = model.requests  # it reads the specs of the request it answers
+    else:
+        player = Player(mode, discovery, style)
+        model = ScriptedModel(player)
     agent: ReActAgent[str] | ToolCallingAgent[str] = (
         ToolCallingAgent(model, tool_chain=chain, extensions=extensions)
         if mode == "native"
@@ -245,8 +373,9 @@ def count_run(mode: Mode, discovery: bool, style: Style = "stepwise") -> Count:
     ]
     requests: list[int] = []
     prefix: list[tuple[float, bool]] = []
+    appended: list[bool] = []
     previous: list[str] | None = None
-    for request in model.requests:
+    for before, request in zip([None, *model.requests], model.requests, strict=False):
         specs = msgspec.json.encode(
             [
                 {"name": s.name, "description": s.description, "parameters": s.parameters}
@@ -255,14 +384,14 @@ def count_run(mode: Mode, discovery: bool, style: Style = "stepwise") -> Count:
         ).decode()
         parts = _serialised(mode, request.messages, specs)
         requests.append(count_tokens("\n".join(parts)))
-        if previous is not None:
+        if previous is not None and before is not None:
             prefix.append(_prefix_share(previous, parts))
+            earlier, now = before.options.tools, request.options.tools
+            appended.append(len(now) > len(earlier) and now[: len(earlier)] == earlier)
         previous = parts
-    note = f"no tool found to {QUERIES[player.missing]}" if player.missing else ""
-    searches = sum(
-        1 for m in result.messages for c in m.tool_calls if c.name == "tool_search"
-    ) + sum(m.text_content().count('"tool":"tool_search"') for m in result.messages)
-    return Count(requests, prefix, player.written, solved, note, searches)
+    queries = NAIVE_QUERIES if isinstance(player, NaivePlayer) else QUERIES
+    note = f"no tool found to {queries[player.missing]}" if player.missing else ""
+    return Count(requests, prefix, appended, player.written, solved, note)
 
 
 def _saving(without: int, with_: int) -> float:
@@ -275,7 +404,8 @@ def run(settings: Settings) -> None:
     print("== Tool discovery: tokens of a 60-tool task, every tool vs ToolSearch ==")
     print(f"task: {TASK!r}; needs {', '.join(NEEDED)}")
     print("o200k tokens (offline) of every request (messages, and native tool specs);")
-    print("the model searches one step at a time (stepwise) or for the whole task first (upfront)")
+    print("the model searches one step at a time (stepwise) or for the whole task first (upfront),")
+    print("or plays a plain model that calls what it sees named and does what errors say (naive)")
     print()
     rows: list[list[str]] = []
     verdicts: list[str] = []
@@ -341,7 +471,7 @@ def run(settings: Settings) -> None:
         "  text mode keeps every earlier request whole (a search result only adds to the end;"
         " a low share is a large result, not a cache miss). Native mode appends a found "
         "tool's spec to the specs, which come first in Anthropic's cache order, so a request "
-        "after a search reuses only the specs sent before."
+        "after a search (or a named tool's first call) reuses only the specs sent before."
     )
     print()
     from benchmarks.reported_savings import discovery_rows, report  # it imports this module
@@ -351,9 +481,11 @@ def run(settings: Settings) -> None:
 
 def _cache_kept(mode: Mode, count: Count) -> bool:
     """Text mode: every request begins with the whole previous one. Native: only a
-    request after a search may not (the found tools' specs are appended to the specs)."""
-    missed = sum(not whole for _, whole in count.prefix)
-    return missed == 0 if mode == "text" else missed <= count.searches
+    request whose specs grew may not (a found or called tool's spec is appended)."""
+    kept = [whole for _, whole in count.prefix]
+    if mode == "text":
+        return all(kept)
+    return all(whole or grew for whole, grew in zip(kept, count.appended, strict=True))
 
 
 if __name__ == "__main__":

@@ -10,13 +10,14 @@ action into calls (the syntax), plan and check them (``_plan``), run them (``_in
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, Self, TypedDict, runtime_checkable
 
 from formats import TextFormat, XMLFormat
 from toolchain._context import ExecutionContext
 from toolchain._encodings import ObservationEncoding, encoder_for
-from toolchain._errors import DuplicateToolError, ToolCallParseError
+from toolchain._errors import ToolCallParseError, duplicate_tool
 from toolchain._events import ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
 from toolchain._logs import logger
@@ -27,6 +28,7 @@ from toolchain._result import ToolCall, ToolChainResult
 from toolchain._runner import run_sync
 from toolchain._schedule import run_action, run_alone
 from toolchain._tool import check_tool
+from toolchain._tools_added import ToolsAdded
 
 __all__ = ["CallSyntax", "ChainOptions", "ToolChain", "ToolChainBase"]
 
@@ -188,6 +190,10 @@ class ToolChainBase:
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
         self._tools: dict[str, AnyTool] = {}
+        """The tools registered on this chain, shared with its views (``with_tools``).
+        Only ``register_tool`` writes it, and only adds: ``ToolsAdded`` relies on it."""
+        self._added: ToolsAdded | None = None
+        """In a view: the tools it offers beside ``_tools``."""
         # name -> (tool, schema, description, policy, its listing entry): see
         # available_tools_prompt
         self._listing: dict[str, tuple[AnyTool, object, str, str, str]] = {}
@@ -223,19 +229,21 @@ class ToolChainBase:
 
     @property
     def tools(self) -> Mapping[str, AnyTool]:
-        return dict(self._tools)
+        return dict(self.registry)
 
     @property
     def registry(self) -> Mapping[str, AnyTool]:
         """The registered tools by name, not copied: for the stages, read-only."""
-        return self._tools
+        added = self._added
+        return self._tools if added is None else added.current()
 
     def register_tool(self, tool: AnyTool) -> Self:
         """Add a tool; returns the chain, so registrations chain.
 
         Raises ``ToolDefinitionError`` for a tool without a valid name or description,
         ``ToolInputTypeError`` for an input type that is not a model, dataclass,
-        TypedDict or Struct, and ``DuplicateToolError`` when the name is taken.
+        TypedDict or Struct, and ``DuplicateToolError`` when the name is taken. On a
+        view (``with_tools``) the tool is registered on the chain it views.
 
         >>> from toolchain import tool
         >>> @tool
@@ -248,22 +256,54 @@ class ToolChainBase:
         """
         check_tool(tool)
         name = tool.name
-        existing = self._tools.get(name)
+        existing = self.registry.get(name)
         if existing is not None:
-            raise DuplicateToolError(
-                f"a tool named {name!r} is already registered ({existing!r}); "
-                "tool names must be unique within a chain"
-            )
+            raise duplicate_tool(name, existing)
         tool.input_schema()  # fail now, not at the first call, on a bad input type
         self._tools[name] = tool
         return self
+
+    def with_tools(self, tools: Sequence[AnyTool]) -> Self:
+        """This chain offering ``tools`` too, without changing it: the chain itself when
+        it offers each of them already, else a view of it (pydantic-ai's ``for_run``).
+
+        The view shares everything with this chain, its options and its tools (those
+        registered later too); only the added tools are its own. An agent whose
+        extensions bring tools runs on such a view, so two agents on one chain never
+        see each other's extension tools. Raises ``DuplicateToolError`` when a tool's
+        name is another of this chain's tools.
+
+        >>> from toolchain import JSONToolChain, tool
+        >>> @tool
+        ... def ping() -> str:
+        ...     '''Check the service is up.'''
+        ...     return "pong"
+        >>> @tool
+        ... def reboot() -> str:
+        ...     '''Restart the service.'''
+        ...     return "restarted"
+        >>> chain = JSONToolChain().register_tool(ping)
+        >>> admin = chain.with_tools([reboot])
+        >>> list(admin.tools), list(chain.tools)
+        (['ping', 'reboot'], ['ping'])
+        >>> chain.with_tools([ping]) is chain
+        True
+        """
+        mine = self._added.added if self._added is not None else ()
+        added = ToolsAdded(self._tools, [*mine, *tools])
+        if len(added.added) == len(mine):
+            return self
+        view = copy.copy(self)
+        view._added = added
+        view._listing = {}  # its own entries: this chain's cache stays as it was
+        return view
 
     def available_tools_prompt(self, names: Iterable[str] | None = None) -> str:
         """Each tool's name, description, policy and parameter schema, for the prompt.
 
         ``names`` lists only those tools (the ones active in a step), in chain order.
         """
-        tools: Iterable[AnyTool] = self._tools.values()
+        tools: Iterable[AnyTool] = self.registry.values()
         if names is not None:
             wanted = set(names)
             tools = [tool for tool in tools if tool.name in wanted]
@@ -314,8 +354,8 @@ class ToolChainBase:
                 nested = fmt.parse_nested(content, [self._subsection])
                 blocks = next(iter(nested.values()), None)
                 if blocks:
-                    return [i for block in blocks for i in syntax.read(block, self._tools, limit)]
-            return syntax.read(content, self._tools, limit)
+                    return [i for block in blocks for i in syntax.read(block, self.registry, limit)]
+            return syntax.read(content, self.registry, limit)
         except ToolCallParseError:
             raise
         except Exception as error:  # the parsers' own guards should make this unreachable
@@ -395,7 +435,7 @@ class ToolChainBase:
         return assemble(
             outcomes,
             text_format,
-            self._tools,
+            self.registry,
             reserved,
             self.max_output_chars,
             self.max_observation_chars,
@@ -405,7 +445,7 @@ class ToolChainBase:
 
     def timeout_of(self, item: ToolCall | str) -> float | None:
         """Seconds a call may run: its tool's own ``timeout``, else the chain's."""
-        tool = self._tools.get(item.name) if isinstance(item, ToolCall) else None
+        tool = self.registry.get(item.name) if isinstance(item, ToolCall) else None
         if tool is None:
             return None
         return tool.timeout if tool.timeout is not None else self.timeout

@@ -26,6 +26,14 @@ class DuplicateToolError(ValueError):
     """A tool with the same name is already registered on the chain."""
 
 
+def duplicate_tool(name: str, existing: object) -> DuplicateToolError:
+    """The error of offering a second tool named ``name`` (``existing`` has it)."""
+    return DuplicateToolError(
+        f"a tool named {name!r} is already registered ({existing!r}); "
+        "tool names must be unique within a chain"
+    )
+
+
 class ToolDefinitionError(TypeError):
     """A tool class is defined wrongly: no ``name`` or ``description``, an invalid name,
     or a ``call`` that does not take ``(self, ctx, input)``. Raised when the class is

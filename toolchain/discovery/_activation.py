@@ -22,7 +22,11 @@ class Discovery:
     """What discovery knows in one run (``ctx.state``); saved for the conversation."""
 
     active: dict[str, None] = field(default_factory=lambda: {})
-    """Tools the searches found, in the order they were first found."""
+    """Tools the searches found, in the order they were first found (or, for a named
+    tool, first called)."""
+    named: dict[str, None] = field(default_factory=lambda: {})
+    """Tools a search named among its other matches: callable, and active from their
+    first call (a model calls what it sees named)."""
     used: dict[str, None] = field(default_factory=lambda: {})
     described: dict[str, None] = field(default_factory=lambda: {})
     """Tools a search of this run described with their parameters (text mode): found

@@ -8,9 +8,10 @@ says each thing once and only what the model can use now:
   parameter schema) and made callable;
 - ``found_before``: matches already described in this run (text mode) or already
   callable with their spec sent (native mode), or always listed: by name only;
-- ``other_matches``: the other matches, by name only and not callable yet; a search
-  for a name finds that tool alone, described (``tool_search``'s description says so,
-  once a request, not once a search);
+- ``other_matches``: the other matches, by name only, and callable as they are (a
+  model calls what it sees named): a call whose arguments validate runs, one whose
+  arguments do not is answered with the tool's parameters, and either makes the tool
+  active (``_gate``); a search for a name finds that tool alone, described;
 - ``workflow``: the guidance of the described tools' categories, each category once
   a run.
 
@@ -97,6 +98,7 @@ class Answer:
                 self.before.append(name)
             else:
                 self.other.append(name)
+                self.state.named[name] = None
                 named.append(name)
         return tuple(activated), tuple(named)
 

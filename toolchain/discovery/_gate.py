@@ -3,7 +3,11 @@
 ``Gate`` is a guard (``ToolHook.guard_tool_call``), so it holds however deep a call is
 made: a composite's sub-call, a sub-agent's call (its context is a child of this
 run's), a composite inside a sub-agent. A call to a deferred tool that no search
-found is answered "not active — search for it", with a query that finds it. A call to
+found is answered "not active — search for it", with a query that finds it. A tool a
+search named among its other matches is callable as it is, as any model expects of a
+name it was shown: its first call makes it active, and runs if its arguments validate;
+if they do not, the call is answered with them and the tool's parameters, which the
+model has not seen yet (a schema compacted as searches show it). A call to
 a tool that ``requires_confirmation`` goes to the approver; with no decision it is held
 (sealed, in the outermost run's state) and pauses every run from the one that made it
 up to the outermost, for the person that run answers to.
@@ -14,13 +18,17 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol
 
+import msgspec
+
 from toolchain._context import ExecutionContext
 from toolchain._hooks import ToolCallRefused, ToolHook
+from toolchain._input import ArgumentsError
 from toolchain._logs import logger
 from toolchain._result import ToolCall, ToolResult
-from toolchain.discovery._activation import discovery
+from toolchain.discovery._activation import Discovery, discovery
 from toolchain.discovery._approval import ApprovalRequest, Approver
 from toolchain.discovery._events import ApprovalChecked, DecidedBy, Outcome
+from toolchain.discovery._found import Schemas
 from toolchain.discovery._held import Seal, approvals, held_id, take_decision
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._quoting import quoted
@@ -44,6 +52,9 @@ class Gatekeeper(Protocol):
 
     @property
     def approve(self) -> Approver | None: ...
+
+    @property
+    def schemas(self) -> Schemas: ...
 
     def needs_approval(self, name: str) -> bool: ...
 
@@ -69,12 +80,14 @@ class Gate(ToolHook):
         owner = self.owner
         if call.name not in owner.index.tools:
             return None
-        inactive = (
-            owner.defers
-            and ctx.run_id == self.home
-            and call.name in owner.deferred
-            and call.name not in discovery(ctx).active
-        )
+        inactive = owner.defers and ctx.run_id == self.home and call.name in owner.deferred
+        if inactive:
+            state = discovery(ctx)
+            if call.name in state.active:
+                inactive = False
+            elif call.name in state.named:
+                self._take_named(state, call)  # refused here if its arguments do not validate
+                inactive = False
         approving = owner.needs_approval(call.name) and self._decides(ctx, call.name)
         if not inactive and not approving:
             return None
@@ -85,6 +98,25 @@ class Gate(ToolHook):
     ) -> None:
         if call.name in self.owner.index.tools:
             discovery(ctx).used[call.name] = None
+
+    def _take_named(self, state: Discovery, call: ToolCall) -> None:
+        """A first call to a tool a search named: the tool is active from now on, and
+        the call goes on if its arguments validate; else it is refused with the tool's
+        parameters (the model was shown the name only)."""
+        tool = self.owner.index.tools[call.name]
+        state.active[call.name] = None
+        try:
+            tool.codec.validate(call.args)
+        except ArgumentsError as error:
+            schema = self.owner.schemas.of(tool)
+            if state.protocol == "text":  # its parameters are in the conversation now
+                state.described[call.name] = None
+            parameters = msgspec.json.encode(schema).decode()
+            raise ToolCallRefused(
+                f"{error}. Its parameters: {parameters}", kind="invalid_arguments"
+            ) from error
+        except Exception:  # not the arguments: the chain validates again as the call runs,
+            return  # and reports what went wrong as it does for any tool
 
     def _decides(self, ctx: ExecutionContext, name: str) -> bool:
         """Whether this gate is the outermost one that approves calls of ``name``."""

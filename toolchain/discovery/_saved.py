@@ -1,9 +1,9 @@
 """Discovery's part of ``extension_state``: saved after a run, taken up by the next.
 
-What is saved: the tools found and used (``Discovery``), the calls held for approval
-and the decisions that wait for their call (``Approvals``), each sealed. ``pending``
-and ``decide`` read and change that saved form between runs, for the person who
-decides; whatever they read is checked against the seal first.
+What is saved: the tools found, named and used (``Discovery``), the calls held for
+approval and the decisions that wait for their call (``Approvals``), each sealed.
+``pending`` and ``decide`` read and change that saved form between runs, for the person
+who decides; whatever they read is checked against the seal first.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ holds a handful."""
 
 class _Saved(msgspec.Struct, kw_only=True):
     active: list[str] = msgspec.field(default_factory=list[str])
+    named: list[str] = msgspec.field(default_factory=list[str])
     used: list[str] = msgspec.field(default_factory=list[str])
     pending: list[SavedRequest] = msgspec.field(default_factory=list[SavedRequest])
     decisions: list[SavedDecision] = msgspec.field(default_factory=list[SavedDecision])
@@ -43,6 +44,7 @@ def save(ctx: ExecutionContext) -> dict[str, object]:
     state, held = discovery(ctx), approvals(ctx)
     return {
         "active": list(state.active),
+        "named": list(state.named),
         "used": list(state.used),
         "pending": [msgspec.to_builtins(entry) for entry in held.pending.values()],
         # A denial has been told during this run; an approval waits for its call.
@@ -79,6 +81,7 @@ def load(ctx: ExecutionContext, state: object, tools: Container[str], seal: Seal
     saved = _read(state)
     current, held = discovery(ctx), approvals(ctx)
     current.active.update(dict.fromkeys(n for n in saved.active if n in tools))
+    current.named.update(dict.fromkeys(n for n in saved.named if n in tools))
     current.used.update(dict.fromkeys(saved.used))
     for entry in seal.verified(saved.pending, "held call"):
         held.pending[entry.call_id] = entry

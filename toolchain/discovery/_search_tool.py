@@ -2,12 +2,13 @@
 
 A search takes one query or a list of them (everything a task needs, in one request
 instead of one per capability). For each query the best match is described and made
-callable; the other matches are named, and a query that is a tool's exact name finds
-that tool alone (``_found`` says what the answer holds, and why). In text mode a
-described tool's parameter schema comes in the answer (the system prompt's listing
-never changes, so the provider's prompt cache holds). A broken backend is a note to
-retry, not an error. ``suggest`` finds a query that returns a given tool, for the
-answer to a call made before it was found.
+callable; the other matches are named, callable too (their first call activates
+them: ``_gate``), and a query that is a tool's exact name finds that tool alone
+(``_found`` says what the answer holds, and why). In text mode a described tool's
+parameter schema comes in the answer (the system prompt's listing never changes, so
+the provider's prompt cache holds). A broken backend is a note to retry, not an
+error. ``suggest`` finds a query that returns a given tool, for the answer to a call
+made before it was found.
 """
 
 from __future__ import annotations
@@ -79,8 +80,8 @@ class SearchTool(Tool[SearchInput, dict[str, object]]):
     name = "tool_search"
     description = (
         "Find tools by what you want to do (a few words, or a list of them for several "
-        "needs at once). The best match of each is described and can be called from then "
-        "on; to use one of other_matches, search its name."
+        "needs at once). The best match of each is described; it and other_matches can "
+        "be called from then on."
     )
 
     def __init__(self, owner: Searched) -> None:
@@ -89,8 +90,7 @@ class SearchTool(Tool[SearchInput, dict[str, object]]):
             self.description = (
                 "Find tools with a regular expression over their names and descriptions "
                 "(e.g. 'image|photo'), or a list of them. The best match of each is "
-                "described and can be called from then on; to use one of other_matches, "
-                "search its name."
+                "described; it and other_matches can be called from then on."
             )
 
     async def call(

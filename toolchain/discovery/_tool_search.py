@@ -5,14 +5,16 @@ definition in every request, the model gets one discovery tool (and any tools ke
 always active). A search takes a query or a list of them (everything a task needs, in
 one request); the best match of each is described (usage hint, the workflow guidance
 of its category) and can be called from then on, for the rest of the run and of the
-conversation; the other matches are named, and a search for a name finds that tool.
+conversation; the other matches are named, and callable as they are (a call with
+arguments that do not validate is answered with the tool's parameters), and a search
+for a name finds that tool.
 What a search says stays in every later request, so it says each thing once: a tool
 described earlier in the run is named only, a category's guidance comes once.
 
 Activation keeps the provider's prompt cache: in text mode the system prompt's tool
 listing never changes (a found tool's parameter schema arrives in the search result);
 in native mode a found tool's spec is appended after those already sent. A call to a
-tool that has not been found is answered "not active — search for it", with a query
+tool no search found or named is answered "not active — search for it", with a query
 that finds it. Tools marked ``requires_confirmation`` wait for the approval callback.
 
 Both checks are a guard (``ToolHook.guard_tool_call``), so they hold however deep a
