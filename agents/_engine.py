@@ -55,17 +55,9 @@ from agents.result import AgentResult
 from agents.steps import StepHook
 from agents.terminations import Termination
 from formats import TextFormat, XMLFormat
-from toolchain import (
-    ContentPart,
-    ExecutionContext,
-    Extension,
-    Limits,
-    Stats,
-    ToolChain,
-    describe_exception,
-    run_sync,
-)
-from toolchain._step_seam import current as current_runner
+from toolchain import ContentPart, ExecutionContext, Extension, Limits, Stats, ToolChain
+from toolchain.runtime import current_step_runner as current_runner
+from toolchain.runtime import describe_exception, run_sync
 
 __all__ = ["StepEngine"]
 

@@ -19,7 +19,7 @@ from agents.models import Message
 from agents.steps import StepHook
 from formats import FormattedSection, TextFormat
 from toolchain import ExecutionContext, Extension, TextContent, TextFilter, Tool, ToolChain
-from toolchain._chain import ToolChainBase
+from toolchain.chain import ToolChainBase
 
 __all__ = [
     "AgentExtensions",

@@ -30,16 +30,8 @@ from agents.models import (
     UnsupportedContentError,
 )
 from agents.models._types import RemoteModel
-from toolchain import (
-    ExecutionContext,
-    Stats,
-    TextContent,
-    TextFilter,
-    _step_seam,
-    describe_exception,
-)
-from toolchain._redact import redact
-from toolchain._step_seam import StepRunner
+from toolchain import ExecutionContext, Stats, TextContent, TextFilter
+from toolchain.runtime import StepRunner, current_step_runner, describe_exception, redact
 
 __all__ = ["Streaming", "call_model"]
 
@@ -77,7 +69,7 @@ async def call_model(
     started = time.perf_counter()
     queue: Inbox[RunEvent[AnswerT]] = Inbox()
     response: ModelResponse | None = None
-    runner = _step_seam.current() if _step_seam.active else None
+    runner = current_step_runner()
     try:
         for retry in (False, True):
             work: Awaitable[ModelResponse]

@@ -22,7 +22,7 @@ from toolchain import (
     ToolCall,
     to_json,
 )
-from toolchain._logs import logger
+from toolchain.runtime import logger
 
 __all__ = [
     "NO_RESULT",

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
 
 from agents._step_state import Done, RunStop
-from toolchain import ExecutionContext, eager_task
-from toolchain._eager import SettleLater
+from toolchain import ExecutionContext
+from toolchain.runtime import SettleLater, eager_task
 
 __all__ = ["CANCEL_GRACE", "TIME_LIMIT", "Inbox", "drain"]
 

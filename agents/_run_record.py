@@ -16,14 +16,8 @@ from agents._step_state import RunStop, StepRecord
 from agents.events import RunEnded
 from agents.models import Message, ModelResponse, Usage
 from agents.result import AgentResult, Iteration
-from toolchain import (
-    ExecutionContext,
-    Extension,
-    Limits,
-    install_extensions,
-    restore_state,
-    saved_state,
-)
+from toolchain import ExecutionContext, Extension, Limits
+from toolchain.runtime import install_extensions, restore_state, saved_state
 
 __all__ = ["RunRecord", "check_limits", "run_context", "stopped_during_step"]
 

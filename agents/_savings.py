@@ -67,7 +67,7 @@ class Ledger:
         text_format: TextFormat,
         protocol: str,
     ) -> None:
-        from toolchain._tokens import count_tokens  # the encoder loads on first count
+        from toolchain.runtime import count_tokens  # the encoder loads on first count
 
         self._count = count_tokens
         self._ctx = ctx

@@ -15,9 +15,7 @@ from agents._step_state import StepRecord
 from agents.events import ModelCallFailed
 from agents.result import AgentResult, Iteration
 from toolchain import ExecutionContext
-from toolchain._logs import logger
-from toolchain._oneline import log_line
-from toolchain._redact import redact
+from toolchain.runtime import log_line, logger, redact
 
 __all__ = ["log", "log_end", "log_model_failed", "log_rejection", "log_step"]
 

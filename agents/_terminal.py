@@ -16,7 +16,7 @@ from typing import Final
 from rich.console import Console
 from rich.text import Text
 
-from toolchain._redact import redact
+from toolchain.runtime import redact
 
 __all__ = ["literal", "print_error", "visible"]
 

@@ -46,10 +46,9 @@ from dataclasses import dataclass
 
 from agents.models import GenerateOptions, Message, Model, ModelResponse, resolve_model
 from agents.steps import StepRequest
-from toolchain import ExecutionContext, StateKey, Stats, TextContent, describe_exception
-from toolchain._logs import logger
-from toolchain._redact import redact
-from toolchain._step_seam import current as current_runner
+from toolchain import ExecutionContext, StateKey, Stats, TextContent
+from toolchain.runtime import current_step_runner as current_runner
+from toolchain.runtime import describe_exception, logger, redact
 
 __all__ = ["SUMMARY_PROMPT", "SlidingWindow", "SummarizingCompaction"]
 

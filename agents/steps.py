@@ -27,7 +27,7 @@ from typing import Literal, NoReturn, TypeAlias
 
 from agents.models import GenerateOptions, Message, Model
 from toolchain import ExecutionContext
-from toolchain._hook_runner import HookFailed, run_hooks
+from toolchain.runtime import HookFailed, run_hooks
 
 __all__ = ["StepHook", "StepHookError", "StepRequest", "apply_step_hooks"]
 

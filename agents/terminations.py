@@ -18,8 +18,8 @@ from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 import pydantic
 
-from toolchain import ToolCallParseError, load_json, load_yaml, to_json, to_yaml, unfence
-from toolchain._logs import logger
+from toolchain import ToolCallParseError, load_json, load_yaml, to_json, to_yaml
+from toolchain.runtime import logger, unfence
 
 __all__ = ["AnswerRejected", "Termination", "TextTermination", "TypedTermination"]
 

@@ -60,8 +60,8 @@ from toolchain import (
     ToolCallError,
     ToolChainResult,
 )
-from toolchain._logs import logger
 from toolchain.dialects import parse as read_dialect
+from toolchain.runtime import logger
 
 __all__ = ["ToolCallingAgent", "ToolCallingOptions"]
 

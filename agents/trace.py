@@ -40,8 +40,7 @@ from agents.models import GenerateOptions
 from agents.result import AgentResult
 from agents.steps import StepRequest
 from toolchain import AfterToolCall, BeforeToolCall, ExecutionContext, ToolCallParseFailed
-from toolchain._oneline import escape_controls
-from toolchain._redact import REDACTED, redact, redact_data
+from toolchain.runtime import REDACTED, escape_controls, redact, redact_data
 
 __all__ = ["TRACED_EVENTS", "ConsoleTraceWriter", "JSONLTraceWriter"]
 

@@ -43,7 +43,7 @@ from benchmarks.loop_overhead import (
     build,
     build_native,
 )
-from toolchain import _step_seam
+from toolchain.chain import _step_seam
 
 if TYPE_CHECKING:
     from agents import AgentResult, ReActAgent, ToolCallingAgent

@@ -8,7 +8,7 @@ mixed list of objects, scalars and lists), short outputs (a word, a number, a sm
 object), records heavy with text (support tickets with multi-line bodies), log lines,
 and the offline demo's own tool outputs (``agents.demo``: each call of its scripted
 run, in order). Every output is what a tool returns; each encoding writes it as the
-chain would (``toolchain._encodings``).
+chain would (``toolchain._observations``).
 
 Targets, printed PASS/MISS and never asserted:
 
@@ -38,7 +38,7 @@ from agents.demo.tools import airline_tools
 from benchmarks._timing import Job, Settings, measure_jobs, render_table, verdict
 from formats import XMLFormat
 from toolchain import ExecutionContext, JSONToolChain, ToolCall, to_json, to_toon, to_yaml, tool
-from toolchain._encodings import to_auto
+from toolchain._observations import to_auto
 from toolchain._tokens import count_tokens
 
 __all__ = ["Payload", "payloads", "run"]

@@ -47,14 +47,14 @@ def our_loggers() -> dict[str, logging.Logger]:
 
 
 def test_no_module_of_ours_makes_a_logger_of_its_own() -> None:
-    """Loggers come from ``toolchain._logs.logger``, which puts the filter on each."""
+    """Loggers come from ``toolchain._redact.logger``, which puts the filter on each."""
     making = [
         str(path.relative_to(ROOT))
         for package in ("formats", "toolchain", "agents")
         for path in sorted((ROOT / package).rglob("*.py"))
         if "logging.getLogger(" in path.read_text(encoding="utf-8")
     ]
-    assert making == ["toolchain/_logs.py"]
+    assert making == ["toolchain/_redact.py"]
 
 
 def test_every_logger_of_ours_redacts_the_records_logged_to_it() -> None:

@@ -33,20 +33,34 @@ fewest o200k tokens of the three, per output):
 </observation>
 """
 
-# The toolchain core lives at this root: tools, their inputs and outputs, results, the
-# context with its hooks and events, the extension seam, the chains and their stages
-# (read: _chain's CallSyntax; plan and check: _plan; run: _invoke, _schedule; observe:
-# _observe; wired by _pipeline). It imports `formats` only, never `agents`, and no
-# extension package. The extensions are packages beside it (variables, relay, composite,
-# discovery, dialects, mcp, stores), each importing the core and none importing another
-# but stores; `CompositeTool` and the dialect chain load on first use (PEP 562), so
-# `import toolchain` stays light.
+# What lives here, one concept per module:
+#   _tool          Tool[I, O] and @tool
+#   _input         arguments validated into a tool's input type; its JSON Schema; numbers
+#   _result        what tools return and what a chain hands back (ToolResult, raw results)
+#   _content       content parts: text, images, audio, binary
+#   _context       ExecutionContext: the per-run state every call sees, limits, stats
+#   _hooks         tool hooks, a run's ordered set of them, the one runner of every stage
+#   _events        the events chains emit and the read-only bus that delivers them
+#   _extension     Extension: the one seam a capability is added to runs through
+#   _errors        the exceptions a program (not the model) may see
+#   _concurrency   eager tasks, run_sync, the worker pool of sync tools, abandoned work
+#   _observations  how outputs are written for the model: JSON, YAML, TOON, auto
+#   _redact        credentials blanked before text leaves, and the redacting loggers
+#   _tokens        offline o200k token counts
+#   _oneline       text on one bounded line (names, previews, log lines)
+#   _extras        an optional dependency that is missing, named with its extra
+#   chain/         public: ToolChain, CallSyntax, ToolChainBase, ChainOptions; the stages
+#   _syntax/       the JSON and YAML call syntaxes and their chains
+#   runtime        public: what a loop or extension uses besides chains and tools
+# It imports `formats` only, never `agents`, and no extension package. The extensions are
+# packages beside it (variables, relay, composite, discovery, dialects, mcp, stores), each
+# importing the core and none importing another but stores; `CompositeTool` and the
+# dialect chain load on first use (PEP 562), so `import toolchain` stays light.
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING
 
-from toolchain._calls import load_json, unfence
-from toolchain._chain import ToolChain
 from toolchain._content import (
     AudioContent,
     BinaryContent,
@@ -56,30 +70,25 @@ from toolchain._content import (
     TextContent,
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
-from toolchain._eager import eager_task, settle
-from toolchain._encodings import ObservationEncoding, to_toon
 from toolchain._errors import (
     DuplicateToolError,
     ToolCallParseError,
     ToolDefinitionError,
     ToolError,
     ToolInputTypeError,
-    describe_exception,
 )
-from toolchain._event_bus import EventBus
-from toolchain._events import AfterToolCall, BeforeToolCall, ToolCallParseFailed
-from toolchain._extension import (
-    Extension,
-    TextFilter,
-    install_extensions,
-    installed_extensions,
-    restore_state,
-    saved_state,
-)
+from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
+from toolchain._extension import Extension, TextFilter, installed_extensions
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
-from toolchain._json_chain import JSONToolChain
-from toolchain._output import OutputError, to_builtins, to_json, to_yaml
+from toolchain._observations import (
+    ObservationEncoding,
+    OutputError,
+    to_builtins,
+    to_json,
+    to_toon,
+    to_yaml,
+)
 from toolchain._result import (
     CallObservation,
     ErrorKind,
@@ -90,10 +99,10 @@ from toolchain._result import (
     ToolChainResult,
     ToolResult,
 )
-from toolchain._runner import run_sync
+from toolchain._syntax._json import JSONToolChain, load_json
+from toolchain._syntax._yaml import YAMLToolChain, load_yaml
 from toolchain._tool import Tool, tool
-from toolchain._yaml_calls import load_yaml
-from toolchain._yaml_chain import YAMLToolChain
+from toolchain.chain._base import ToolChain
 
 if TYPE_CHECKING:
     from toolchain.composite import CompositeTool as CompositeTool
@@ -150,22 +159,14 @@ __all__ = [
     "ToolInputTypeError",
     "ToolResult",
     "YAMLToolChain",
-    "describe_exception",
-    "eager_task",
-    "install_extensions",
     "installed_extensions",
     "load_json",
     "load_yaml",
-    "restore_state",
-    "run_sync",
-    "saved_state",
-    "settle",
     "to_builtins",
     "to_json",
     "to_toon",
     "to_yaml",
     "tool",
-    "unfence",
 ]
 
 _LAZY = {
@@ -177,8 +178,33 @@ _LAZY = {
 }
 
 
+# Helpers for loops and extensions that this module exported until the regroup (issue 27):
+# they live in `toolchain.runtime` now, and the old spelling works, with a warning, for one
+# release.
+_MOVED = frozenset(
+    {
+        "describe_exception",
+        "eager_task",
+        "install_extensions",
+        "restore_state",
+        "run_sync",
+        "saved_state",
+        "settle",
+        "unfence",
+    }
+)
+
+
 def __getattr__(name: str) -> object:
     """``CompositeTool`` and the dialect names, imported on first use (PEP 562)."""
+    if name in _MOVED:
+        warnings.warn(
+            f"toolchain.{name} moved to toolchain.runtime.{name}; "
+            "the old name goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("toolchain.runtime"), name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast, overload
 
-from toolchain._event_bus import EventBus
-from toolchain._hook_set import Hooks
+from toolchain._events import EventBus
+from toolchain._hooks import Hooks
 
 __all__ = ["Cancelled", "ExecutionContext", "Limits", "StateBag", "StateKey", "Stats"]
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolchain._context import ExecutionContext, StateKey
-from toolchain._logs import logger
+from toolchain._redact import logger
 
 _log = logger("toolchain")
 

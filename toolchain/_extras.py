@@ -7,6 +7,9 @@ bare ``ModuleNotFoundError: No module named 'dbos'`` leaves the user to guess th
 ``pip install 'gent-py[durable]'`` is the fix. The error raised instead is still a
 ``ModuleNotFoundError`` (so ``except ImportError`` works as before) with ``.name``
 kept, and says what to install.
+
+A module of its own, small as it is: each optional module imports it before its
+dependency, so it must import nothing of ours that could pull one in.
 """
 
 from __future__ import annotations

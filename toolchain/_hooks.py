@@ -17,27 +17,288 @@ cannot skip them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Literal
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
+from toolchain._content import ContentPart
 from toolchain._errors import describe_exception, exception_text
-from toolchain._hook_runner import HookFailed, run_hooks
-from toolchain._hook_set import Hooks, Shown, hook_default
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 
-if TYPE_CHECKING:
-    from toolchain._context import ExecutionContext
+# ======================================================================
+# (hook_runner)
+# `run_hooks`: one runner for every stage's hooks, sync-first.
+#
+# Each stage of a call (before, guard, after, observation) and each step of an agent runs
+# its hooks the same way: in order, each given what the one before returned, plain or
+# ``async`` alike, and a hook that raises, or returns what the stage does not take, is
+# reported as that hook's failure. Most hooks are plain functions, so the runner makes no
+# coroutine until a hook hands it an awaitable: a stage of plain hooks costs no event-loop
+# work at all. Callers write::
+#
+#     value = run_hooks(hooks, (ctx, call), value, accept)
+#     if isawaitable(value):
+#         value = await value
+#
+# >>> def double(ctx: object, n: int) -> int:
+# ...     return n * 2
+# >>> def accept(returned: object, n: int) -> int | None:
+# ...     return returned if isinstance(returned, int) else None
+# >>> run_hooks((double, double), ("ctx",), 3, accept)
+# 12
 
 __all__ = [
+    "AfterHook",
+    "BeforeHook",
+    "GuardHook",
+    "HookFailed",
     "Hooks",
+    "ObservationHook",
     "Shown",
     "ToolCallRefused",
     "ToolHook",
     "check_guards",
     "guard_call",
+    "hook_default",
     "refusal_error",
+    "run_hooks",
 ]
+
+T = TypeVar("T")
+
+Accept = Callable[[object, T], "T | None"]
+"""What a stage takes from a hook: ``accept(returned, value)`` is the new value, or None
+when ``returned`` is not of the stage's kind (the hook then fails)."""
+
+# Never a hook's failure: they stop the program, close a coroutine or cancel the task.
+_THROUGH = (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError)
+
+
+class HookFailed(Exception):
+    """A hook raised (``error``), or returned ``returned``, which its stage does not take."""
+
+    def __init__(self, hook: object, error: BaseException | None, returned: object = None):
+        self.hook = hook
+        self.error = error
+        self.returned = returned
+        what = repr(error) if error is not None else f"returned {type(returned).__name__}"
+        super().__init__(f"hook {hook!r} failed: {what}")
+
+
+def run_hooks(
+    hooks: Sequence[Callable[..., Any]],
+    args: tuple[object, ...],
+    value: T,
+    accept: Accept[T],
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> T | Awaitable[T]:
+    """``value`` after each of ``hooks`` (``hook(*args, value)``) in order.
+
+    A hook returning None keeps the value; an awaitable is awaited, from then on in a
+    coroutine the caller awaits (only then is one made). A hook that raises an
+    exception of ``passthrough`` (a refusal the stage understands) lets it through;
+    any other raises `HookFailed` from it, and so does a return ``accept`` refuses.
+    """
+    for at, hook in enumerate(hooks):
+        try:
+            returned = hook(*args, value)
+        except _THROUGH:
+            raise
+        except passthrough:
+            raise
+        except BaseException as error:
+            raise HookFailed(hook, error) from error
+        if returned is None:
+            continue
+        if type(returned) is not str and inspect.isawaitable(returned):
+            return _finish(hooks, at, returned, args, value, accept, passthrough)
+        value = _accepted(hook, returned, value, accept)
+    return value
+
+
+async def _finish(
+    hooks: Sequence[Callable[..., Any]],
+    at: int,
+    pending: Awaitable[object],
+    args: tuple[object, ...],
+    value: T,
+    accept: Accept[T],
+    passthrough: tuple[type[BaseException], ...],
+) -> T:
+    """The rest of `run_hooks`, once hook ``at`` handed over ``pending``."""
+    for index in range(at, len(hooks)):
+        hook = hooks[index]
+        try:
+            returned = await pending if index == at else hook(*args, value)
+            if returned is not None and inspect.isawaitable(returned):
+                returned = await returned
+        except _THROUGH:
+            raise
+        except passthrough:
+            raise
+        except BaseException as error:
+            raise HookFailed(hook, error) from error
+        if returned is not None:
+            value = _accepted(hook, returned, value, accept)
+    return value
+
+
+def _accepted(hook: object, returned: object, value: T, accept: Accept[T]) -> T:
+    taken = accept(returned, value)
+    if taken is None:
+        raise HookFailed(hook, None, returned)
+    return taken
+
+
+# ======================================================================
+# (hook_set)
+# `Hooks`: a run's ordered tool hooks (``ctx.hooks``), kept apart from what they get.
+#
+# The set holds the methods each hook overrides, one ordered tuple per stage (replaced,
+# never mutated, so the chain reads them without a lock). It is generic in the context
+# type its hooks are given, so it needs nothing of ``ExecutionContext``, which owns one;
+# ``ToolHook`` (``toolchain._hooks``) marks its do-nothing methods with `hook_default`,
+# and the set leaves those out.
+
+
+C = TypeVar("C")
+F = TypeVar("F", bound=Callable[..., Any])
+
+Shown: TypeAlias = "str | tuple[str, tuple[ContentPart, ...]]"
+"""What an observation hook returns: the text, or the text and the parts shown beside it."""
+BeforeHook: TypeAlias = Callable[[C, ToolCall], "ToolCall | Awaitable[ToolCall | None] | None"]
+AfterHook: TypeAlias = Callable[
+    [C, ToolCall, ToolResult[Any]], "ToolResult[Any] | Awaitable[ToolResult[Any] | None] | None"
+]
+ObservationHook: TypeAlias = Callable[
+    [C, ToolCall, ToolResult[Any], str], "Shown | Awaitable[Shown | None] | None"
+]
+GuardHook: TypeAlias = Callable[[C, ToolCall], "Awaitable[None] | None"]
+
+_STAGES = ("before_tool_call", "after_tool_call", "rewrite_observation", "guard_tool_call")
+
+
+def hook_default(method: F) -> F:
+    """Mark a hook method that does nothing, so `Hooks.add` does not run it at all."""
+    method.__hook_default__ = True  # type: ignore[attr-defined]  # a marker on a function
+    return method
+
+
+class Hooks(Generic[C]):
+    """A run's ordered tool hooks (``ctx.hooks``).
+
+    ``parent`` is the hooks of the parent run (``ExecutionContext.child``): its guards
+    watch this run's calls too (``guard_chain``); its other hooks do not.
+
+    >>> from toolchain import ToolHook
+    >>> hooks: Hooks[object] = Hooks()
+    >>> remove = hooks.add(ToolHook())
+    >>> len(hooks.before), len(hooks.after), len(hooks.observation)  # nothing overridden
+    (0, 0, 0)
+    """
+
+    def __init__(self, *, parent: Hooks[C] | None = None) -> None:
+        self.parent = parent
+        self._lock = threading.Lock()
+        self.before: tuple[BeforeHook[C], ...] = ()
+        """The before-tool-call hooks, in order (replaced, never mutated)."""
+        self.after: tuple[AfterHook[C], ...] = ()
+        """The after-tool-call hooks, in order (replaced, never mutated)."""
+        self.observation: tuple[ObservationHook[C], ...] = ()
+        """The observation rewriters, in order (replaced, never mutated)."""
+        self.guards: tuple[GuardHook[C], ...] = ()
+        """This run's own guards, in order (replaced, never mutated); see ``guard_chain``."""
+
+    def add(self, hook: object) -> Callable[[], None]:
+        """Append ``hook``'s overridden methods (a ``ToolHook``); returns a function that
+        removes them. A ``TypeError`` says so when ``hook`` overrides none of them."""
+        before, after, observation, guard = (_overridden(hook, stage) for stage in _STAGES)
+        if before is after is observation is guard is None and not _is_tool_hook(hook):
+            raise TypeError(
+                f"{type(hook).__name__} is not a tool hook: subclass toolchain.ToolHook and "
+                "override before_tool_call, after_tool_call, rewrite_observation or "
+                "guard_tool_call"
+            )
+        with self._lock:
+            if before is not None:
+                self.before = (*self.before, before)
+            if after is not None:
+                self.after = (*self.after, after)
+            if observation is not None:
+                self.observation = (*self.observation, observation)
+            if guard is not None:
+                self.guards = (*self.guards, guard)
+
+        def remove() -> None:
+            with self._lock:
+                self.before = tuple(h for h in self.before if h != before)
+                self.after = tuple(h for h in self.after if h != after)
+                self.observation = tuple(h for h in self.observation if h != observation)
+                self.guards = tuple(h for h in self.guards if h != guard)
+
+        return remove
+
+    @property
+    def guarded(self) -> bool:
+        """Whether any guard watches this run's calls (its own or a parent run's)."""
+        hooks: Hooks[C] | None = self
+        while hooks is not None:
+            if hooks.guards:
+                return True
+            hooks = hooks.parent
+        return False
+
+    def guard_chain(self) -> tuple[GuardHook[C], ...]:
+        """Every guard that checks this run's calls, in the order they run: this run's
+        own first, then its parent's, outwards."""
+        chain = self.guards
+        hooks = self.parent
+        while hooks is not None:
+            chain = (*chain, *hooks.guards)
+            hooks = hooks.parent
+        return chain
+
+    def __bool__(self) -> bool:
+        return bool(self.before or self.after or self.observation or self.guarded)
+
+
+def _overridden(hook: object, stage: str) -> Any:
+    """``hook``'s bound method for ``stage``, or None where it keeps the default."""
+    method = getattr(type(hook), stage, None)
+    if method is None or getattr(method, "__hook_default__", False):
+        return None
+    return getattr(hook, stage)
+
+
+def _is_tool_hook(hook: object) -> bool:
+    """A hook that overrides nothing is still welcome when it is a ToolHook (a no-op)."""
+    return all(hasattr(type(hook), stage) for stage in _STAGES)
+
+
+# ======================================================================
+# (hooks)
+# Tool hooks: ordered code that may change a call, apart from read-only observers.
+#
+# A ``ToolHook`` may rewrite a call before it is validated, refuse it, replace its
+# result before it is serialised, or rewrite the serialised text the model will see
+# (while ``raw`` keeps the real result: how the context relay boxes large outputs and
+# variables name them). Hooks run in the order they were added, before hooks
+# and after hooks alike. A hook that raises fails *that call* only (``hook_error``;
+# ``refused`` for ``ToolCallRefused``); the other calls of the action go on. Hooks may
+# be plain or ``async`` methods.
+#
+# A guard (``ToolHook.guard_tool_call``) is the one hook that sees every call of a tool,
+# however deep: the chain's calls, each sub-call of a composite tool, and the calls of
+# child runs (``ExecutionContext.child``: sub-agents), whose contexts consult their
+# parents' guards. Approvals and activation checks live there, so nesting a tool
+# cannot skip them.
+
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+
 
 _log = logger("toolchain")
 

@@ -1,5 +1,9 @@
 """Text on one bounded line, for lists shown to the model (previews, names, summaries)
-and for log records."""
+and for log records.
+
+A module of its own, small as it is: observations, log records and the agents' listings
+all cut text this way, and it depends on nothing, so any of them may import it.
+"""
 
 from __future__ import annotations
 

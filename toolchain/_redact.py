@@ -1,63 +1,19 @@
-"""`redact`: blank out credentials in text before it is raised, traced, logged or shown.
+"""`logger`: every logger of this library, each redacting the records logged to it.
 
-One function, used wherever the library writes text that may echo a request: model
-errors (server bodies, base URLs), an MCP server's errors and stderr, trace lines, log
-messages, eval reports and the consoles. It replaces, with ``[REDACTED]``:
-
-- the userinfo of a URL: ``https://user:key@host`` → ``https://[REDACTED]@host``;
-- the value of an ``Authorization``, ``Proxy-Authorization``, ``X-Api-Key``,
-  ``Api-Key`` or ``X-Goog-Api-Key`` header, as ``Name: value`` or ``"name": "value"``;
-- a bearer token: ``Bearer abc.def`` → ``Bearer [REDACTED]``;
-- the value of a query parameter or assignment (``?api-key=…``, ``&sig=…``,
-  ``password=…``) or a quoted field (``"client_secret": "…"``) whose name reads like a
-  credential: a part (split at ``_ - .``) ending in key, token, secret, password,
-  signature or credential(s), or one of sig, auth, pwd, passwd;
-  ``max_tokens=64`` keeps its value, ``access_token=…`` does not;
-- API keys by their shape: ``sk-…`` (OpenAI, Anthropic ``sk-ant-…``, DeepSeek,
-  OpenRouter ``sk-or-…``), ``gsk_…`` (Groq), ``hf_…`` (Hugging Face), ``AIza…``
-  (Google), ``xai-…`` (xAI), AWS access key ids (``AKIA…``, ``ASIA…``), GitHub tokens
-  (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), GitLab's
-  ``glpat-…``, npm's ``npm_…``, Slack's ``xoxb-``/``xoxa-``/``xoxp-``/``xoxr-``/``xoxs-``/
-  ``xoxo-``, Stripe secret and restricted keys (``sk_live_``, ``rk_live_``, their
-  ``_test_`` twins) and webhook secrets (``whsec_``), and JSON Web Tokens
-  (``eyJ….eyJ….…``).
-  A 40-character hex string (a git commit, a SHA-1) and a UUID are left alone: they
-  have no shape of their own that tells a token from a digest or an id.
-
-It also blanks, wherever they appear, the values we know we sent: `remember_secret`
-records them, and every model adapter does so when it is built (its API key, the user
-and password of its base URL and the Basic token made of them, credential query
-parameters) and when a call sends a credential header (``GenerateOptions.headers``
-named like ``Authorization`` or ``X-Api-Key``). The process's own credentials are
-remembered too, once, the first time `redact` runs: the values of its environment
-variables named like credentials (``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ``DB_PASSWORD``,
-``AWS_SECRET_ACCESS_KEY`` …; see `is_secret_name`) and the userinfo of any URL in its
-environment (``DATABASE_URL=postgres://app:pw@db/x``); `remember_environment` reads them
-again (after loading a ``.env`` file, say). So a key of no known shape that a 401 body,
-a reply or a tool's exception repeats is blanked in errors, logs, traces, spans and eval
-reports alike. A caller may also pass the secrets of one connection as ``known``
-(`credential_values` collects those of an MCP server: its URL, headers, environment and
-flags).
-
-It is idempotent (``redact(redact(t)) == redact(t)``) and linear in the text's length.
-It blanks what looks like a credential, so it can blank a little more than one (a
-``?monkey=`` parameter); it cannot know a secret of no recognisable shape that was
-neither named as one nor sent by us.
-
->>> redact("HTTP 401: Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwx")
-'HTTP 401: Incorrect API key provided: [REDACTED]'
->>> redact("could not talk to https://me:hunter2@example.com/v1?api-key=abc&model=x")
-'could not talk to https://[REDACTED]@example.com/v1?api-key=[REDACTED]&model=x'
->>> redact("Authorization: Bearer abc.def")
-'Authorization: [REDACTED]'
->>> redact("max_tokens=64 is too many")
-'max_tokens=64 is too many'
+A record's text may quote what a tool raised, what a server answered or what a model
+wrote, and any of them may hold a key. So every logger of ours (``toolchain``,
+``toolchain.mcp``, ``agents``, ``agents.otel``, ``agents.durable`` …) is made here, with
+`RedactingFilter` on it: a filter on a logger sees only the records logged to that very
+logger, never those its children pass up, so each logger needs its own (a test holds
+the code to it: no module of ours calls ``logging.getLogger``). A module of its own
+because both packages need it, and ``toolchain`` is the one ``agents`` may import.
 """
 
 from __future__ import annotations
 
 import base64
 import itertools
+import logging
 import os
 import re
 import threading
@@ -65,12 +21,71 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+# ======================================================================
+# (redact)
+# `redact`: blank out credentials in text before it is raised, traced, logged or shown.
+#
+# One function, used wherever the library writes text that may echo a request: model
+# errors (server bodies, base URLs), an MCP server's errors and stderr, trace lines, log
+# messages, eval reports and the consoles. It replaces, with ``[REDACTED]``:
+#
+# - the userinfo of a URL: ``https://user:key@host`` → ``https://[REDACTED]@host``;
+# - the value of an ``Authorization``, ``Proxy-Authorization``, ``X-Api-Key``,
+#   ``Api-Key`` or ``X-Goog-Api-Key`` header, as ``Name: value`` or ``"name": "value"``;
+# - a bearer token: ``Bearer abc.def`` → ``Bearer [REDACTED]``;
+# - the value of a query parameter or assignment (``?api-key=…``, ``&sig=…``,
+#   ``password=…``) or a quoted field (``"client_secret": "…"``) whose name reads like a
+#   credential: a part (split at ``_ - .``) ending in key, token, secret, password,
+#   signature or credential(s), or one of sig, auth, pwd, passwd;
+#   ``max_tokens=64`` keeps its value, ``access_token=…`` does not;
+# - API keys by their shape: ``sk-…`` (OpenAI, Anthropic ``sk-ant-…``, DeepSeek,
+#   OpenRouter ``sk-or-…``), ``gsk_…`` (Groq), ``hf_…`` (Hugging Face), ``AIza…``
+#   (Google), ``xai-…`` (xAI), AWS access key ids (``AKIA…``, ``ASIA…``), GitHub tokens
+#   (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), GitLab's
+#   ``glpat-…``, npm's ``npm_…``, Slack's ``xoxb-``/``xoxa-``/``xoxp-``/``xoxr-``/``xoxs-``/
+#   ``xoxo-``, Stripe secret and restricted keys (``sk_live_``, ``rk_live_``, their
+#   ``_test_`` twins) and webhook secrets (``whsec_``), and JSON Web Tokens
+#   (``eyJ….eyJ….…``).
+#   A 40-character hex string (a git commit, a SHA-1) and a UUID are left alone: they
+#   have no shape of their own that tells a token from a digest or an id.
+#
+# It also blanks, wherever they appear, the values we know we sent: `remember_secret`
+# records them, and every model adapter does so when it is built (its API key, the user
+# and password of its base URL and the Basic token made of them, credential query
+# parameters) and when a call sends a credential header (``GenerateOptions.headers``
+# named like ``Authorization`` or ``X-Api-Key``). The process's own credentials are
+# remembered too, once, the first time `redact` runs: the values of its environment
+# variables named like credentials (``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ``DB_PASSWORD``,
+# ``AWS_SECRET_ACCESS_KEY`` …; see `is_secret_name`) and the userinfo of any URL in its
+# environment (``DATABASE_URL=postgres://app:pw@db/x``); `remember_environment` reads them
+# again (after loading a ``.env`` file, say). So a key of no known shape that a 401 body,
+# a reply or a tool's exception repeats is blanked in errors, logs, traces, spans and eval
+# reports alike. A caller may also pass the secrets of one connection as ``known``
+# (`credential_values` collects those of an MCP server: its URL, headers, environment and
+# flags).
+#
+# It is idempotent (``redact(redact(t)) == redact(t)``) and linear in the text's length.
+# It blanks what looks like a credential, so it can blank a little more than one (a
+# ``?monkey=`` parameter); it cannot know a secret of no recognisable shape that was
+# neither named as one nor sent by us.
+#
+# >>> redact("HTTP 401: Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwx")
+# 'HTTP 401: Incorrect API key provided: [REDACTED]'
+# >>> redact("could not talk to https://me:hunter2@example.com/v1?api-key=abc&model=x")
+# 'could not talk to https://[REDACTED]@example.com/v1?api-key=[REDACTED]&model=x'
+# >>> redact("Authorization: Bearer abc.def")
+# 'Authorization: [REDACTED]'
+# >>> redact("max_tokens=64 is too many")
+# 'max_tokens=64 is too many'
+
 __all__ = [
     "MAX_SECRETS",
     "REDACTED",
     "SHORTEST_SECRET",
+    "RedactingFilter",
     "credential_values",
     "is_secret_name",
+    "logger",
     "redact",
     "redact_data",
     "remember_environment",
@@ -469,3 +484,69 @@ def credential_values(
 
 
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+# ======================================================================
+# (logs)
+# `logger`: every logger of this library, each redacting the records logged to it.
+#
+# A record's text may quote what a tool raised, what a server answered or what a model
+# wrote, and any of them may hold a key. So every logger of ours (``toolchain``,
+# ``toolchain.mcp``, ``agents``, ``agents.otel``, ``agents.durable`` …) is made here, with
+# `RedactingFilter` on it: a filter on a logger sees only the records logged to that very
+# logger, never those its children pass up, so each logger needs its own (a test holds
+# the code to it: no module of ours calls ``logging.getLogger``). A module of its own
+# because both packages need it, and ``toolchain`` is the one ``agents`` may import.
+
+
+_formatter = logging.Formatter()  # how a handler's formatter writes a traceback
+
+
+class RedactingFilter(logging.Filter):
+    """Blanks credentials (`toolchain._redact.redact`) in a record before any handler
+    sees it: its message, its traceback and its stack.
+
+    A message that held one becomes the redacted text (its arguments merged in). The
+    traceback is written once, redacted, into ``exc_text``, which every
+    ``logging.Formatter`` prints instead of writing its own; when it held a credential,
+    ``exc_info`` is dropped too, so that no handler can write the original from the
+    exception. A record with nothing to blank keeps its template, arguments and
+    exception as they were.
+
+    >>> key = "sk-" + "x" * 24
+    >>> record = logging.LogRecord("agents", logging.INFO, "", 1, "key %s", (key,), None)
+    >>> RedactingFilter().filter(record), record.getMessage()
+    (True, 'key [REDACTED]')
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit: logging reports it, as ever
+            return True
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            written = _formatter.formatException(record.exc_info)
+            record.exc_text = redact(written)
+            if record.exc_text != written:
+                record.exc_info = None
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def logger(name: str) -> logging.Logger:
+    """The logger ``name`` (``toolchain`` or ``agents``, or one under them), redacting.
+
+    >>> any(isinstance(f, RedactingFilter) for f in logger("toolchain.mcp").filters)
+    True
+    """
+    found = logging.getLogger(name)
+    if _FILTER not in found.filters:
+        found.addFilter(_FILTER)
+    return found

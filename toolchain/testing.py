@@ -74,13 +74,13 @@ else:
         _HAS_SYRUPY = True
 
 from formats import MarkdownFormat, TextFormat, XMLFormat
-from toolchain._chain import ToolChain
 from toolchain._context import ExecutionContext
-from toolchain._json_chain import JSONToolChain
-from toolchain._output import to_builtins
+from toolchain._observations import to_builtins
 from toolchain._result import ToolChainResult
+from toolchain._syntax._json import JSONToolChain
+from toolchain._syntax._yaml import YAMLToolChain
 from toolchain._tool import Tool
-from toolchain._yaml_chain import YAMLToolChain
+from toolchain.chain._base import ToolChain
 
 __all__ = [
     "FIXED_DATE",

@@ -6,7 +6,7 @@
 #   _record     the record format: what a run writes, as plain JSON data
 #   _serializer DBOS's serializer: JSON documents, the size limit, no pickles; client()
 #   _runner     StepRunner: one run's model and tool calls as DBOS steps, through
-#               toolchain._step_seam; recorded date and ids; interrupted calls; a
+#               the step seam of `toolchain.runtime`; recorded date and ids; interrupted calls; a
 #               finished step replayed as recorded whatever the code says now
 #   _executors  the leases that say which processes are alive (gent_executors)
 #   _launch     launch and shutdown of DBOS in this process; taking over the runs of
@@ -18,7 +18,7 @@
 #               events and messages
 #
 # Importing `agents` never imports this package (nor DBOS): the engine and the chain
-# only hold the seam (`toolchain._step_seam`), which is empty until a durable run starts.
+# only hold the step seam (`toolchain.runtime`), empty until a durable run starts.
 """Durable runs: an agent's run survives a crash, and waits for a person across restarts.
 
 Runs of ``ReActAgent``, ``ToolCallingAgent`` and ``run_prompt`` become DBOS workflows
@@ -117,7 +117,7 @@ process that starts DBOS itself holds no lease, and its runs are taken for a gon
 process's.
 """
 
-from toolchain._extras import requires_extra
+from toolchain.runtime import requires_extra
 
 # Without the extra, the first of these imports fails on dbos: say which extra brings it.
 with requires_extra("durable", "agents.durable", "dbos"):

@@ -25,8 +25,9 @@ from agents.durable._launch import require_launched
 from agents.durable._runner import in_workflow
 from agents.durable._serializer import check_client
 from agents.durable._workflow import cancellation, first_of
-from toolchain import ExecutionContext, _step_seam
+from toolchain import ExecutionContext
 from toolchain.discovery import Approval, ApprovalRequest
+from toolchain.runtime import current_step_runner
 
 __all__ = ["decide", "pending", "wait_for_person"]
 
@@ -50,7 +51,7 @@ async def wait_for_person(ctx: ExecutionContext, request: ApprovalRequest) -> Ap
     >>> from toolchain.discovery import ApprovalRequest
     >>> asyncio.run(wait_for_person(ExecutionContext(), ApprovalRequest("c1", "t", {}, "safe")))
     """
-    runner = _step_seam.current()
+    runner = current_step_runner()
     if runner is None or not in_workflow():
         return None
     lock = getattr(runner, "approvals", None)

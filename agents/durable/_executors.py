@@ -48,7 +48,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from agents.durable._errors import ExecutorInUseError
-from toolchain._logs import logger
+from toolchain.runtime import logger
 
 __all__ = ["Holder", "Leases", "Renewal", "fresh_executor_id"]
 

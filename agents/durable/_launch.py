@@ -16,8 +16,7 @@ from dbos import DBOS, DBOSConfig
 from agents.durable._errors import ExecutorInUseError, NotLaunchedError
 from agents.durable._executors import Holder, Leases, fresh_executor_id
 from agents.durable._serializer import record_settings
-from toolchain._logs import logger
-from toolchain._redact import redact
+from toolchain.runtime import logger, redact
 
 __all__ = [
     "DEFAULT_DATABASE",

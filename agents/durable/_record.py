@@ -58,7 +58,7 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
-from toolchain._logs import logger
+from toolchain.runtime import logger
 
 __all__ = [
     "FORMAT",

@@ -1,4 +1,4 @@
-"""`StepRunner`: one durable run's steps on DBOS, behind the seam of `toolchain._step_seam`.
+"""`StepRunner`: one durable run's steps on DBOS, behind the step seam of `toolchain.runtime`.
 
 Each model call is a step; each tool call is two: a mark that it started, then its
 outcome. A replay returns recorded outcomes without calling anything; a call whose mark
@@ -48,15 +48,8 @@ from agents.durable._retries import ModelRetries
 from agents.durable._serializer import Recorded
 from agents.models import ModelResponse
 from agents.prompt import AgentTool
-from toolchain import (
-    ExecutionContext,
-    Tool,
-    ToolCall,
-    ToolCallError,
-    ToolResult,
-    describe_exception,
-)
-from toolchain._logs import logger
+from toolchain import ExecutionContext, Tool, ToolCall, ToolCallError, ToolResult
+from toolchain.runtime import describe_exception, logger
 
 __all__ = ["INTERRUPTED", "MAX_OUTPUT_BYTES", "StepRunner", "fork", "in_workflow"]
 

@@ -43,7 +43,7 @@ from agents.models import (
     ScriptExhaustedError,
     UnsupportedContentError,
 )
-from toolchain._redact import redact
+from toolchain.runtime import redact
 
 __all__ = [
     "MAX_RECORD_BYTES",

@@ -77,8 +77,8 @@ from agents.durable._runner import StepRunner, fork
 from agents.durable._serializer import Recorded, check_client
 from agents.models import Message, messages_to_json
 from agents.result import AgentResult
-from toolchain import ContentPart, _step_seam
-from toolchain._logs import logger
+from toolchain import ContentPart
+from toolchain.runtime import logger, step_runner_installed
 
 __all__ = [
     "DurableRun",
@@ -227,12 +227,8 @@ async def _workflow(name: str, inputs: object) -> object:
         max_output_bytes=runnable.max_output_bytes,
         retries=runnable.retries,
     )
-    _step_seam.activate()
-    token = _step_seam.RUNNER.set(runner)
-    try:
+    with step_runner_installed(runner):
         result = await runnable.execute(task, history, extension_state)
-    finally:
-        _step_seam.RUNNER.reset(token)
     if runner.failure is not None:
         raise runner.failure
     return Recorded(result, encode_result(name, result))

@@ -66,8 +66,7 @@ from agents.models import (
     messages_from_json,
     messages_to_json,
 )
-from toolchain._nesting import json_nesting_exceeds
-from toolchain._redact import REDACTED, redact
+from toolchain.runtime import REDACTED, json_nesting_exceeds, redact
 
 __all__ = [
     "CASSETTE_VERSION",

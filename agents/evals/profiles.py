@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 
 from agents._paths import PathError, check_regular
 from agents.models import BUILTIN_PROVIDERS, Model, ModelConfigError, resolve_model
-from toolchain._redact import remember_environment
+from toolchain.runtime import remember_environment
 
 if TYPE_CHECKING:
     import httpx2

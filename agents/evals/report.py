@@ -32,7 +32,7 @@ from typing import Final
 
 from agents._terminal import visible
 from agents.evals.runner import CaseResult
-from toolchain._redact import redact, redact_data
+from toolchain.runtime import redact, redact_data
 
 __all__ = ["EvalReport"]
 

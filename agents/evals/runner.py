@@ -53,7 +53,7 @@ from toolchain import (
     ToolHook,
     YAMLToolChain,
 )
-from toolchain._redact import redact, redact_data, remember_secret
+from toolchain.runtime import redact, redact_data, remember_secret
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",

@@ -31,8 +31,9 @@ from typing import Any, Final, Literal
 
 from agents.evals._store import SeededStore
 from agents.evals.matchers import MatcherSpecError, import_object
-from toolchain import Extension, JSONToolChain, Tool, describe_exception, tool
+from toolchain import Extension, JSONToolChain, Tool, tool
 from toolchain.relay import ContextRelay
+from toolchain.runtime import describe_exception
 
 __all__ = [
     "BUILTIN_TOOLSETS",

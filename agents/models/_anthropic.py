@@ -51,7 +51,7 @@ from agents.models._types import (
     ToolCallRequest,
     Usage,
 )
-from toolchain._redact import remember_header_secrets
+from toolchain.runtime import remember_header_secrets
 
 if TYPE_CHECKING:
     import httpx2

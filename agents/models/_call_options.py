@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from agents.models._types import GenerateOptions
-from toolchain._logs import logger
+from toolchain.runtime import logger
 
 __all__ = ["DroppedOptions", "RetryClients"]
 

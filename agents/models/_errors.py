@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolchain._redact import redact
+from toolchain.runtime import redact
 
 __all__ = [
     "ModelCallError",

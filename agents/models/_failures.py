@@ -13,7 +13,7 @@ from typing import cast
 
 from agents.models._errors import ModelCallError, ModelTimeoutError, retryable_status
 from agents.models._responses import describe_error
-from toolchain._redact import remember_header_secrets, remember_secret, remember_url_secrets
+from toolchain.runtime import remember_header_secrets, remember_secret, remember_url_secrets
 
 __all__ = [
     "api_message",

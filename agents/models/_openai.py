@@ -41,7 +41,7 @@ from agents.models._types import (
     TextDelta,
     ToolCallDelta,
 )
-from toolchain._redact import remember_header_secrets
+from toolchain.runtime import remember_header_secrets
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, Omit, OpenAIError

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from toolchain._redact import redact
+from toolchain.runtime import redact
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -15,7 +15,7 @@ from typing import Final, Literal, Protocol, cast, runtime_checkable
 import msgspec
 
 from toolchain import ContentPart, TextContent
-from toolchain._redact import REDACTED
+from toolchain.runtime import REDACTED
 
 __all__ = [
     "STOP_REASONS",

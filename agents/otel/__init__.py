@@ -88,7 +88,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolchain._extras import requires_extra
+from toolchain.runtime import requires_extra
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider

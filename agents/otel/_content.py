@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from toolchain import TextContent, to_builtins
-from toolchain._redact import redact, redact_data
+from toolchain.runtime import redact, redact_data
 
 if TYPE_CHECKING:
     from agents.models import Message, ModelResponse, ToolCallRequest

@@ -32,7 +32,7 @@ from agents.otel._conventions import (
     Attributes,
 )
 from toolchain import ToolError
-from toolchain._redact import redact
+from toolchain.runtime import redact
 
 if TYPE_CHECKING:
     from toolchain.discovery import ApprovalChecked, SchemasDeferred, ToolsFound

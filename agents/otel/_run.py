@@ -46,8 +46,7 @@ from agents.otel._content import (
 from agents.otel._ending import ENDER
 from agents.otel._extensions import Note, Reader, readers
 from toolchain import AfterToolCall, BeforeToolCall, StateKey, ToolCallParseFailed
-from toolchain._logs import logger
-from toolchain._redact import redact
+from toolchain.runtime import logger, redact
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
-from toolchain._logs import logger
+from toolchain.runtime import logger
 
 if TYPE_CHECKING:
     from agents.models import Model

@@ -13,7 +13,7 @@ from typing import Literal, cast
 
 import yaml
 
-from toolchain._tokens import count_tokens
+from toolchain.runtime import count_tokens
 
 __all__ = ["Definition", "Sampling", "check_name", "fit_data", "fit_text"]
 

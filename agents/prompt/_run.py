@@ -66,9 +66,8 @@ from toolchain import (
     TextContent,
     ToolCall,
     ToolCallError,
-    run_sync,
 )
-from toolchain._logs import logger
+from toolchain.runtime import logger, run_sync
 
 __all__ = ["PromptOptions", "PromptRun", "run_prompt"]
 

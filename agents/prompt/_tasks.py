@@ -46,7 +46,7 @@ from toolchain import (
     ToolError,
     ToolResult,
 )
-from toolchain._oneline import one_line
+from toolchain.runtime import one_line
 
 __all__ = ["DynamicTaskList", "TaskList"]
 

@@ -10,7 +10,7 @@ After each test's teardown, against what ran before its setup, it looks for:
 - child processes still alive (zombies aside), read from ``/proc`` (Linux only; the
   children of the threads Python knows, less the tool workers, which start none here);
 - listening sockets of this process (TCP, TCP6, Unix), read from ``/proc`` too;
-- sync tool calls the worker pool abandoned that still run (``toolchain._workers``):
+- sync tool calls the worker pool abandoned that still run (``toolchain._concurrency``):
   each counts against the pool's ceiling for every test after;
 - asyncio tasks still pending in an async test's own event loop once its fixtures are
   torn down, just before pytest-asyncio closes the loop (which would cancel them
@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from toolchain._workers import stuck_calls
+from toolchain._concurrency import stuck_calls
 
 LEAK_GRACE = 5.0
 """Seconds something a test started gets to end by itself after its teardown (the ini

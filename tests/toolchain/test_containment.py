@@ -37,7 +37,7 @@ from toolchain import (
     YAMLToolChain,
     tool,
 )
-from toolchain._workers import MAX_WORKERS
+from toolchain._concurrency import MAX_WORKERS
 
 FMT = XMLFormat()
 

@@ -24,13 +24,13 @@ from toolchain import (
     JSONToolChain,
     ToolCallParseError,
     YAMLToolChain,
-    _encodings,
+    _observations,
     to_json,
     to_toon,
     to_yaml,
     tool,
 )
-from toolchain._encodings import TOON_MAX_KEYS, YAML_CANDIDATE_CHARS, to_auto
+from toolchain._observations import TOON_MAX_KEYS, YAML_CANDIDATE_CHARS, to_auto
 from toolchain._tokens import count_tokens
 
 Mode = Literal["json", "yaml", "toon", "auto"]
@@ -366,7 +366,7 @@ def test_objects_wider_than_the_bound_are_shown_as_json_and_toon_is_not_tried(
             tried.append(data)
             return toons.dumps(data)
 
-    monkeypatch.setattr(_encodings, "_toons", lambda: Spy)
+    monkeypatch.setattr(_observations, "_toons", lambda: Spy)
     wider = _wide_records(TOON_MAX_KEYS + 1, 2)
     nested = {"page": 1, "rows": [{"cells": wider[0]}]}
     for value in (wider, nested, [Reading(sensor="t", value=1.0), wider]):
@@ -419,7 +419,7 @@ def test_auto_leaves_yaml_out_of_large_outputs(monkeypatch: pytest.MonkeyPatch) 
         written.append(data)
         return to_yaml(data)
 
-    monkeypatch.setattr(_encodings, "to_yaml", spy)  # as auto finds it in its module
+    monkeypatch.setattr(_observations, "to_yaml", spy)  # as auto finds it in its module
     assert to_auto([{"a": 1}]) == "- a: 1"  # YAML's 5 tokens beat JSON's 6 and TOON's 9
     assert written == [[{"a": 1}]]
     large = {"users": RECORDS * 40}
@@ -445,7 +445,7 @@ def test_a_value_the_encoder_refuses_is_an_error_in_toon_and_json_in_auto(
         def dumps(data: object) -> str:
             raise ValueError("Maximum nesting depth exceeded")
 
-    monkeypatch.setattr(_encodings, "_toons", lambda: Refusing)
+    monkeypatch.setattr(_observations, "_toons", lambda: Refusing)
     assert to_auto(RECORDS) == to_json(RECORDS)  # the cheaper of the two left
     result = run(make_chain("json", "toon"), '{"tool": "list_users"}')
     assert result.observations[0].text == (

@@ -29,8 +29,8 @@ from toolchain import (
     to_json,
     to_yaml,
 )
-from toolchain._calls import call_from_mapping, decode_json_calls
-from toolchain._yaml_calls import load_yaml_calls
+from toolchain._syntax._json import call_from_mapping, decode_json_calls
+from toolchain._syntax._yaml import load_yaml_calls
 
 INT_SCHEMA: dict[str, Any] = {"properties": {"a": {"type": "integer"}}, "type": "object"}
 NUMBER_SCHEMA: dict[str, Any] = {"properties": {"a": {"type": "number"}}, "type": "object"}

@@ -1,6 +1,6 @@
 """Our own nesting limit fires first, whatever the parser's version does.
 
-The scans in `toolchain._nesting` read JSON and YAML text before any parser does; here
+The scans in `toolchain._syntax._nesting` read JSON and YAML text before any parser does; here
 they are checked against the parsers themselves (PyYAML's pure-Python event stream, the
 stdlib JSON decoder) on generated documents, in every style YAML writes, so the limit is
 never met by a parser's own error first.
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolchain import JSONToolChain, ToolCallParseError, YAMLToolChain, load_json, load_yaml
-from toolchain._nesting import (
+from toolchain._syntax._nesting import (
     MAX_DEPTH,
     _last_entry,
     json_nesting_exceeds,

@@ -9,8 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolchain._output import _BlockDumper, to_yaml, yaml_dumper_for
-from toolchain._yaml_fast import plain_cache, simple_yaml
+from toolchain._observations import _BlockDumper, plain_cache, simple_yaml, to_yaml, yaml_dumper_for
 
 TRICKY = st.sampled_from(
     [

@@ -19,7 +19,7 @@ import pytest
 from agents import ScriptedModel, ToolCallingAgent
 from formats import XMLFormat
 from toolchain import CompositeTool, ExecutionContext, JSONToolChain, Tool, tool
-from toolchain._workers import MAX_ABANDONED, MAX_WORKERS, stuck_calls
+from toolchain._concurrency import MAX_ABANDONED, MAX_WORKERS, stuck_calls
 
 FMT = XMLFormat()
 HANG_GUARD = 60.0  # seconds; a guard against a hang, not a speed limit

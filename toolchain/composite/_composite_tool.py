@@ -25,8 +25,8 @@ from toolchain import (
     ToolError,
     ToolResult,
 )
-from toolchain._calls import NAME_KEYS, JSONValue, call_from_mapping
 from toolchain._hooks import guard_call
+from toolchain._syntax._json import NAME_KEYS, JSONValue, call_from_mapping
 from toolchain._tool import check_tool, check_tool_name
 from toolchain.composite._schema import calls_schema, parameters
 from toolchain.composite._subcall import cancel_text, invoke, unshowable

@@ -17,12 +17,12 @@ from toolchain import (
     ToolCallError,
     ToolError,
     ToolResult,
-    describe_exception,
     to_json,
 )
+from toolchain._concurrency import WorkersStuck, run_in_worker
 from toolchain._errors import exception_text
-from toolchain._logs import logger
-from toolchain._workers import WorkersStuck, run_in_worker
+from toolchain._redact import logger
+from toolchain.runtime import describe_exception
 
 __all__ = ["cancel_text", "invoke", "unshowable"]
 

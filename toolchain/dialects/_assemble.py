@@ -15,7 +15,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from toolchain._result import ToolCall
-from toolchain.dialects import functionary, glm, react
+from toolchain.dialects import _functionary as functionary
+from toolchain.dialects import _glm as glm
+from toolchain.dialects import _react as react
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._engine import Piece, Placed
 from toolchain.dialects._result import DialectParse, DialectPolicy

@@ -35,7 +35,7 @@ _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?
 _STRUCTURED = ("object", "array", "dict", "list")
 _SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema")
 # NaN and Infinity are not JSON: text spelling them stays text, which validation refuses
-# where a number is due (toolchain._json_numbers).
+# where a number is due (toolchain._input).
 _JSON = json.JSONDecoder(parse_constant=no_constants)
 
 

@@ -7,12 +7,12 @@ from typing import Literal, Unpack
 
 import msgspec
 
-from toolchain._chain import ChainOptions, ToolChainBase
 from toolchain._errors import ToolCallParseError
-from toolchain._outcome import AnyTool
-from toolchain._output import to_json, to_yaml
-from toolchain._plan import too_many
+from toolchain._observations import to_json, to_yaml
 from toolchain._result import ToolCall
+from toolchain.chain._base import ChainOptions, ToolChainBase
+from toolchain.chain._check import too_many
+from toolchain.chain._stages import AnyTool
 from toolchain.dialects._result import DialectParse, DialectPolicy
 from toolchain.dialects._stream import DialectStream, parse
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolchain._result import ToolCall
-from toolchain.dialects import pythonic
+from toolchain.dialects import _pythonic as pythonic
 from toolchain.dialects._build import calls_block, problem_block
 from toolchain.dialects._catalog import Catalog, fits
 from toolchain.dialects._json import decode_exact

@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from toolchain._json_numbers import unfit_number
+from toolchain._input import unfit_number
 
 __all__ = ["LiteralError", "LiteralReader", "Syntax", "closing_quote", "unescape"]
 

@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import functools
 
-from toolchain.dialects import (
-    _invoke,
-    bare_json,
-    deepseek,
-    functionary,
-    gemma,
-    glm,
-    harmony,
-    hermes,
-    kimi,
-    mistral,
-    pythonic,
-    qwen_xml,
-    react,
-    reasoning,
-    token_json,
-    tokens,
-    xml_tags,
-)
+from toolchain.dialects import _bare_json as bare_json
+from toolchain.dialects import _deepseek as deepseek
+from toolchain.dialects import _functionary as functionary
+from toolchain.dialects import _gemma as gemma
+from toolchain.dialects import _glm as glm
+from toolchain.dialects import _harmony as harmony
+from toolchain.dialects import _hermes as hermes
+from toolchain.dialects import _invoke
+from toolchain.dialects import _kimi as kimi
+from toolchain.dialects import _mistral as mistral
+from toolchain.dialects import _pythonic as pythonic
+from toolchain.dialects import _qwen_xml as qwen_xml
+from toolchain.dialects import _react as react
+from toolchain.dialects import _reasoning as reasoning
+from toolchain.dialects import _token_json as token_json
+from toolchain.dialects import _tokens as tokens
+from toolchain.dialects import _xml_tags as xml_tags
 from toolchain.dialects._opener import Opener, Openers
 
 __all__ = ["ALWAYS", "FAMILIES", "openers_for"]

@@ -20,7 +20,7 @@
 #   _memory      WorkingMemory: entities picked out of results, listed each step
 #
 # May import: the toolchain core through its own modules (toolchain._context, _hooks,
-# _extension, _result, _tool, _errors, _output, _tokens, _oneline); msgspec and pydantic;
+# _extension, _result, _tool, _errors, _observations, _tokens, _oneline); msgspec and pydantic;
 # a backend's own libraries (bm25s, re2, numpy, an embeddings model or client) only in
 # that backend, the heavy ones when first used. Never agents (a step request is typed
 # loosely for that), never another extension.

@@ -23,7 +23,7 @@ import msgspec
 from toolchain._context import ExecutionContext
 from toolchain._hooks import ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolResult
 from toolchain.discovery._activation import Discovery, discovery
 from toolchain.discovery._approval import ApprovalRequest, Approver

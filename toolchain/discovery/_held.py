@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from toolchain._context import ExecutionContext, StateKey
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain.discovery._approval import Approval, ApprovalRequest
 from toolchain.discovery._quoting import args_text, shortened
 

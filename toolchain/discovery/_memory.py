@@ -39,9 +39,9 @@ import msgspec
 from toolchain._context import ExecutionContext, StateKey
 from toolchain._extension import Extension
 from toolchain._hooks import ToolHook
-from toolchain._logs import logger
+from toolchain._observations import to_builtins
 from toolchain._oneline import one_line
-from toolchain._output import to_builtins
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolResult
 from toolchain.discovery._activation import found_tools
 from toolchain.discovery._index import ToolIndex

@@ -14,7 +14,7 @@ from typing import Final, cast
 import msgspec
 
 from toolchain._context import ExecutionContext
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest
 from toolchain.discovery._held import SavedDecision, SavedRequest, Seal, approvals, request_of

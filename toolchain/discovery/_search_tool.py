@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolchain._context import ExecutionContext
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain._result import ToolResult
 from toolchain._tool import Tool
 from toolchain.discovery._activation import discovery

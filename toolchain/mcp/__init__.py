@@ -15,8 +15,8 @@
 #   _server      MCPServer: the options, the extension, and the rest delegated
 #
 # May import: the toolchain core through its own modules (toolchain._tool, _result,
-# _errors, _context, _extension, _redact, _input, _content, _nesting; _chain and
-# _event_bus for types only); the MCP SDK (mcp, mcp_types, httpx2, jsonschema) only
+# _errors, _context, _extension, _redact, _input, _content, _syntax; chain and
+# _events for types only); the MCP SDK (mcp, mcp_types, httpx2, jsonschema) only
 # inside the functions that connect, or under TYPE_CHECKING: importing toolchain.mcp
 # must not import it. Never agents, never another extension.
 """The tools of an MCP server as this library's ``Tool`` s (extra ``[mcp]``).

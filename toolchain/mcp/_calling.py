@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from toolchain._errors import ToolError, describe_exception
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain._result import ToolResult
 from toolchain.mcp._connection import Connection, unavailable
 from toolchain.mcp._results import error_message, tool_result

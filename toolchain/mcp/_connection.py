@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolchain._errors import describe_exception
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain.mcp._failures import MCPConnectionError, Redactor, reason
 from toolchain.mcp._tool_list import ListWatch, ToolList
 from toolchain.mcp._transport import Endpoint, StderrLog

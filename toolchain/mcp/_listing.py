@@ -37,8 +37,8 @@ import pydantic
 from mcp.shared.message import SessionMessage
 from mcp_types import methods
 
-from toolchain._logs import logger
-from toolchain._nesting import MAX_DEPTH
+from toolchain._redact import logger
+from toolchain._syntax._nesting import MAX_DEPTH
 
 __all__ = ["MAX_SCHEMA_DEPTH", "ListingGuard"]
 

@@ -22,9 +22,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from toolchain._input import ArgumentsError, InputCodec
-from toolchain._json_numbers import number_problems
-from toolchain._logs import logger
+from toolchain._input import ArgumentsError, InputCodec, number_problems
+from toolchain._redact import logger
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import Client
 
-    from toolchain._chain import ToolChain
+    from toolchain.chain._base import ToolChain
 
 __all__ = ["MCPServer", "ServerOptions"]
 

@@ -22,7 +22,7 @@ from toolchain.mcp._schema import SchemaCodec
 if TYPE_CHECKING:
     import mcp_types
 
-    from toolchain._event_bus import EventBus
+    from toolchain._events import EventBus
 
 __all__ = ["MCPTool", "ToolHost", "ToolsChanged"]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolchain._errors import DuplicateToolError, describe_exception
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain.mcp._failures import Redactor
 from toolchain.mcp._names import tool_name
 from toolchain.mcp._tool import MCPTool, ToolHost, ToolsChanged
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import Client
 
-    from toolchain._chain import ToolChain
+    from toolchain.chain._base import ToolChain
 
 __all__ = ["ListWatch", "ToolList"]
 

@@ -19,15 +19,15 @@ from toolchain import (
     ToolCallRefused,
     ToolHook,
     ToolResult,
-    describe_exception,
 )
 from toolchain._hooks import Shown
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain._tokens import count_tokens
 from toolchain.relay._events import OutputBoxed, ReferencesResolved
 from toolchain.relay._guide import relay_guide
 from toolchain.relay._readers import reader_tools
 from toolchain.relay._references import ReferenceReader, UnknownReference, parse_reference
+from toolchain.runtime import describe_exception
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoreError
 from toolchain.stores._entries import decode_entry, encode_entry, scope_of
 from toolchain.stores._results import RunResults, results_of

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from toolchain import ToolError
-from toolchain._workers import WorkersStuck, run_in_worker
+from toolchain._concurrency import WorkersStuck, run_in_worker
 
 __all__ = [
     "MAX_LINES",

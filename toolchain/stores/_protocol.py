@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from toolchain import _step_seam
+from toolchain.chain import _step_seam
 
 __all__ = ["DEFAULT_TTL", "Store", "StoreError", "StoredEntry", "new_id"]
 

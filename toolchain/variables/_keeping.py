@@ -12,8 +12,8 @@ from typing import Final, Protocol, cast
 import msgspec
 
 from toolchain import ExecutionContext
-from toolchain._logs import logger
 from toolchain._oneline import one_line
+from toolchain._redact import logger
 from toolchain.stores import Store, StoredEntry
 from toolchain.stores._entries import decode_entry, encode_entry, scope_of
 from toolchain.stores._results import UNLOADED, RunResults, Variable, results_of

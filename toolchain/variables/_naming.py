@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 
-from toolchain._logs import logger
+from toolchain._redact import logger
 
 __all__ = ["Naming", "base_name", "clean_name", "name_output"]
 

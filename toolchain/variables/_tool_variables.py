@@ -16,7 +16,7 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
-from toolchain._logs import logger
+from toolchain._redact import logger
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
 from toolchain.stores._results import results_of
 from toolchain.stores._strings import any_string

@@ -470,7 +470,7 @@ def _all_text(messages: Sequence[Message]) -> str:
 
 
 def run_sync_value(work: Any) -> Any:
-    from toolchain import run_sync
+    from toolchain.runtime import run_sync
 
     return run_sync(work)
 

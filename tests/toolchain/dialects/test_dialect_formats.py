@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from toolchain import tool
 from toolchain.dialects import FAMILIES, INPUT_KEY, DialectPolicy, parse
-from toolchain.dialects.react import _LABEL
+from toolchain.dialects._react import _LABEL
 
 MARKED = '<tool_call>{"name": "ghost", "arguments": {}}</tool_call>'
 BARE = '{"name": "ghost", "arguments": {}}'

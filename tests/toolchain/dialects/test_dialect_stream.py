@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from tests.support.timing import costlier_than
 from tests.toolchain.dialects.dialect_corpus import CASES, FAMILY_CASES
 from toolchain import ToolCall
-from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, parse, tokens
+from toolchain.dialects import DialectParse, DialectPolicy, DialectStream, parse
+from toolchain.dialects import _tokens as tokens
 from toolchain.dialects._assemble import assemble
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._engine import Engine

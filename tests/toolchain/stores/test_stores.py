@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.valkey import Valkey, free_port
-from toolchain import run_sync
+from toolchain.runtime import run_sync
 from toolchain.stores import (
     DEFAULT_TTL,
     MemoryStore,

@@ -175,7 +175,7 @@ def test_a_boxed_output_is_one_entry_and_both_names_reach_it_in_the_next_turn(mo
 
 
 def agent_store_get(store: MemoryStore, scope: str, entry: str) -> bytes:
-    from toolchain import run_sync
+    from toolchain.runtime import run_sync
 
     found = run_sync(store.get(scope, entry))
     assert found is not None
@@ -245,7 +245,7 @@ def test_the_oldest_variables_go_first_and_a_call_naming_one_is_told_why(mode: M
 
 
 def run_sync_value(work: Any) -> Any:
-    from toolchain import run_sync
+    from toolchain.runtime import run_sync
 
     return run_sync(work)
 

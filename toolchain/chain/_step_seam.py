@@ -12,7 +12,8 @@ This module imports nothing of a durable engine: the runner brings it.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from toolchain._result import ToolCall, ToolCallError, ToolResult
     from toolchain._tool import Tool
 
-__all__ = ["RUNNER", "StepRunner", "activate", "active", "current"]
+__all__ = ["RUNNER", "StepRunner", "activate", "active", "current", "installed"]
 
 T = TypeVar("T")
 
@@ -99,3 +100,14 @@ def activate() -> None:
 def current() -> StepRunner | None:
     """The runner of the run this code runs in, if any (cheap while none exists)."""
     return RUNNER.get() if active else None
+
+
+@contextmanager
+def installed(runner: StepRunner) -> Generator[None]:
+    """Drive the tool calls of the code inside (and of every task it starts) through ``runner``."""
+    activate()
+    token = RUNNER.set(runner)
+    try:
+        yield
+    finally:
+        RUNNER.reset(token)

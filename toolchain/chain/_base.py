@@ -1,8 +1,8 @@
 """Tool chains: what a chain promises (`ToolChain`), how calls are written (`CallSyntax`),
 and the base every chain shares (`ToolChainBase`), which runs the stages of a call.
 
-A chain's work, in order (each stage a module, see ``toolchain._outcome``): read the
-action into calls (the syntax), plan and check them (``_plan``), run them (``_invoke``,
+A chain's work, in order (each stage a module, see ``toolchain.chain._stages``): read the
+action into calls (the syntax), plan and check them (``_check``), run them (``_run``,
 ``_schedule``), build the observation (``_observe``). ``JSONToolChain``,
 ``YAMLToolChain`` and ``DialectToolChain`` are this base with a syntax each.
 """
@@ -15,20 +15,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, Self, TypedDict, runtime_checkable
 
 from formats import TextFormat, XMLFormat
+from toolchain._concurrency import run_sync
 from toolchain._context import ExecutionContext
-from toolchain._encodings import ObservationEncoding, encoder_for
 from toolchain._errors import ToolCallParseError, duplicate_tool
 from toolchain._events import ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
-from toolchain._logs import logger
-from toolchain._observe import AGENT_SECTIONS, assemble
-from toolchain._outcome import AnyTool
-from toolchain._plan import plan
+from toolchain._observations import ObservationEncoding, encoder_for
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolChainResult
-from toolchain._runner import run_sync
-from toolchain._schedule import run_action, run_alone
 from toolchain._tool import check_tool
-from toolchain._tools_added import ToolsAdded
+from toolchain.chain._check import plan
+from toolchain.chain._observe import AGENT_SECTIONS, assemble
+from toolchain.chain._schedule import run_action, run_alone
+from toolchain.chain._stages import AnyTool
+from toolchain.chain._view import ToolsAdded
 
 __all__ = ["CallSyntax", "ChainOptions", "ToolChain", "ToolChainBase"]
 
@@ -102,7 +102,7 @@ class CallSyntax(Protocol):
 
     def read(self, content: str, tools: Mapping[str, AnyTool], limit: int) -> list[ToolCall | str]:
         """The calls in ``content`` (a string per item that is not a call), at most
-        ``limit`` of them (then ``toolchain._plan.too_many`` for the rest). Raises
+        ``limit`` of them (then ``toolchain.chain._check.too_many`` for the rest). Raises
         ``ToolCallParseError`` when the content is not calls at all."""
         ...
 
@@ -154,7 +154,7 @@ class ToolChainBase:
       run's context when the chain first executes in it (see ``Extension``).
     - ``observations``: how tool outputs are written for the model: ``"json"``,
       ``"yaml"``, ``"toon"`` or ``"auto"`` (the fewest tokens per output; see
-      ``toolchain._encodings``). ``None``, the default, writes them in the chain's own
+      ``toolchain._observations``). ``None``, the default, writes them in the chain's own
       syntax. Only the outputs change: calls are read as before.
     """
 

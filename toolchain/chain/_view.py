@@ -10,6 +10,9 @@ shape: wrap, never mutate.
 
 An added tool hides a tool the chain registers later under the same name: in the
 view the extension keeps its own tool (its hooks and prompts name it).
+
+A module of its own: it is how a run widens a chain without changing it, and nothing
+else here knows the chain from outside.
 """
 
 from __future__ import annotations

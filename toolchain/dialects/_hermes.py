@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 
 from toolchain._result import ToolCall
-from toolchain.dialects import glm, qwen_xml
+from toolchain.dialects import _glm as glm
+from toolchain.dialects import _qwen_xml as qwen_xml
 from toolchain.dialects._build import calls_block, json_body, problem_block
 from toolchain.dialects._json import JSONFail, calls_in, json_at
 from toolchain.dialects._opener import Opener

@@ -2,15 +2,15 @@
 
 A chain's work, in order (`ToolChainBase.execute`):
 
-1. read the action into calls (`CallSyntax.read`, in ``toolchain._chain``);
-2. plan and check them (``toolchain._plan``): the action capped, ids given, each call
+1. read the action into calls (`CallSyntax.read`, in ``toolchain.chain._base``);
+2. plan and check them (``toolchain.chain._check``): the action capped, ids given, each call
    checked before it runs (known tool, the run's limits, before hooks, guards);
-3. run them (``toolchain._invoke`` for one call, ``toolchain._schedule`` for the
+3. run them (``toolchain.chain._run`` for one call, ``toolchain.chain._schedule`` for the
    action: concurrently, under timeouts, the run's cancellation and a grace period);
-4. build the observation (``toolchain._observe``): each output serialised or its error
+4. build the observation (``toolchain.chain._observe``): each output serialised or its error
    written, the observation hooks, and the action's ``ToolChainResult``.
 
-``toolchain._pipeline.run_call`` takes one call through stages 2 to 4, in that order.
+``toolchain.chain._pipeline.run_call`` takes one call through stages 2 to 4, in that order.
 
 Each call ends in one `Outcome`; `Signals` carry the chain's cancellations to the calls
 it runs; `ChainSettings` is what the stages read of the chain (``ToolChainBase``).

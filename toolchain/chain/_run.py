@@ -5,7 +5,7 @@ inline, or on a worker thread) and whatever goes wrong becomes the call's error,
 message the model can act on: invalid arguments, a ``ToolError``, a tool that raises
 anything at all (``SystemExit`` included), a timeout or the run's cancellation, an
 output that is not a ``ToolResult``, a sync tool the worker pool refuses (too many
-stuck calls: ``toolchain._workers``). Only ``KeyboardInterrupt`` goes through. The after
+stuck calls: ``toolchain._concurrency``). Only ``KeyboardInterrupt`` goes through. The after
 hooks may then replace the result.
 """
 
@@ -17,14 +17,14 @@ import inspect
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, cast
 
+from toolchain._concurrency import WorkersStuck, run_in_worker
 from toolchain._context import Cancelled
 from toolchain._errors import ToolError, describe_exception, exception_text
-from toolchain._hook_runner import HookFailed, run_hooks
+from toolchain._hooks import HookFailed, run_hooks
 from toolchain._input import ArgumentsError
-from toolchain._logs import logger
-from toolchain._outcome import AnyTool, ChainSettings, Signals
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
-from toolchain._workers import WorkersStuck, run_in_worker
+from toolchain.chain._stages import AnyTool, ChainSettings, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext

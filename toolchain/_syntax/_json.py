@@ -1,14 +1,4 @@
-"""Reading tool calls out of action content: fences, call shapes, JSON decoding.
-
-Accepted call shapes, alone or in a list:
-
-* gent's ``{"tool": NAME, "args": {...}}``;
-* ``{"name": NAME, "arguments": {...}}`` / ``"parameters"`` (OpenAI- and Hermes-style),
-  with ``arguments`` possibly a JSON string;
-* ``{"type": "function", "function": {"name": NAME, "arguments": "..."}}``.
-
-A call wrapped in a ```json / ```yaml fence is unwrapped first.
-"""
+"""``JSONToolChain``: the chain whose calls are JSON and whose outputs are compact JSON."""
 
 from __future__ import annotations
 
@@ -16,18 +6,37 @@ import json
 import re
 import sys
 from collections.abc import Mapping
-from typing import TypeAlias
+from typing import TypeAlias, Unpack
 
 import msgspec
 
 from toolchain._errors import ToolCallParseError
-from toolchain._nesting import MAX_DEPTH, json_nesting_exceeds
+from toolchain._observations import to_json
 from toolchain._result import ToolCall
+from toolchain._syntax._nesting import MAX_DEPTH, json_nesting_exceeds
+from toolchain.chain._base import ChainOptions, ToolChainBase
+from toolchain.chain._check import too_many
+from toolchain.chain._stages import AnyTool
+
+# ======================================================================
+# (calls)
+# Reading tool calls out of action content: fences, call shapes, JSON decoding.
+#
+# Accepted call shapes, alone or in a list:
+#
+# * gent's ``{"tool": NAME, "args": {...}}``;
+# * ``{"name": NAME, "arguments": {...}}`` / ``"parameters"`` (OpenAI- and Hermes-style),
+#   with ``arguments`` possibly a JSON string;
+# * ``{"type": "function", "function": {"name": NAME, "arguments": "..."}}``.
+#
+# A call wrapped in a ```json / ```yaml fence is unwrapped first.
 
 __all__ = [
     "ARGS_KEYS",
     "MAX_CONTENT_CHARS",
     "NAME_KEYS",
+    "JSONSyntax",
+    "JSONToolChain",
     "call_from_mapping",
     "check_text",
     "decode_json_calls",
@@ -232,3 +241,63 @@ _KIND_NAMES: dict[type[object], str] = {
 
 def _kind(value: object) -> str:
     return _KIND_NAMES.get(type(value), type(value).__name__)
+
+
+# ======================================================================
+# (json_chain)
+# ``JSONToolChain``: the chain whose calls are JSON and whose outputs are compact JSON.
+
+
+class JSONSyntax:
+    """Calls as ``{"tool": NAME, "args": {...}}`` or a list of them; outputs as JSON."""
+
+    label = "JSON"
+
+    def read(self, content: str, tools: Mapping[str, AnyTool], limit: int) -> list[ToolCall | str]:
+        values = decode_json_calls(content)
+        items = [call_from_mapping(i, item) for i, item in enumerate(values[:limit])]
+        if len(values) > limit:  # build no calls that will not run
+            items.append(too_many(len(values) - limit, limit))
+        return items
+
+    def write(self, output: object) -> str:
+        return to_json(output)
+
+    def schema_text(self, schema: Mapping[str, object]) -> str:
+        # One line: indentation would cost more tokens than the schema itself.
+        return msgspec.json.encode(schema).decode("utf-8")
+
+    def guidance(self) -> str:
+        return (
+            "Call tools with JSON:\n"
+            '{"tool": "tool_name", "args": {"param": "value"}}\n'
+            "For several independent calls, write a JSON array:\n"
+            '[{"tool": "tool_a", "args": {...}}, {"tool": "tool_b", "args": {...}}]\n'
+            "Calls in one action run in parallel; their results come back in order."
+        )
+
+
+class JSONToolChain(ToolChainBase):
+    """Tool calls written as JSON; outputs shown as compact JSON, or as
+    ``observations="yaml" | "toon" | "auto"`` says (see ``ToolChainBase``).
+
+    >>> from formats import XMLFormat
+    >>> from toolchain import tool, ExecutionContext
+    >>> @tool
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> chain = JSONToolChain().register_tool(add)
+    >>> call = '{"tool": "add", "args": {"a": 2, "b": 3}}'
+    >>> result = chain.execute_sync(ExecutionContext(), call, XMLFormat())
+    >>> print(result.text)
+    <observation>
+    <add>
+    5
+    </add>
+    </observation>
+    """
+
+    def __init__(self, **options: Unpack[ChainOptions]) -> None:
+        options.setdefault("observations", "json")
+        super().__init__(JSONSyntax(), **options)

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING
 
 from toolchain._context import Stats
 from toolchain._errors import describe_exception
-from toolchain._hook_runner import HookFailed, run_hooks
-from toolchain._hooks import ToolCallRefused, refusal_error
-from toolchain._logs import logger
-from toolchain._outcome import AnyTool
+from toolchain._hooks import HookFailed, ToolCallRefused, refusal_error, run_hooks
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError
+from toolchain.chain._stages import AnyTool
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext

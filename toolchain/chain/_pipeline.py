@@ -1,7 +1,7 @@
 """The stages every call goes through, in order: `run_call`.
 
-A call the reader could not make is a problem already; a call is checked (``_plan``:
-known, within limits, the before hooks, the guards), run (``_invoke``: the tool, then
+A call the reader could not make is a problem already; a call is checked (``_check``:
+known, within limits, the before hooks, the guards), run (``_run``: the tool, then
 the after hooks), and observed (``_observe``: serialised or its error written, then the
 observation hooks). Each stage hands back what the next takes, or the error the call
 ends with; every failure is contained, so an action's other calls go on. The
@@ -13,14 +13,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from toolchain import _step_seam
 from toolchain._events import BeforeToolCall
 from toolchain._hooks import check_guards
-from toolchain._invoke import after_hooks, invoke
-from toolchain._observe import finish, observation_hooks
-from toolchain._outcome import ChainSettings, Outcome, Signals
-from toolchain._plan import before_hooks, precheck, unknown_tool
 from toolchain._result import ToolCall, ToolCallError, ToolResult
+from toolchain.chain import _step_seam
+from toolchain.chain._check import before_hooks, precheck, unknown_tool
+from toolchain.chain._observe import finish, observation_hooks
+from toolchain.chain._run import after_hooks, invoke
+from toolchain.chain._stages import ChainSettings, Outcome, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext

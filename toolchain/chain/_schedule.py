@@ -15,15 +15,14 @@ import contextvars
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
-from toolchain import _step_seam
-from toolchain._abandon import abandon
-from toolchain._eager import eager_task, settle
+from toolchain._concurrency import abandon, eager_task, settle
 from toolchain._errors import describe_exception
-from toolchain._logs import logger
-from toolchain._observe import fail
-from toolchain._outcome import ChainSettings, Outcome, Signals
-from toolchain._pipeline import run_call
+from toolchain._redact import logger
 from toolchain._result import ErrorKind, ToolCall
+from toolchain.chain import _step_seam
+from toolchain.chain._observe import fail
+from toolchain.chain._pipeline import run_call
+from toolchain.chain._stages import ChainSettings, Outcome, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext

@@ -22,10 +22,9 @@ from toolchain._content import AudioContent, BinaryContent, ContentPart, ImageCo
 from toolchain._context import Stats
 from toolchain._errors import describe_exception
 from toolchain._events import AfterToolCall
-from toolchain._hook_runner import HookFailed, run_hooks
-from toolchain._logs import logger
+from toolchain._hooks import HookFailed, run_hooks
 from toolchain._oneline import log_line
-from toolchain._outcome import AnyTool, ChainSettings, Outcome
+from toolchain._redact import logger
 from toolchain._result import (
     CallObservation,
     ErrorKind,
@@ -36,6 +35,7 @@ from toolchain._result import (
     ToolChainResult,
     ToolResult,
 )
+from toolchain.chain._stages import AnyTool, ChainSettings, Outcome
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from toolchain.dialects import pythonic
+from toolchain.dialects import _pythonic as pythonic
 from toolchain.dialects._build import calls_block
 from toolchain.dialects._json import JSONFail, calls_in, json_at
 from toolchain.dialects._opener import Opener, Reader

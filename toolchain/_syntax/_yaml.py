@@ -1,23 +1,4 @@
-"""Schema-aware, bounded YAML for tool calls.
-
-YAML 1.1 reads ``no`` as False, ``0123`` as 83, ``1e3`` as a float and ``2026-01-27``
-as a date. A model that writes those for a parameter declared ``string`` meant the
-text, so we compose YAML into nodes (``SafeLoader``: no arbitrary objects) and build
-values ourselves: a plain scalar becomes its YAML type only where the parameter's
-schema accepts that type, and otherwise stays the string the model wrote. Integers with a
-leading zero are decimal, as in YAML 1.2. Dates always
-stay strings (JSON has none; pydantic parses ISO text into ``date`` fields itself).
-
-Limits: content size, nesting depth, the number of nodes composed (counted on the
-parser's flat event stream before composing: a tree of a million nodes costs
-superlinear time to build, as the garbage collector rescans it while it grows), and
-the number of values built, which bounds alias expansion ("billion laughs") as well as
-recursive aliases. Integers are read by
-our own linear-time code and kept within Python's int-to-text digit limit (so a value
-can always be shown again); a scalar its tag cannot read (``0x_``, ``!!bool maybe``, a
-5,000-digit integer) stays the text where the schema accepts a string, and is reported
-as a problem of that one call otherwise. Nothing but ``ToolCallParseError`` leaves here.
-"""
+"""``YAMLToolChain``: the chain whose calls are schema-aware YAML, and outputs YAML."""
 
 from __future__ import annotations
 
@@ -25,19 +6,53 @@ import functools
 import math
 import re
 import sys
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Mapping
+from typing import Any, Unpack, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from toolchain._calls import ARGS_KEYS, NAME_KEYS, check_text, unfence
 from toolchain._errors import ToolCallParseError
-from toolchain._nesting import MAX_DEPTH, yaml_flow_nesting_exceeds
+from toolchain._input import Schema, accepts, items_schema, property_schema, resolve
+from toolchain._observations import to_yaml
 from toolchain._result import ToolCall
-from toolchain._schema_walk import Schema, accepts, items_schema, property_schema, resolve
+from toolchain._syntax._json import ARGS_KEYS, NAME_KEYS, check_text, unfence
+from toolchain._syntax._nesting import MAX_DEPTH, yaml_flow_nesting_exceeds
+from toolchain.chain._base import ChainOptions, ToolChainBase
+from toolchain.chain._check import too_many
+from toolchain.chain._stages import AnyTool
 
-__all__ = ["MAX_COMPOSED", "MAX_DEPTH", "MAX_NODES", "load_yaml", "load_yaml_calls"]
+# ======================================================================
+# (yaml_calls)
+# Schema-aware, bounded YAML for tool calls.
+#
+# YAML 1.1 reads ``no`` as False, ``0123`` as 83, ``1e3`` as a float and ``2026-01-27``
+# as a date. A model that writes those for a parameter declared ``string`` meant the
+# text, so we compose YAML into nodes (``SafeLoader``: no arbitrary objects) and build
+# values ourselves: a plain scalar becomes its YAML type only where the parameter's
+# schema accepts that type, and otherwise stays the string the model wrote. Integers with a
+# leading zero are decimal, as in YAML 1.2. Dates always
+# stay strings (JSON has none; pydantic parses ISO text into ``date`` fields itself).
+#
+# Limits: content size, nesting depth, the number of nodes composed (counted on the
+# parser's flat event stream before composing: a tree of a million nodes costs
+# superlinear time to build, as the garbage collector rescans it while it grows), and
+# the number of values built, which bounds alias expansion ("billion laughs") as well as
+# recursive aliases. Integers are read by
+# our own linear-time code and kept within Python's int-to-text digit limit (so a value
+# can always be shown again); a scalar its tag cannot read (``0x_``, ``!!bool maybe``, a
+# 5,000-digit integer) stays the text where the schema accepts a string, and is reported
+# as a problem of that one call otherwise. Nothing but ``ToolCallParseError`` leaves here.
+
+__all__ = [
+    "MAX_COMPOSED",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "YAMLSyntax",
+    "YAMLToolChain",
+    "load_yaml",
+    "load_yaml_calls",
+]
 
 MAX_NODES = 10_000
 MAX_COMPOSED = 4 * MAX_NODES
@@ -382,3 +397,64 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
         mark = error.problem_mark
         return f"{error.problem} (line {mark.line + 1}, column {mark.column + 1})"
     return str(error).splitlines()[0]
+
+
+# ======================================================================
+# (yaml_chain)
+# ``YAMLToolChain``: the chain whose calls are schema-aware YAML, and outputs YAML.
+
+
+class YAMLSyntax:
+    """Calls as a YAML list of ``tool:`` / ``args:`` items, each argument typed by its
+    tool's schema (a ``string`` stays the text written); outputs as YAML."""
+
+    label = "YAML"
+
+    def read(self, content: str, tools: Mapping[str, AnyTool], limit: int) -> list[ToolCall | str]:
+        def schema_for(name: str) -> Mapping[str, Any] | None:
+            tool = tools.get(name)
+            return tool.input_schema() if tool is not None else None
+
+        return load_yaml_calls(
+            content, schema_for, limit=limit, too_many=lambda extra: too_many(extra, limit)
+        )
+
+    def write(self, output: object) -> str:
+        return to_yaml(output)
+
+    def schema_text(self, schema: Mapping[str, object]) -> str:
+        return to_yaml(dict(schema))
+
+    def guidance(self) -> str:
+        return (
+            "Call tools with YAML, as a list of calls:\n"
+            "- tool: tool_name\n"
+            "  args:\n"
+            "    param: value\n"
+            "Add items to the list for several independent calls; they run in parallel "
+            "and their results come back in order."
+        )
+
+
+class YAMLToolChain(ToolChainBase):
+    """Tool calls written as YAML (schema-aware: strings stay strings); outputs as YAML,
+    or as ``observations="json" | "toon" | "auto"`` says (see ``ToolChainBase``).
+
+    >>> from formats import MarkdownFormat
+    >>> from toolchain import tool, ExecutionContext
+    >>> @tool
+    ... def echo(code: str) -> dict[str, str]:
+    ...     '''Echo a code.'''
+    ...     return {"code": code}
+    >>> chain = YAMLToolChain().register_tool(echo)
+    >>> call = "- tool: echo\\n  args:\\n    code: 0123"
+    >>> print(chain.execute_sync(ExecutionContext(), call, MarkdownFormat()).text)
+    # observation
+    <BLANKLINE>
+    ## echo
+    code: '0123'
+    """
+
+    def __init__(self, **options: Unpack[ChainOptions]) -> None:
+        options.setdefault("observations", "yaml")
+        super().__init__(YAMLSyntax(), **options)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from toolchain._result import ToolCall
-from toolchain.dialects import pythonic
+from toolchain.dialects import _pythonic as pythonic
 from toolchain.dialects._build import calls_block, json_body, problem_block
 from toolchain.dialects._json import FinalAnswer, JSONFail, calls_in, decode_exact, json_at
 from toolchain.dialects._literals import closing_quote

@@ -1,0 +1,78 @@
+"""What a loop or an extension built on the toolchain uses besides the chains.
+
+Our users write their own agent loops, and `agents` is one such loop: everything it takes
+from the toolchain beyond chains and tools comes from here, so a user's loop has the same
+parts ours has, and no package imports a private module of another.
+
+- running async code: `run_sync` (``asyncio.run`` a stuck task cannot hold hostage),
+  `eager_task` and `settle` (work that finishes without suspending costs no loop turn),
+  `SettleLater`;
+- extensions: `install_extensions`, `saved_state` and `restore_state` (one run's view of
+  the extension seam), `run_hooks` and `HookFailed` (the runner every hook stage shares);
+- text that leaves the process: `redact`, `redact_data`, `REDACTED`, the ``remember_*``
+  functions that teach redaction a secret, `logger` (a logger that redacts each record),
+  `describe_exception`, `one_line`, `log_line`, `escape_controls`, `unfence` (an action's
+  code fence taken off);
+- `count_tokens` (offline o200k counts), `json_nesting_exceeds` (a linear depth check to run
+  before any parser), `requires_extra` (a missing optional dependency named with its extra);
+- the durable seam: `StepRunner`, `current_step_runner` and `step_runner_installed`.
+
+>>> from toolchain.runtime import redact, remember_secret
+>>> remember_secret("s3cr3t-value-for-the-doctest")
+>>> redact("token=s3cr3t-value-for-the-doctest")
+'token=[REDACTED]'
+"""
+
+from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
+from toolchain._errors import describe_exception
+from toolchain._extension import install_extensions, restore_state, saved_state
+from toolchain._extras import requires_extra
+from toolchain._hooks import HookFailed, run_hooks
+from toolchain._oneline import escape_controls, log_line, one_line
+from toolchain._redact import (
+    REDACTED,
+    logger,
+    redact,
+    redact_data,
+    remember_environment,
+    remember_header_secrets,
+    remember_secret,
+    remember_url_secrets,
+)
+from toolchain._syntax._json import unfence
+from toolchain._syntax._nesting import json_nesting_exceeds
+from toolchain._tokens import count_tokens
+from toolchain.chain._step_seam import StepRunner
+from toolchain.chain._step_seam import current as current_step_runner
+from toolchain.chain._step_seam import installed as step_runner_installed
+
+__all__ = [
+    "REDACTED",
+    "HookFailed",
+    "SettleLater",
+    "StepRunner",
+    "count_tokens",
+    "current_step_runner",
+    "describe_exception",
+    "eager_task",
+    "escape_controls",
+    "install_extensions",
+    "json_nesting_exceeds",
+    "log_line",
+    "logger",
+    "one_line",
+    "redact",
+    "redact_data",
+    "remember_environment",
+    "remember_header_secrets",
+    "remember_secret",
+    "remember_url_secrets",
+    "requires_extra",
+    "restore_state",
+    "run_hooks",
+    "run_sync",
+    "saved_state",
+    "settle",
+    "step_runner_installed",
+    "unfence",
+]
