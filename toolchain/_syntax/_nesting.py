@@ -11,7 +11,7 @@ when the text holds more brackets or indicators than the limit, which a tool cal
 False
 >>> json_nesting_exceeds("[" * 3, 2)
 True
->>> yaml_flow_nesting_exceeds("a: '[[[['\nb: [[c]]", 2)
+>>> yaml_flow_nesting_exceeds("a: '[[[['\\nb: [[c]]", 2)
 False
 >>> yaml_flow_nesting_exceeds("a: [[[c]]]", 2)
 True
