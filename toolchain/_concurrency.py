@@ -1,9 +1,15 @@
-"""``run_sync``: ``asyncio.run`` that cannot be held hostage by a task at shutdown.
+"""How the toolchain runs work concurrently without any call being able to hang a run.
 
-``asyncio.run`` cancels the tasks left over when its coroutine returns and then waits
-for *all* of them. A tool that swallows ``CancelledError`` (a bare ``except:`` in a
-retry loop) never ends, so neither would the program. Here leftover tasks get a grace
-period after cancellation and are then abandoned (and logged).
+- abandoned work: calls and tasks that ignored cancellation are given up on, logged,
+  and never resumed again;
+- the worker pool: synchronous tools run on a bounded pool of daemon threads that stuck
+  calls cannot starve (an abandoned thread is replaced, up to ``MAX_ABANDONED``);
+- eager tasks: a coroutine runs up to its first real suspension inside its own task,
+  so work that never suspends costs no loop turn (``eager_task``, ``settle``);
+- ``run_sync``: ``asyncio.run`` that a task swallowing its cancellation cannot hold.
+
+One module because each part leans on the others: the pool abandons threads the way the
+loop abandons tasks, and ``run_sync`` settles what eager tasks leave.
 """
 
 from __future__ import annotations
@@ -22,8 +28,6 @@ from typing import Any, Generic, TypeVar, cast
 
 from toolchain._redact import logger
 
-# ======================================================================
-# (abandon)
 # Abandoned work: calls and tasks that ignored cancellation, never resumed again.
 #
 # When the last reference to a suspended coroutine goes, Python closes it: it throws
@@ -72,8 +76,6 @@ def abandoned_count() -> int:
     return _count
 
 
-# ======================================================================
-# (workers)
 # A bounded pool of daemon worker threads for synchronous tools, which stuck calls
 # cannot starve.
 #
@@ -369,8 +371,6 @@ async def run_in_worker(fn: Callable[[], T], *, tool: str = "", call_id: str = "
     return cast(T, outcome.value)  # set whenever error is None
 
 
-# ======================================================================
-# (eager)
 # Eager tasks: run a coroutine up to its first real suspension inside its own task.
 #
 # Most tool calls and many model calls finish without ever suspending (an async tool
@@ -577,8 +577,6 @@ async def settle(task: asyncio.Task[Any]) -> None:
         await asyncio.wait((task,))
 
 
-# ======================================================================
-# (runner)
 # ``run_sync``: ``asyncio.run`` that cannot be held hostage by a task at shutdown.
 #
 # ``asyncio.run`` cancels the tasks left over when its coroutine returns and then waits

@@ -1,7 +1,9 @@
-"""Tool inputs: validating raw arguments into a typed value, and the JSON Schema of it.
+"""Tool inputs: raw arguments validated into a tool's typed input, and the JSON Schema of it.
 
 pydantic handles models, dataclasses and TypedDicts; msgspec handles its own Structs.
 Validation errors are rewritten into short, field-by-field messages a model can act on.
+Before validation, arguments hold only numbers JSON can carry (finite, ASCII digits),
+checked against where the schema says a number stands (the schema walk below).
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ from typing_extensions import is_typeddict
 
 from toolchain._errors import ToolInputTypeError
 
-# ======================================================================
-# (schema_walk)
 # Where a value sits in a JSON Schema: the schema of a key or an item, and whether a JSON
 # type may stand there.
 #
@@ -149,8 +149,6 @@ def json_kind(value: object) -> str:
     return "object"
 
 
-# ======================================================================
-# (json_numbers)
 # Arguments hold only numbers JSON can carry: finite, and written in ASCII digits.
 #
 # A tool's JSON Schema says ``number`` or ``integer`` for values JSON can carry, and JSON
@@ -283,8 +281,6 @@ def _problem(path: _Path, shown: str) -> str:
     return ".".join(str(part) for part in path) + ": " + unfit_number(shown)
 
 
-# ======================================================================
-# (input)
 # Tool inputs: validating raw arguments into a typed value, and the JSON Schema of it.
 #
 # pydantic handles models, dataclasses and TypedDicts; msgspec handles its own Structs.

@@ -1,61 +1,9 @@
 """How tool outputs are written for the model: ``observations="json" | "yaml" | "toon" | "auto"``.
 
-A chain's call syntax and the encoding of its observations are separate choices: a
-``JSONToolChain(observations="toon")`` still reads JSON calls and shows each output as
-TOON (Token-Oriented Object Notation, https://github.com/toon-format/spec): objects as
-indented ``key: value`` lines, a list of primitives on one line (``tags[2]: a,b``) and a
-list of records with the same keys as a table whose header names the fields once::
-
-    users[2]{id,name}:
-      1,Ada
-      2,Bob
-
-``auto`` writes each output as JSON and TOON, and as YAML too when its JSON is at most
-``YAML_CANDIDATE_CHARS`` long, and keeps the text with the fewest o200k tokens
-(``toolchain._tokens``), ties going to JSON, then YAML. Counts are exact, not estimated,
-so ``auto`` never shows more tokens than compact JSON would. YAML is left out of large
-outputs for speed: PyYAML writes about 1 ms per kilobyte where TOON takes tens of
-microseconds, and where YAML beats both others at all, in our measurements, it is by a
-few tokens (list items without TOON's ``[N]`` lengths), noise on a large output.
-``python -m benchmarks --only observations`` prints the tokens of each encoding, what
-``auto`` chose against the exact minimum of the three, and its time per output.
-
-``toon`` writes JSON instead where TOON costs more, by three stated rules:
-
-- where the TOON text would be longer than the JSON (a float ``toons`` spells in
-  hundreds of digits, a short list whose ``[N]:`` header outweighs JSON's brackets),
-  JSON: ``toon`` never shows more characters than JSON;
-- where the TOON nests (a line indented four levels deep, or objects folded into a
-  table's header, ``[2]{a{b},n}:``), the one of the two with fewer o200k tokens, ties
-  going to TOON: TOON indents every line two spaces a level where JSON closes a level
-  with one character, and folded headers are all braces, so a value nested 30 levels
-  took six times JSON's characters and half as many tokens again, and one nested 8
-  levels in single records took fewer characters and more tokens. Deep nesting is
-  never shown in more tokens than JSON; flatter TOON is not counted (counting costs
-  more than writing it);
-- where the output holds an object of more than ``TOON_MAX_KEYS`` keys, JSON, TOON not
-  tried: ``toons`` (and decoding the JSON view) takes time that grows faster than the
-  output on objects that wide (10 records of 150,000 keys took 4 to 7 times as long as
-  10 of 50,000), and a table that wide is not one a model reads by its columns.
-
-``auto`` keeps the last rule; it decides the others exactly, by counting every text.
-
-Whatever the encoding, a ``str`` output is shown as the tool wrote it, and a scalar as
-JSON writes it. TOON is written from the JSON view of the output (JSON's text decoded
-again), so every encoding shows the same values: ``NaN`` and infinities as ``null``,
-number keys as strings, models and dataclasses as their fields; an output JSON refuses
-is refused with the same ``OutputError``.
-
-The encoder is ``toons`` (Rust, on PyPI), chosen over ``toon-format`` (the official pure
-Python one) after comparing both on our outputs: over 5,000 generated JSON values their
-texts were the same except for how they spell floats (``toons`` follows spec 4.1, digits
-without an exponent; ``toon-format`` spec 4.4, an exponent past 1e21 and below 1e-6), each
-decoded the other's text to the same values, and ``toons`` encoded 100 records about 25
-times faster and imports in under a millisecond (``toon-format`` 50 ms), which matters
-here because ``auto`` encodes every output. Both were released within weeks of each
-other (toons 0.9.0, toon-format 1.2.0). What the choice costs: ``toons`` is a spec
-behind, and writes a float such as 1.5e300 as its 301 digits (``auto`` then keeps JSON).
-It loads with the first output written as TOON, never by ``import toolchain``.
+The serialisers (compact JSON by msgspec, YAML by the safe dumper, or written directly for
+simple outputs with the same text PyYAML writes), and the choice between them per output:
+``toon`` (a list of records as one table) where it is shorter, ``auto`` (the fewest o200k
+tokens of the three). Each part's rules are stated where it begins below.
 """
 
 from __future__ import annotations
@@ -72,8 +20,6 @@ import pydantic
 import pydantic_core
 import yaml
 
-# ======================================================================
-# (yaml_fast)
 # The YAML of simple tool outputs, written directly: the same text PyYAML writes.
 #
 # ``to_yaml`` sends every output through ``yaml.dump``, whose representer and emitter
@@ -229,8 +175,6 @@ def plain_cache(asked: Callable[[str], bool]) -> Callable[[str], bool]:
     return _Plain(asked)
 
 
-# ======================================================================
-# (output)
 # Serialising tool outputs for observations: JSON (msgspec) or YAML (safe dumper).
 #
 # A ``str`` output is shown exactly as the tool wrote it in both encodings. Anything
@@ -574,8 +518,6 @@ def to_yaml(value: object) -> str:
     return text.removesuffix("\n").removesuffix("\n...")
 
 
-# ======================================================================
-# (encodings)
 # How tool outputs are written for the model: ``observations="json" | "yaml" | "toon" | "auto"``.
 #
 # A chain's call syntax and the encoding of its observations are separate choices: a

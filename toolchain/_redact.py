@@ -1,12 +1,9 @@
-"""`logger`: every logger of this library, each redacting the records logged to it.
+"""`redact`: credentials blanked out before text is raised, traced, logged or shown, and
+`logger`, every logger of this library, each redacting the records logged to it.
 
-A record's text may quote what a tool raised, what a server answered or what a model
-wrote, and any of them may hold a key. So every logger of ours (``toolchain``,
-``toolchain.mcp``, ``agents``, ``agents.otel``, ``agents.durable`` …) is made here, with
-`RedactingFilter` on it: a filter on a logger sees only the records logged to that very
-logger, never those its children pass up, so each logger needs its own (a test holds
-the code to it: no module of ours calls ``logging.getLogger``). A module of its own
-because both packages need it, and ``toolchain`` is the one ``agents`` may import.
+One concept, "no secret leaves the process in our text": what a secret looks like (shapes
+of known keys, values taught at run time by the ``remember_*`` functions and fields named
+like credentials at any depth), and the loggers that apply it to every record.
 """
 
 from __future__ import annotations
@@ -21,8 +18,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-# ======================================================================
-# (redact)
 # `redact`: blank out credentials in text before it is raised, traced, logged or shown.
 #
 # One function, used wherever the library writes text that may echo a request: model
@@ -486,8 +481,6 @@ def credential_values(
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 
-# ======================================================================
-# (logs)
 # `logger`: every logger of this library, each redacting the records logged to it.
 #
 # A record's text may quote what a tool raised, what a server answered or what a model

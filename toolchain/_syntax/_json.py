@@ -1,4 +1,9 @@
-"""``JSONToolChain``: the chain whose calls are JSON and whose outputs are compact JSON."""
+"""The JSON call syntax: reading tool calls out of action content, and ``JSONToolChain``,
+the chain whose calls are JSON and whose outputs are compact JSON.
+
+The readers (fences, the accepted call shapes, bounded JSON decoding) are shared with the
+dialects, which find JSON inside other envelopes.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +23,6 @@ from toolchain.chain._base import ChainOptions, ToolChainBase
 from toolchain.chain._check import too_many
 from toolchain.chain._stages import AnyTool
 
-# ======================================================================
-# (calls)
 # Reading tool calls out of action content: fences, call shapes, JSON decoding.
 #
 # Accepted call shapes, alone or in a list:
@@ -243,8 +246,6 @@ def _kind(value: object) -> str:
     return _KIND_NAMES.get(type(value), type(value).__name__)
 
 
-# ======================================================================
-# (json_chain)
 # ``JSONToolChain``: the chain whose calls are JSON and whose outputs are compact JSON.
 
 

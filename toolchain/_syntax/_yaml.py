@@ -1,4 +1,6 @@
-"""``YAMLToolChain``: the chain whose calls are schema-aware YAML, and outputs YAML."""
+"""The YAML call syntax: schema-aware, bounded YAML for tool calls, and ``YAMLToolChain``,
+the chain whose calls are that YAML and whose outputs are YAML.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +24,6 @@ from toolchain.chain._base import ChainOptions, ToolChainBase
 from toolchain.chain._check import too_many
 from toolchain.chain._stages import AnyTool
 
-# ======================================================================
-# (yaml_calls)
 # Schema-aware, bounded YAML for tool calls.
 #
 # YAML 1.1 reads ``no`` as False, ``0123`` as 83, ``1e3`` as a float and ``2026-01-27``
@@ -399,8 +399,6 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
     return str(error).splitlines()[0]
 
 
-# ======================================================================
-# (yaml_chain)
 # ``YAMLToolChain``: the chain whose calls are schema-aware YAML, and outputs YAML.
 
 
