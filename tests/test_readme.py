@@ -133,6 +133,76 @@ SCRIPTS: dict[str, list[Turn]] = {
         "</tool_call>",
         "<answer>Light rain in Bergen for both days.</answer>",
     ],
+    "docs/index.md: A typed tool and an agent": [],  # a ScriptedModel plays the model
+    "docs/tools.md: A tool, a chain, an observation": [],  # a chain, no model
+    "docs/tools.md: Tools from functions": [],  # a chain, no model
+    "docs/chains.md: One section convention, both ways": [],  # formats alone
+    "docs/chains.md: Hooks change calls; observers only watch": [],
+    "docs/chains.md: Observations in fewer tokens (TOON, auto)": [],  # a chain, no model
+    "docs/chains.md: Composite tools": [],  # a chain, no model
+    "docs/agents.md: ReAct, with a typed answer": [
+        '<thinking>Check the stock first.</thinking>\n<action>{"tool": "stock", "args": '
+        '{"item": "tea"}}</action>',
+        '<answer>{"item": "tea", "quantity": 2}</answer>',
+        '<answer>{"item": "coffee", "quantity": 1}</answer>',
+    ],
+    "docs/agents.md: Native tool calling": [
+        calls(("get_weather", {"city": "Oslo"})),
+        "Yes: light rain and 9 °C in Oslo today, so take one.",
+    ],
+    "docs/agents.md: Step hooks and compaction": [],  # a ScriptedModel plays the model
+    "docs/models.md: Model strings": [],  # no model is built
+    "docs/models.md: Local servers": [
+        calls(("get_weather", {"city": "Oslo"})),
+        "Yes: light rain and 9 °C in Oslo.",
+    ],
+    "docs/models.md: Models built by hand": [],  # built, never called
+    "docs/variables.md: Passing outputs by name": [
+        calls(("get_weather", {"location": "NYC"}), ("get_weather", {"location": "London"})),
+        calls(("compare_weather", {"a": "$weather_nyc", "b": "$weather_london"})),
+        "$compare_weather_1",
+    ],
+    "docs/variables.md: Conversations, stores and programs": [],  # a ScriptedModel plays the model
+    "docs/relay.md: Large outputs by reference": [
+        calls(("yt_transcribe", {"video_id": "123"})),
+        _check_and_read,
+        _read_the_end,
+        'Nothing alarming in 10457 words; it ends: "Thanks for watching! The code is PELICAN-42."',
+    ],
+    "docs/discovery.md: Many tools, few tokens": [
+        calls(("search_images", {"query": "mountains"})),
+        calls(("publish_page", {"page_id": "page-7"})),
+        calls(("publish_page", {"page_id": "page-7"})),
+        "page-7 is live, with the mountain photo img-42.",
+    ],
+    "docs/approvals.md: A callback, or a pause": [],  # a ScriptedModel plays the model
+    "docs/run-prompt.md: A prompt built from `def_*` calls": [
+        calls(("get_weather", {"city": "NYC"})),
+        calls(("researcher", {"topic": "NYC summers"})),
+        "NYC summers are warm and humid.",
+        "John, it is sunny and 72°F in NYC; summers there are warm and humid.",
+    ],
+    "docs/savings.md: Tokens kept out, and what they cost": [],  # a ScriptedModel plays the model
+    "docs/durable.md: Survive a crash, wait for a person": [
+        calls(("lookup_order", {"order_id": "A17"})),
+        calls(("issue_refund", {"order_id": "A17", "amount_eur": 20})),
+        "Refunded 20 EUR for order A17.",
+    ],
+    # A server with no tool parser: the calls come as text.
+    "docs/dialects.md: Local models without a tool parser": [
+        '<think>Rain?</think><tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+        "</tool_call>",
+        "Yes: light rain in Oslo.",
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Bergen", "days": "2"}}'
+        "</tool_call>",
+        "<answer>Light rain in Bergen for both days.</answer>",
+    ],
+    "docs/mcp.md: The tools of an MCP server": [calls(("add", {"a": 2, "b": 3})), "2 + 3 = 5"],
+    "docs/tracing.md: Watching a run: logs and traces": [],  # a ScriptedModel plays the model
+    "docs/tracing.md: Tracing runs with OpenTelemetry": [
+        calls(("get_weather", {"city": "Oslo"})),
+        "Yes: light rain and 9 °C in Oslo today, so take one.",
+    ],
 }
 """What the model says, turn by turn, for each Python block, by file and section (a section's
 later blocks are "<file>: <section>, 2" and so on)."""
@@ -145,8 +215,10 @@ RUN_ELSEWHERE = {
     "pip wheel --no-deps -w dist ./gent-py": "tests/test_install.py builds the wheel",
     "pip install 'dist/gent_py-0.1.0-py3-none-any.whl[testing]'": "as above",
     "pip install './gent-py[testing]'": "as above",
+    "make docs": "tests/docs/test_site.py builds the same site with --strict",
+    "make docs-serve": "tests/docs/test_site_in_browser.py serves the built site on loopback",
 }
-"""Shell commands of the README this test does not run, and what checks them instead."""
+"""Shell commands of the pages this test does not run, and what checks them instead."""
 
 
 @dataclass(frozen=True)
@@ -327,7 +399,8 @@ def _lint(source: str) -> None:
     """The project's own ruff rules and format, as if the block were a module of it."""
     name = str(ROOT / "docs_block.py")
     # "#>" lines show output (pytest-examples); the formatter would write them "# >".
-    source = "".join(line for line in source.splitlines(keepends=True) if not line.startswith("#>"))
+    kept = source.splitlines(keepends=True)
+    source = "".join(line for line in kept if not line.lstrip().startswith("#>"))
     for command in (["check", "--quiet"], ["format", "--check", "--quiet"]):
         completed = subprocess.run(
             [sys.executable, "-m", "ruff", *command, "--stdin-filename", name, "-"],
