@@ -75,64 +75,7 @@ def _first_tool_request(request: RecordedRequest) -> RecordedRequest:
 
 
 SCRIPTS: dict[str, list[Turn]] = {
-    "README.md: Quick start": [],
-    "README.md: Hooks change calls; observers only watch": [],
-    "README.md: Observations in fewer tokens (TOON, auto)": [],  # a chain, no model
-    "README.md: Watching a run: logs and traces": [],  # a ScriptedModel plays the model
-    "README.md: Tracing runs with OpenTelemetry": [
-        calls(("get_weather", {"city": "Oslo"})),
-        "Yes: light rain and 9 °C in Oslo today, so take one.",
-    ],
-    "README.md: An agent": [
-        '<thinking>Check the stock first.</thinking>\n<action>{"tool": "stock", "args": '
-        '{"item": "tea"}}</action>',
-        '<answer>{"item": "tea", "quantity": 2}</answer>',
-        '<answer>{"item": "coffee", "quantity": 1}</answer>',
-    ],
-    "README.md: Native tool calling": [
-        calls(("get_weather", {"city": "Oslo"})),
-        "Yes: light rain and 9 °C in Oslo today, so take one.",
-    ],
-    "README.md: Tool-output variables": [
-        calls(("get_weather", {"location": "NYC"}), ("get_weather", {"location": "London"})),
-        calls(("compare_weather", {"a": "$weather_nyc", "b": "$weather_london"})),
-        "$compare_weather_1",
-    ],
-    "README.md: Tool-output variables, 2": [],  # a ScriptedModel plays the model
-    "README.md: Context relay (large outputs by reference)": [
-        calls(("yt_transcribe", {"video_id": "123"})),
-        _check_and_read,
-        _read_the_end,
-        'Nothing alarming in 10457 words; it ends: "Thanks for watching! The code is PELICAN-42."',
-    ],
-    "README.md: Tool discovery (many tools, few tokens)": [
-        calls(("search_images", {"query": "mountains"})),
-        calls(("publish_page", {"page_id": "page-7"})),
-        calls(("publish_page", {"page_id": "page-7"})),
-        "page-7 is live, with the mountain photo img-42.",
-    ],
-    "README.md: What a run saved": [],  # a ScriptedModel plays the model
-    "README.md: run_prompt: a prompt built from `def_*` calls": [
-        calls(("get_weather", {"city": "NYC"})),
-        calls(("researcher", {"topic": "NYC summers"})),
-        "NYC summers are warm and humid.",
-        "John, it is sunny and 72°F in NYC; summers there are warm and humid.",
-    ],
-    "README.md: MCP servers": [calls(("add", {"a": 2, "b": 3})), "2 + 3 = 5"],
-    "README.md: Durable runs: survive a crash, wait for a person": [
-        calls(("lookup_order", {"order_id": "A17"})),
-        calls(("issue_refund", {"order_id": "A17", "amount_eur": 20})),
-        "Refunded 20 EUR for order A17.",
-    ],
-    # A server with no tool parser: the calls come as text.
-    "README.md: Local models without a tool parser": [
-        '<think>Rain?</think><tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}'
-        "</tool_call>",
-        "Yes: light rain in Oslo.",
-        '<tool_call>{"name": "get_weather", "arguments": {"city": "Bergen", "days": "2"}}'
-        "</tool_call>",
-        "<answer>Light rain in Bergen for both days.</answer>",
-    ],
+    "README.md: A typed tool and an agent": [],  # a ScriptedModel plays the model
     "docs/index.md: A typed tool and an agent": [],  # a ScriptedModel plays the model
     "docs/tools.md: A tool, a chain, an observation": [],  # a chain, no model
     "docs/tools.md: Tools from functions": [],  # a chain, no model
@@ -523,3 +466,40 @@ def test_agents_commands_run_from_an_empty_directory(command: str, tmp_path: Pat
         args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+# -- the front door ----------------------------------------------------------------------
+
+FRONT_DOORS = (README, DOCS / "index.md")
+
+
+def _first_agent_block(page: Page) -> Block:
+    """The first Python block that builds an agent and runs it."""
+    return next(
+        b
+        for b in page.blocks
+        if b.lang == "python" and "Agent(" in b.text and re.search(r"\.run(_sync)?\(", b.text)
+    )
+
+
+def test_the_readme_is_at_most_200_lines() -> None:
+    assert len(BY_PATH[README].lines) <= 200
+
+
+@pytest.mark.parametrize("path", FRONT_DOORS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_an_agent_runs_within_the_first_60_lines(path: Path) -> None:
+    page = BY_PATH[path]
+    block = _first_agent_block(page)
+    closing = block.line + block.text.count("\n") + 1  # the line of its closing fence
+    assert closing <= 60, f"{page.name}: the first agent ends on line {closing}"
+    # It is one of the blocks run above, with the script that plays its model offline.
+    ran = [e for e in PYTHON if _page(e) is page and e.start_line == block.line]
+    assert ran and "ScriptedModel" in block.text
+
+
+def test_the_readme_maps_every_page_of_the_docs() -> None:
+    """One line per page: every top-level page but the home (the README's twin) and the
+    API reference's index, each link to a file that exists."""
+    linked = set(re.findall(r"\]\((docs/[\w/.-]+\.md)\)", "\n".join(BY_PATH[README].lines)))
+    pages = {p.relative_to(ROOT).as_posix() for p in DOCS.glob("*.md")} - {"docs/index.md"}
+    assert sorted(pages | {"docs/reference/index.md"}) == sorted(linked)
