@@ -34,6 +34,19 @@ def test_every_public_module_has_its_reference_and_nothing_else() -> None:
     assert sorted(documented) == _public_modules()  # each once, no private module
 
 
+def test_every_public_name_has_its_place_in_the_reference(built_site: Path) -> None:
+    anchors: set[str] = set()
+    for page in (built_site / "reference").rglob("index.html"):
+        anchors |= set(re.findall(r'id="([\w.]+)"', page.read_text(encoding="utf-8")))
+    lines = (ROOT / "tests" / "public_api.txt").read_text(encoding="utf-8").splitlines()
+    names = [
+        f"{module}.{name}"
+        for module, _, listed in (line.partition(":") for line in lines if line.strip())
+        for name in listed.split()
+    ]
+    assert [name for name in names if name not in anchors] == []
+
+
 def test_the_api_page_of_tool_shows_its_docstring_and_its_example(built_site: Path) -> None:
     page = (built_site / "reference" / "toolchain" / "index.html").read_text(encoding="utf-8")
     assert 'id="toolchain.Tool"' in page
