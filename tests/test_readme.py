@@ -151,7 +151,7 @@ SCRIPTS: dict[str, list[Turn]] = {
 later blocks are "<file>: <section>, 2" and so on)."""
 
 RUN_ELSEWHERE = {
-    "make demo": "tests/test_cli.py runs the demo; CI runs make test itself",
+    "make demo": "tests/agents/test_cli.py runs the demo; CI runs make test itself",
     "make test": "CI runs it (.ci/run)",
     "pip install ./gent-py": "tests/test_install.py installs the built wheel; see the notes",
     "pip install './gent-py[mcp,redis]'": "as above",
