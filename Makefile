@@ -21,7 +21,8 @@ TORCH_CPU := torch==2.13.0+cpu
 NO_CUDA = $(shell sed -nE 's/^name = "((torch|triton|nvidia-.*|cuda-.*))"$$/--no-install-package \1/p' uv.lock)
 PIP_INTO = $(PYTHON) -m pip --python
 
-.PHONY: test test-random test-latest test-lowest demo bench lint typecheck pyright lock clean
+.PHONY: test test-random test-latest test-lowest demo bench lint typecheck pyright lock clean \
+	docs docs-serve chromium
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -55,8 +56,38 @@ lint: $(VENV)/.test
 pyright: $(VENV)/.test
 	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright --pythonpath $(BIN)/python
 
-test: typecheck pyright lint
+test: typecheck pyright lint chromium
 	$(BIN)/pytest
+
+# The documentation site (docs/, mkdocs.yml) with mkdocs and the Material theme, the API
+# reference by mkdocstrings-python. Zensical, Material's successor, reads the same
+# mkdocs.yml and builds these pages offline too (0.0.73 was tried, --strict included), but
+# its mkdocstrings support is preliminary (no backlinks) and it is not 1.0; mkdocs-material
+# is what the suite pins and tests (tests/docs/), and moving means changing the commands
+# below. The suite builds the site with --strict itself (tests/docs/test_site.py) and
+# looks at it in Chromium (tests/docs/test_site_in_browser.py); every code block of the
+# pages runs in tests/test_readme.py.
+export NO_MKDOCS_2_WARNING := 1
+docs: $(VENV)/.test
+	$(BIN)/mkdocs build --strict
+
+# Served on 127.0.0.1:8000 (mkdocs.yml's dev_addr), rebuilt on every change.
+docs-serve: $(VENV)/.test
+	$(BIN)/mkdocs serve
+
+# The browser test drives Debian's Chromium (Playwright's own browser download comes from a
+# CDN out of reach). Installed here where we are root with apt-get; elsewhere, or when the
+# install fails, the test is skipped and says why.
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium for tests/docs/test_site_in_browser.py"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+			>/dev/null 2>&1 || echo "apt-get could not install chromium: the browser test will be skipped"; \
+	else \
+		echo "no $(CHROMIUM), and no root with apt-get to install it: the browser test will be skipped"; \
+	fi
 
 # The suite in a shuffled order (the modules, and the tests in each), from a seed it prints
 # first; `make test-random SEED=N` replays that order.
@@ -98,4 +129,5 @@ bench: $(VENV)/.test
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) $(OTHER) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
+	rm -rf $(VENV) $(OTHER) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info \
+		site .artifacts

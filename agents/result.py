@@ -92,7 +92,7 @@ class Savings:
     message and renders tool definitions its own way; ``ScriptedModel`` reports a
     quarter of the characters of the messages' text and leaves tool definitions out. So
     ``net`` is not a difference of ``usage.input_tokens``; read them side by side as two
-    sizes. On the README's example ("What a run saved") ``usage.input_tokens`` is 986
+    sizes. On the docs' example (docs/savings.md) ``usage.input_tokens`` is 986
     where the same three requests are about 3,890 o200k tokens as counted here (2,979
     of them tool definitions); without the relay they are 45,000 and about 69,590, so
     the 65,700 or so that ``net`` reports is a fall of 44,014 in ``ScriptedModel``'s

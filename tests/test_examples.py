@@ -132,9 +132,9 @@ def test_chat_saves_and_resumes_the_conversation(tmp_path: Path) -> None:
     assert '-> get_local_time({"city":"Oslo"})' in resumed
 
 
-def test_the_readme_hooks_section_is_the_code_of_examples_hooks() -> None:
-    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Hooks change calls; observers only watch", 1)[1]
+def test_the_docs_hooks_section_is_the_code_of_examples_hooks() -> None:
+    page = (EXAMPLES.parent / "docs" / "chains.md").read_text(encoding="utf-8")
+    section = page.split("## Hooks change calls; observers only watch", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     example = (EXAMPLES / "hooks.py").read_text(encoding="utf-8")
     hook_class = code.split("\n\n\nctx = ", 1)[0].split("\n\n\n", 1)[1]

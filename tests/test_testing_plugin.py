@@ -317,9 +317,9 @@ def test_snapshot_observation_picks_the_file_type(
     assert snapshot_observation(XMLFormat()).extension_class is XMLSnapshotExtension
 
 
-def test_the_readme_snapshot_example_works_as_shown(pytester: pytest.Pytester) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Snapshot-testing your tools", 1)[1]
+def test_the_docs_snapshot_example_works_as_shown(pytester: pytest.Pytester) -> None:
+    page = Path(__file__).resolve().parents[1] / "docs" / "testing.md"
+    section = page.read_text(encoding="utf-8").split("## Snapshot-testing your tools", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     shown = section.split("Each holds exactly the observation text", 1)[1]
     shown_md = shown.split("```text\n", 1)[1].split("```", 1)[0]

@@ -27,6 +27,8 @@ from toolchain.discovery import ToolSearch
 from toolchain.relay import ContextRelay
 
 ROOT = Path(__file__).resolve().parents[2]
+# Real prose with code: the pages of the docs, about 100 KB together (the README was, once).
+DOCS_TEXT = "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))
 
 # Characters that decide where o200k splits: letters of each case and script, marks,
 # digits, apostrophes (contractions), every kind of whitespace and line break, '/', and
@@ -61,7 +63,7 @@ def test_every_cut_position_splits_the_count_exactly(text: str) -> None:
 
 def test_real_texts_counted_in_pieces_are_exact() -> None:
     texts = [
-        (ROOT / "README.md").read_text(encoding="utf-8"),
+        DOCS_TEXT,
         (ROOT / "toolchain" / "relay" / "_readers.py").read_text(encoding="utf-8"),
         (ROOT / "uv.lock").read_text(encoding="utf-8")[:300_000],
     ]
@@ -103,7 +105,7 @@ def test_texts_over_the_encoders_limits_are_counted() -> None:
 
 
 def test_counting_is_linear() -> None:
-    unit = (ROOT / "README.md").read_text(encoding="utf-8")
+    unit = DOCS_TEXT
     small, large = unit * 8, unit * 32
 
     def cost(text: str) -> float:
