@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Generic, TypeVar, cast
 
+from toolchain._errors import ToolchainError
 from toolchain._redact import logger
 
 # ======================================================================
@@ -115,7 +116,7 @@ _NAMES_SHOWN = 5  # stuck tools named in a refusal; the rest are counted
 _log = logger("toolchain")
 
 
-class WorkersStuck(RuntimeError):
+class WorkersStuck(ToolchainError, RuntimeError):
     """A sync call refused because ``MAX_ABANDONED`` earlier calls are stuck; the
     message names them and says what the model can do."""
 

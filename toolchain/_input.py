@@ -17,7 +17,7 @@ import msgspec
 import pydantic
 from typing_extensions import is_typeddict
 
-from toolchain._errors import ToolInputTypeError
+from toolchain._errors import ToolchainError, ToolInputTypeError
 
 # ======================================================================
 # (schema_walk)
@@ -296,7 +296,7 @@ T = TypeVar("T")
 _MAX_SHOWN_INPUT = 40
 
 
-class ArgumentsError(ValueError):
+class ArgumentsError(ToolchainError, ValueError):
     """The arguments did not validate; ``problems`` lists one line per field."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -72,6 +72,8 @@ import pydantic
 import pydantic_core
 import yaml
 
+from toolchain._errors import ToolchainError
+
 # ======================================================================
 # (yaml_fast)
 # The YAML of simple tool outputs, written directly: the same text PyYAML writes.
@@ -243,7 +245,7 @@ def plain_cache(asked: Callable[[str], bool]) -> Callable[[str], bool]:
 # or a type nothing knows how to serialise.
 
 
-class OutputError(TypeError):
+class OutputError(ToolchainError, TypeError):
     """A tool output could not be serialised."""
 
 
