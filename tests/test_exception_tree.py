@@ -10,7 +10,8 @@ where callers catch by them (``ArgumentsError`` is still a ``ValueError``).
 The tree is drawn from the classes themselves and checked in as
 ``tests/exception_tree.txt``; after a deliberate change, regenerate it:
 ``python -m tests.test_exception_tree > tests/exception_tree.txt``.
-Durable runs' errors are checked in ``tests/agents/durable/test_error_root.py``.
+Durable runs' errors are checked in ``tests/agents/durable/test_error_root.py``, a missing
+extra in ``tests/test_extras.py`` (each in a fresh interpreter without the extra).
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ KEPT_BASES: list[tuple[str, type[Exception]]] = [
     ("toolchain.discovery.ToolIndexError", ValueError),
     ("toolchain.mcp.MCPConnectionError", ConnectionError),
     ("toolchain.relay.UnknownReference", LookupError),
+    ("toolchain.runtime.MissingExtra", ModuleNotFoundError),
     ("toolchain.variables.ReferenceProblem", ValueError),
     ("toolchain.variables.UnknownVariable", LookupError),
     ("agents.durable.ExecutorInUseError", RuntimeError),
@@ -362,6 +364,7 @@ def test_the_drawn_tree_shows_every_class_with_its_builtin_bases() -> None:
         for kind in defined_exceptions(package):
             assert f"── {kind.__name__}" in tree
     assert "── ArgumentsError [ValueError]  — toolchain" in tree
+    assert "── MissingExtra [ModuleNotFoundError]  — toolchain.runtime" in tree
     assert "── UnknownReference [LookupError] (also ToolchainError)  — toolchain.relay" in tree
 
 
