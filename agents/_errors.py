@@ -1,4 +1,4 @@
-"""The root of every error ``agents`` raises, under the library's ``GentError``.
+"""The root of every exception class ``agents`` defines, under the library's ``GentError``.
 
 A module of its own, small as it is: every part of ``agents`` hangs its errors under
 ``AgentError`` (``agents.models``' ``ModelError``, ``agents.durable``'s
@@ -14,10 +14,12 @@ __all__ = ["AgentError"]
 
 
 class AgentError(GentError):
-    """Base of every error ``agents`` raises: its models, runs, durable runs, evals and CLI.
+    """Base of every exception class ``agents`` defines: its models', runs', durable runs',
+    evals' and CLI's.
 
     ``except AgentError`` catches any of them, and none of what your own code raises for
-    the model (``AnswerRejected`` is a ``toolchain.ModelFeedback``).
+    the model (``AnswerRejected`` is a ``toolchain.ModelFeedback``). A bad argument is
+    still Python's own ``ValueError`` or ``TypeError``.
 
     >>> from agents.models import ModelCallError
     >>> issubclass(ModelCallError, AgentError)

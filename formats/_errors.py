@@ -2,14 +2,17 @@
 
 ``GentError`` lives here, in the package the other two build on, so that ``toolchain``
 and ``agents`` can hang their roots under it while ``formats`` imports neither. Each
-package has one root under it, and every error the package raises is below its root::
+package has one root under it, and every exception class the package defines is below
+its root::
 
     GentError
     ├── FormatError        formats
     ├── ToolchainError     toolchain (and its extensions: variables, relay, stores, ...)
     └── AgentError         agents (models, durable runs, evals, the CLI)
 
-``except GentError`` means "this library failed" (or was used wrongly). What your own
+``except GentError`` means "this library failed". A call with a bad argument (an
+invalid section name, a negative limit) still raises Python's own ``ValueError`` or
+``TypeError``, as the standard library does. What your own
 code raises to tell a run something (``toolchain.ToolError``,
 ``toolchain.ToolCallRefused``, ``agents.AnswerRejected``) is not a ``GentError``: those
 are ``toolchain.ModelFeedback``. ``tests/exception_tree.txt`` draws the whole tree.
@@ -25,7 +28,7 @@ __all__ = ["FormatError", "GentError"]
 
 
 class GentError(Exception):
-    """Base of every error gent-py raises: ``except GentError`` catches any of them.
+    """Base of every exception class gent-py defines: ``except GentError`` catches any.
 
     Each package's errors have a root of their own below it: ``formats.FormatError``,
     ``toolchain.ToolchainError``, ``agents.AgentError``. Builtin bases stay where callers

@@ -1,11 +1,13 @@
 """One exception tree per package under one root, and what user code raises apart (issue 27).
 
-``except GentError`` catches every error this library raises; each package has its own
-root below it (``formats.FormatError``, ``toolchain.ToolchainError``,
-``agents.AgentError``). What a user's own code raises to tell a run something the model
-should read (``ToolError``, ``ToolCallRefused``, ``AnswerRejected``) is a
-``toolchain.ModelFeedback`` and not a ``GentError``. Builtin bases stay beside the roots
-where callers catch by them (``ArgumentsError`` is still a ``ValueError``).
+``except GentError`` catches every exception class this library defines; each package
+has its own root below it (``formats.FormatError``, ``toolchain.ToolchainError``,
+``agents.AgentError``). A bad argument is still Python's own ``ValueError`` or
+``TypeError`` (not walked here: those are raised, not defined, by us). What a user's own
+code raises to tell a run something the model should read (``ToolError``,
+``ToolCallRefused``, ``AnswerRejected``) is a ``toolchain.ModelFeedback`` and not a
+``GentError``. Builtin bases stay beside the roots where callers catch by them
+(``ArgumentsError`` is still a ``ValueError``).
 
 The tree is drawn from the classes themselves and checked in as
 ``tests/exception_tree.txt``; after a deliberate change, regenerate it:

@@ -1,6 +1,6 @@
-"""The toolchain's errors: ``ToolchainError``, the root of every error the toolchain (and
-each of its extension packages) raises, and ``ModelFeedback``, the base of what a user's
-own code raises to tell a run something the model should read.
+"""The toolchain's errors: ``ToolchainError``, the root of every exception class the
+toolchain (and each of its extension packages) defines, and ``ModelFeedback``, the base
+of what a user's own code raises to tell a run something the model should read.
 
 ``ToolchainError`` sits under the library's root, ``formats.GentError``; the classes
 below it stay in the modules of their concept (``ArgumentsError`` in ``_input``,
@@ -27,9 +27,10 @@ __all__ = [
 
 
 class ToolchainError(GentError):
-    """Base of every error the toolchain raises, its extensions' too (variables, relay,
-    discovery, MCP, stores, dialects, composite tools): ``except ToolchainError`` catches
-    any of them, and none of ``ModelFeedback``, which user code raises.
+    """Base of every exception class the toolchain defines, its extensions' too
+    (variables, relay, discovery, MCP, stores, dialects, composite tools): ``except
+    ToolchainError`` catches any of them, and none of ``ModelFeedback``, which user code
+    raises. A bad argument is still Python's own ``ValueError`` or ``TypeError``.
 
     >>> from formats import XMLFormat
     >>> from toolchain import ExecutionContext, JSONToolChain
