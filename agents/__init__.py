@@ -5,8 +5,9 @@
 >>> agent.run_sync("Capital of France?").answer
 'Paris'
 
-What lives here, bottom up: ``agents.models`` (the ``Model`` protocol and its
-adapters; it imports no other part of ``agents``); the values of a run (``result``,
+What lives here, bottom up: ``AgentError``, the root of every error raised here
+(``_errors``); ``agents.models`` (the ``Model`` protocol and its adapters; it imports
+no other part of ``agents`` but that root); the values of a run (``result``,
 ``events``, ``steps``, ``terminations``); the step engine (``_engine``, with the
 private modules it delegates to: ``_step_request``, ``_model_call``, ``_race``,
 ``_replies``, ``_tool_runs``, ``_run_record``, ``_extensions``, ``_step_log``,
@@ -22,6 +23,7 @@ counts); neither imports ``agents``.
 
 from typing import TYPE_CHECKING
 
+from agents._errors import AgentError
 from agents._options import RunOptions
 from agents.compaction import SlidingWindow, SummarizingCompaction
 from agents.events import (
@@ -71,6 +73,7 @@ from agents.steps import StepHook, StepHookError, StepRequest
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from agents.tool_calling import ToolCallingAgent, ToolCallingOptions
 from agents.trace import ConsoleTraceWriter, JSONLTraceWriter
+from formats import GentError
 from toolchain import Limits
 
 if TYPE_CHECKING:
@@ -83,6 +86,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AfterModelCall",
+    "AgentError",
     "AgentOptions",
     "AgentResult",
     "AnswerReady",
@@ -91,6 +95,7 @@ __all__ = [
     "BeforeModelCall",
     "ConsoleTraceWriter",
     "GenerateOptions",
+    "GentError",
     "HookInput",
     "HookResult",
     "Iteration",

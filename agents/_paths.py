@@ -21,10 +21,12 @@ from typing import TextIO
 
 from typing_extensions import Buffer
 
+from agents._errors import AgentError
+
 __all__ = ["OutputFile", "PathError", "check_regular", "write_text"]
 
 
-class PathError(Exception):
+class PathError(AgentError):
     """A file the user named cannot be used: the message (one line) says which and why."""
 
 

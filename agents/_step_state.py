@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from agents._errors import AgentError
 from agents.models import GenerateOptions, Message, Model, ToolCallRequest
 from agents.result import StopKind
 from toolchain import ExecutionContext, ToolChainResult
@@ -25,7 +26,7 @@ AnswerCheck = Callable[[ExecutionContext], "str | None"]
 """A hook's ``check_answer``: the feedback naming the work left, or None to take the answer."""
 
 
-class RunStop(Exception):
+class RunStop(AgentError):
     """The run ends here: ``kind`` is its ``stopped_by``, ``detail`` the limit or error."""
 
     kind: StopKind

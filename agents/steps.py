@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NoReturn, TypeAlias
 
+from agents._errors import AgentError
 from agents.models import GenerateOptions, Message, Model
 from toolchain import ExecutionContext
 from toolchain.runtime import HookFailed, run_hooks
@@ -88,7 +89,7 @@ compactions in `agents.compaction` are such objects).
 """
 
 
-class StepHookError(Exception):
+class StepHookError(AgentError):
     """A step hook raised or returned something that is not a ``StepRequest``.
 
     The run ends with ``stopped_by == "error"``: a hook may enforce a policy, so

@@ -18,7 +18,7 @@ from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 import pydantic
 
-from toolchain import ToolCallParseError, load_json, load_yaml, to_json, to_yaml
+from toolchain import ModelFeedback, ToolCallParseError, load_json, load_yaml, to_json, to_yaml
 from toolchain.runtime import logger, unfence
 
 __all__ = ["AnswerRejected", "Termination", "TextTermination", "TypedTermination"]
@@ -30,7 +30,7 @@ AnswerT_co = TypeVar("AnswerT_co", covariant=True)
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
 
-class AnswerRejected(ValueError):
+class AnswerRejected(ModelFeedback, ValueError):
     """The answer section did not hold an acceptable answer; the message is for the model.
 
     >>> str(AnswerRejected("total must be positive"))

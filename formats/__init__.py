@@ -6,11 +6,13 @@
 {'answer': ['42']}
 """
 
-# What lives here: the TextFormat protocol (_protocol), sections (_section), the shared
+# What lives here: the TextFormat protocol (_protocol), sections (_section), the library's
+# root error GentError and formats' own FormatError (_errors), the shared
 # registry both formats keep (_registry), one module per format (_xml, _markdown) and the
 # streaming parser (_stream, _collector). It imports nothing of toolchain or agents: both
 # build on it.
 
+from formats._errors import FormatError, GentError
 from formats._markdown import MarkdownFormat, markdown_decode, markdown_encode
 from formats._protocol import TextFormat
 from formats._section import FormatParseError, FormattedSection, Section, TextSection
@@ -18,8 +20,10 @@ from formats._stream import SectionDelta, SectionEnd, SectionEvent, SectionStart
 from formats._xml import XMLFormat, xml_decode, xml_encode
 
 __all__ = [
+    "FormatError",
     "FormatParseError",
     "FormattedSection",
+    "GentError",
     "MarkdownFormat",
     "Section",
     "SectionDelta",

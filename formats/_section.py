@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from formats._errors import FormatError
+
 __all__ = [
     "NAME_PATTERN",
     "FormatParseError",
@@ -53,7 +55,7 @@ def fold_name(name: str) -> str:
     return name.lower() if name.isascii() else name.translate(_ASCII_LOWER)
 
 
-class FormatParseError(ValueError):
+class FormatParseError(FormatError, ValueError):
     """The model's output holds none of the registered sections.
 
     The message names the sections that were expected, so a loop can show it to the

@@ -3,7 +3,9 @@
 Each case runs in a fresh interpreter whose import system refuses the extra's
 dependency, as an environment without it would (``tests.support.refused_imports``).
 The error must stay a ``ModuleNotFoundError`` with ``.name`` kept, so that ``except
-ImportError`` and tools that read ``.name`` go on working.
+ImportError`` and tools that read ``.name`` go on working; it is a ``GentError`` too
+(``toolchain.runtime.MissingExtra``), so ``except GentError`` around a call into the
+library catches it as it catches our other errors.
 """
 
 from __future__ import annotations
@@ -22,16 +24,23 @@ REPO = Path(__file__).resolve().parents[1]
 
 REPORT = """
 import json
+from formats import GentError
 try:
     {code}
 except ImportError as error:
-    print(json.dumps({{"type": type(error).__name__, "name": error.name, "text": str(error)}}))
+    print(json.dumps({{
+        "type": type(error).__name__,
+        "name": error.name,
+        "text": str(error),
+        "module_not_found": isinstance(error, ModuleNotFoundError),
+        "gent": isinstance(error, GentError),
+    }}))
 else:
     print(json.dumps(None))
 """
 
 
-def _without(refused: str, code: str, tmp_path: Path) -> dict[str, str] | None:
+def _without(refused: str, code: str, tmp_path: Path) -> dict[str, object] | None:
     env = refusing(tmp_path, *refused.split(","))
     body = textwrap.indent(textwrap.dedent(code).strip(), "    ").lstrip()
     done = subprocess.run(
@@ -44,7 +53,7 @@ def _without(refused: str, code: str, tmp_path: Path) -> dict[str, str] | None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    reported: dict[str, str] | None = json.loads(done.stdout.splitlines()[-1])
+    reported: dict[str, object] | None = json.loads(done.stdout.splitlines()[-1])
     return reported
 
 
@@ -73,10 +82,12 @@ def test_a_missing_extra_is_named_with_its_install_command(case: str, tmp_path: 
     extra = case.partition("-")[0]
     reported = _without(refused, code, tmp_path)
     assert reported == {
-        "type": "ModuleNotFoundError",
+        "type": "MissingExtra",
         "name": refused,
         "text": f"{feature} needs {refused}, which is not installed: "
         f"pip install 'gent-py[{extra}]'",
+        "module_not_found": True,
+        "gent": True,
     }
 
 
@@ -85,12 +96,14 @@ def test_local_embeddings_without_their_extra_name_it(tmp_path: Path) -> None:
     code = "from toolchain.discovery import LocalEmbeddings\nLocalEmbeddings()"
     reported = _without("sentence_transformers", code, tmp_path)
     assert reported is not None
-    assert (reported["type"], reported["name"]) == (
+    assert (reported["type"], reported["name"], reported["gent"]) == (
         "EmbeddingsUnavailable",
         "sentence_transformers",
+        True,
     )
-    assert reported["text"].startswith("local embeddings need sentence_transformers, which is ")
-    assert "install gent-py's [embeddings] extra" in reported["text"]
+    text = str(reported["text"])
+    assert text.startswith("local embeddings need sentence_transformers, which is ")
+    assert "install gent-py's [embeddings] extra" in text
 
 
 def test_with_the_extra_nothing_is_refused(tmp_path: Path) -> None:

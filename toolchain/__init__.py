@@ -42,7 +42,8 @@ fewest o200k tokens of the three, per output):
 #   _hooks         tool hooks, a run's ordered set of them, the one runner of every stage
 #   _events        the events chains emit and the read-only bus that delivers them
 #   _extension     Extension: the one seam a capability is added to runs through
-#   _errors        the exceptions a program (not the model) may see
+#   _errors        ToolchainError (the root of every error here, under formats.GentError)
+#                  and ModelFeedback (what user code raises for the model to read)
 #   _concurrency   eager tasks, run_sync, the worker pool of sync tools, abandoned work
 #   _observations  how outputs are written for the model: JSON, YAML, TOON, auto
 #   _redact        credentials blanked before text leaves, and the redacting loggers
@@ -61,6 +62,7 @@ import importlib
 import warnings
 from typing import TYPE_CHECKING
 
+from formats import GentError
 from toolchain._content import (
     AudioContent,
     BinaryContent,
@@ -72,7 +74,9 @@ from toolchain._content import (
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
 from toolchain._errors import (
     DuplicateToolError,
+    ModelFeedback,
     ToolCallParseError,
+    ToolchainError,
     ToolDefinitionError,
     ToolError,
     ToolInputTypeError,
@@ -130,12 +134,14 @@ __all__ = [
     "EventBus",
     "ExecutionContext",
     "Extension",
+    "GentError",
     "Hooks",
     "ImageContent",
     "InputCodec",
     "JSONToolChain",
     "Limits",
     "MediaContent",
+    "ModelFeedback",
     "ObservationEncoding",
     "OutputError",
     "RawToolCallResult",
@@ -158,6 +164,7 @@ __all__ = [
     "ToolHook",
     "ToolInputTypeError",
     "ToolResult",
+    "ToolchainError",
     "YAMLToolChain",
     "installed_extensions",
     "load_json",

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Generic, TypeVar, cast
 
+from toolchain._errors import ToolchainError
 from toolchain._redact import logger
 
 # Abandoned work: calls and tasks that ignored cancellation, never resumed again.
@@ -117,7 +118,7 @@ _NAMES_SHOWN = 5  # stuck tools named in a refusal; the rest are counted
 _log = logger("toolchain")
 
 
-class WorkersStuck(RuntimeError):
+class WorkersStuck(ToolchainError, RuntimeError):
     """A sync call refused because ``MAX_ABANDONED`` earlier calls are stuck; the
     message names them and says what the model can do."""
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast, overload
 
+from toolchain._errors import ToolchainError
 from toolchain._events import EventBus
 from toolchain._hooks import Hooks
 
@@ -239,7 +240,7 @@ class Limits:
         return None
 
 
-class Cancelled(Exception):
+class Cancelled(ToolchainError):
     """Raised by ``ExecutionContext.raise_if_cancelled`` once the run was cancelled."""
 
 

@@ -1,18 +1,65 @@
-"""Exceptions a program (not the model) may see from the toolchain."""
+"""The toolchain's errors: ``ToolchainError``, the root of every exception class the
+toolchain (and each of its extension packages) defines, and ``ModelFeedback``, the base
+of what a user's own code raises to tell a run something the model should read.
+
+``ToolchainError`` sits under the library's root, ``formats.GentError``; the classes
+below it stay in the modules of their concept (``ArgumentsError`` in ``_input``,
+``StoreError`` in ``stores``, ...), each keeping the builtin base callers catch it by.
+``ModelFeedback`` is deliberately not a ``GentError``: ``except GentError`` means "this
+library failed", and a tool reporting a missing flight is not that.
+``tests/exception_tree.txt`` draws both trees.
+"""
 
 from __future__ import annotations
 
+from formats import GentError
+
 __all__ = [
     "DuplicateToolError",
+    "ModelFeedback",
     "ToolCallParseError",
     "ToolDefinitionError",
     "ToolError",
     "ToolInputTypeError",
+    "ToolchainError",
     "describe_exception",
 ]
 
 
-class ToolCallParseError(ValueError):
+class ToolchainError(GentError):
+    """Base of every exception class the toolchain defines, its extensions' too
+    (variables, relay, discovery, MCP, stores, dialects, composite tools): ``except
+    ToolchainError`` catches any of them, and none of ``ModelFeedback``, which user code
+    raises. A bad argument is still Python's own ``ValueError`` or ``TypeError``.
+
+    >>> from formats import XMLFormat
+    >>> from toolchain import ExecutionContext, JSONToolChain
+    >>> try:
+    ...     JSONToolChain().execute_sync(ExecutionContext(), "{not json", XMLFormat())
+    ... except ToolchainError as error:
+    ...     print(type(error).__name__)
+    ToolCallParseError
+    """
+
+
+class ModelFeedback(Exception):
+    """Base of the exceptions your own code raises to tell a run something the model
+    should read; the run goes on, and the model reads the message.
+
+    Raise one of its subclasses: ``ToolError`` from a tool (the call fails with that
+    message), ``ToolCallRefused`` from a tool hook (the call is refused),
+    ``agents.AnswerRejected`` from a termination or its validator (the answer is sent
+    back). They are not a ``GentError``: that root is for what this library raises, so
+    ``except GentError`` never swallows a signal of yours. (``relay.UnknownReference``
+    is both: your ``ReferenceReader`` raises it, and ``ContextRelay.unbox`` does too.)
+
+    >>> from formats import GentError
+    >>> issubclass(ToolError, ModelFeedback), issubclass(ToolError, GentError)
+    (True, False)
+    """
+
+
+class ToolCallParseError(ToolchainError, ValueError):
     """The action content is not a tool call at all (malformed JSON/YAML, no tool name).
 
     The message is written for the model: a loop shows it as corrective feedback.
@@ -22,7 +69,7 @@ class ToolCallParseError(ValueError):
     """
 
 
-class DuplicateToolError(ValueError):
+class DuplicateToolError(ToolchainError, ValueError):
     """A tool with the same name is already registered on the chain."""
 
 
@@ -34,7 +81,7 @@ def duplicate_tool(name: str, existing: object) -> DuplicateToolError:
     )
 
 
-class ToolDefinitionError(TypeError):
+class ToolDefinitionError(ToolchainError, TypeError):
     """A tool class is defined wrongly: no ``name`` or ``description``, an invalid name,
     or a ``call`` that does not take ``(self, ctx, input)``. Raised when the class is
     defined, or at ``register_tool`` at the latest, naming the class.
@@ -44,7 +91,7 @@ class ToolDefinitionError(TypeError):
     """
 
 
-class ToolInputTypeError(TypeError):
+class ToolInputTypeError(ToolchainError, TypeError):
     """A tool's input cannot be validated: its type is not a pydantic model, dataclass,
     TypedDict or msgspec Struct, or a field or ``@tool`` parameter has a type with no
     JSON Schema (an arbitrary class; ``typing.TypedDict`` on Python 3.11). Raised when
@@ -62,7 +109,7 @@ class ToolInputTypeError(TypeError):
     """
 
 
-class ToolError(Exception):
+class ToolError(ModelFeedback):
     """Raise from a tool to report a failure the model should read, without a traceback.
 
     >>> str(ToolError("no flight AA999"))

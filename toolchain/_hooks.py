@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 from toolchain._content import ContentPart
-from toolchain._errors import describe_exception, exception_text
+from toolchain._errors import ModelFeedback, ToolchainError, describe_exception, exception_text
 from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 
@@ -77,7 +77,7 @@ when ``returned`` is not of the stage's kind (the hook then fails)."""
 _THROUGH = (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError)
 
 
-class HookFailed(Exception):
+class HookFailed(ToolchainError):
     """A hook raised (``error``), or returned ``returned``, which its stage does not take."""
 
     def __init__(self, hook: object, error: BaseException | None, returned: object = None):
@@ -305,7 +305,7 @@ _log = logger("toolchain")
 RefusalKind = Literal["refused", "invalid_arguments", "unknown_tool"]
 
 
-class ToolCallRefused(Exception):
+class ToolCallRefused(ModelFeedback):
     """Raise from a before-tool-call hook to refuse the call; the message is for the model.
 
     ``kind`` is the error kind the call fails with: ``refused`` (a policy said no),

@@ -19,7 +19,7 @@ import msgspec
 import pydantic
 from typing_extensions import is_typeddict
 
-from toolchain._errors import ToolInputTypeError
+from toolchain._errors import ToolchainError, ToolInputTypeError
 
 # Where a value sits in a JSON Schema: the schema of a key or an item, and whether a JSON
 # type may stand there.
@@ -292,7 +292,7 @@ T = TypeVar("T")
 _MAX_SHOWN_INPUT = 40
 
 
-class ArgumentsError(ValueError):
+class ArgumentsError(ToolchainError, ValueError):
     """The arguments did not validate; ``problems`` lists one line per field."""
 
     def __init__(self, problems: list[str]) -> None:

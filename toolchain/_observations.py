@@ -20,6 +20,8 @@ import pydantic
 import pydantic_core
 import yaml
 
+from toolchain._errors import ToolchainError
+
 # The YAML of simple tool outputs, written directly: the same text PyYAML writes.
 #
 # ``to_yaml`` sends every output through ``yaml.dump``, whose representer and emitter
@@ -187,7 +189,7 @@ def plain_cache(asked: Callable[[str], bool]) -> Callable[[str], bool]:
 # or a type nothing knows how to serialise.
 
 
-class OutputError(TypeError):
+class OutputError(ToolchainError, TypeError):
     """A tool output could not be serialised."""
 
 

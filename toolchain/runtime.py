@@ -14,7 +14,8 @@ parts ours has, and no package imports a private module of another.
   `describe_exception`, `one_line`, `log_line`, `escape_controls`, `unfence` (an action's
   code fence taken off);
 - `count_tokens` (offline o200k counts), `json_nesting_exceeds` (a linear depth check to run
-  before any parser), `requires_extra` (a missing optional dependency named with its extra);
+  before any parser), `requires_extra` and `MissingExtra` (a missing optional dependency
+  named with its extra);
 - the durable seam: `StepRunner`, `current_step_runner` and `step_runner_installed`.
 
 >>> from toolchain.runtime import redact, remember_secret
@@ -26,7 +27,7 @@ parts ours has, and no package imports a private module of another.
 from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
 from toolchain._errors import describe_exception
 from toolchain._extension import install_extensions, restore_state, saved_state
-from toolchain._extras import requires_extra
+from toolchain._extras import MissingExtra, requires_extra
 from toolchain._hooks import HookFailed, run_hooks
 from toolchain._oneline import escape_controls, log_line, one_line
 from toolchain._redact import (
@@ -49,6 +50,7 @@ from toolchain.chain._step_seam import installed as step_runner_installed
 __all__ = [
     "REDACTED",
     "HookFailed",
+    "MissingExtra",
     "SettleLater",
     "StepRunner",
     "count_tokens",

@@ -1,6 +1,7 @@
 """The errors of ``agents.durable``, each saying what to do; DBOS's own never reach users.
 
-::
+``DurableError`` is an ``agents.AgentError`` (so a ``GentError``); the builtin bases
+beside it (``RuntimeError``, ``ValueError``) stay for callers that catch those::
 
     DurableError                 base of them all; an error a run's record holds that is
     │                            none of ours comes back as this, ``kind`` naming its class
@@ -16,6 +17,8 @@
 
 from __future__ import annotations
 
+from agents._errors import AgentError
+
 __all__ = [
     "DurableError",
     "ExecutorInUseError",
@@ -28,7 +31,7 @@ __all__ = [
 ]
 
 
-class DurableError(Exception):
+class DurableError(AgentError):
     """Base of the errors ``agents.durable`` raises. An error a run's record holds that
     is none of ours (nor a model adapter's) comes back as this, ``kind`` naming the class
     it was raised as.

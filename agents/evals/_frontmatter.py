@@ -15,6 +15,8 @@ from typing import Any, Final, cast
 
 import yaml
 
+from agents._errors import AgentError
+
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_FRONTMATTER_CHARS",
@@ -39,7 +41,7 @@ MAX_FRONTMATTER_CHARS: Final = 64 << 10
 _MAX_NUMBER_CHARS: Final = 100
 
 
-class FrontmatterError(Exception):
+class FrontmatterError(AgentError):
     """A frontmatter that cannot be used: the ``key`` at fault (``""``: the whole) and why."""
 
     def __init__(self, key: str, message: str) -> None:

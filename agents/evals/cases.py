@@ -57,6 +57,7 @@ from typing import Final, Literal, cast
 
 from pydantic import BaseModel
 
+from agents._errors import AgentError
 from agents.evals._frontmatter import (
     MAX_FILE_BYTES,
     MAX_FRONTMATTER_CHARS,
@@ -133,7 +134,7 @@ _FOLDER_NAMES: Final = frozenset({"", ".", ".."})
 """Ids a case cannot have: its recordings are kept in a folder named by its id."""
 
 
-class CaseFileError(ValueError):
+class CaseFileError(AgentError, ValueError):
     """A case file that cannot be used: ``path``, the ``key`` at fault, and why.
 
     >>> str(CaseFileError("prompts/case1.md", "tool_calls[0].tool_name", "missing"))

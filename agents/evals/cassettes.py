@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, cast
 
+from agents._errors import AgentError
 from agents._paths import PathError, check_regular, write_text
 from agents.models import (
     GenerateOptions,
@@ -89,7 +90,7 @@ _SECRET_NAME = re.compile(r"(?i)(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|CREDENT
 _SHORTEST_SECRET: Final = 8
 
 
-class CassetteError(ValueError):
+class CassetteError(AgentError, ValueError):
     """A cassette file that cannot be read, or written."""
 
 

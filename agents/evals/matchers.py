@@ -42,6 +42,8 @@ import jsonschema.protocols
 import jsonschema.validators
 from pydantic import BaseModel, ValidationError
 
+from agents._errors import AgentError
+
 __all__ = [
     "AnswerCheck",
     "Equals",
@@ -59,7 +61,7 @@ _MATCHER_KEYS = ("equals", "subset", "regex", "schema")
 _SHOWN = 120  # characters of a value shown in a failure
 
 
-class MatcherSpecError(ValueError):
+class MatcherSpecError(AgentError, ValueError):
     """A matcher written wrongly in a case file; ``where`` names the key (``args.url``)."""
 
     def __init__(self, where: str, message: str) -> None:

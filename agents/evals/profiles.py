@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, cast
 from urllib.parse import urlsplit
 
+from agents._errors import AgentError
 from agents._paths import PathError, check_regular
 from agents.models import BUILTIN_PROVIDERS, Model, ModelConfigError, resolve_model
 from toolchain.runtime import remember_environment
@@ -73,7 +74,7 @@ _ESCAPES: Final = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "
 _REASONING = re.compile(r"^(o[1-9]|gpt-5|deepseek-reasoner)", re.IGNORECASE)
 
 
-class EnvFileError(ValueError):
+class EnvFileError(AgentError, ValueError):
     """A ``.env`` line that cannot be read (the message names the file and line)."""
 
 

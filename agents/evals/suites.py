@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from agents._errors import AgentError
+
 __all__ = ["Suite", "SuiteError", "shipped_suites", "suite"]
 
 _PACKAGE = "agents.evals.prompts"
@@ -28,7 +30,7 @@ _DESCRIPTIONS = {
 }
 
 
-class SuiteError(LookupError):
+class SuiteError(AgentError, LookupError):
     """An unknown suite name, or a package not installed as files."""
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from agents._errors import AgentError
 from agents.evals._store import SeededStore
 from agents.evals.matchers import MatcherSpecError, import_object
 from toolchain import Extension, JSONToolChain, Tool, tool
@@ -65,7 +66,7 @@ PAGE: Final = (
 RELAY_THRESHOLD: Final = 2_000
 
 
-class ToolsetError(ValueError):
+class ToolsetError(AgentError, ValueError):
     """A ``toolset`` name that names no toolset."""
 
 

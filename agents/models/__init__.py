@@ -15,7 +15,8 @@ client (``_openai``, ``_anthropic``), its request wire (``_openai_wire``,
 ``_anthropic_wire``) and, for OpenAI, its answer reading (``_openai_read``), event-loop
 clients (``_loop_clients``), ``ScriptedModel``, conversations as JSON and
 ``resolve_model``. It may import ``toolchain`` (content parts, redaction) and the
-provider SDKs, lazily; no other part of ``agents``: everything there stands on it.
+provider SDKs, lazily; no other part of ``agents`` but ``agents._errors`` (``ModelError``
+is an ``AgentError``): everything there stands on it.
 Public objects keep their defining module's ``__module__`` (see ``agents``).
 
 >>> import asyncio

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agents._errors import AgentError
 from toolchain.runtime import redact
 
 __all__ = [
@@ -14,7 +15,7 @@ __all__ = [
 ]
 
 
-class ModelError(Exception):
+class ModelError(AgentError):
     """Base of every error a model adapter raises.
 
     The message goes through `toolchain._redact.redact` first, so an error never shows an

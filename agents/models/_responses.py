@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from agents._errors import AgentError
 from toolchain.runtime import redact
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ __all__ = [
 _SHOWN = 80
 
 
-class Malformed(Exception):
+class Malformed(AgentError):
     """A server's answer does not have the shape its API promises; the text says where."""
 
 

@@ -14,7 +14,7 @@ from typing import Any, Unpack, cast
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from toolchain._errors import ToolCallParseError
+from toolchain._errors import ToolCallParseError, ToolchainError
 from toolchain._input import Schema, accepts, items_schema, property_schema, resolve
 from toolchain._observations import to_yaml
 from toolchain._result import ToolCall
@@ -272,7 +272,7 @@ class _Builder:
         return _scalar(node, schema, root)
 
 
-class _Unreadable(ValueError):
+class _Unreadable(ToolchainError, ValueError):
     """A scalar its tag's type cannot be read from; the message says why."""
 
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from toolchain._errors import ToolchainError
 from toolchain._result import ToolCall
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._literals import closing_quote
@@ -40,7 +41,7 @@ _BARE_NAME = re.compile(r"[\w.\-:/]{1,128}")
 FINAL_ANSWER = "Final Answer"
 
 
-class JSONFail(Exception):
+class JSONFail(ToolchainError):
     """Not JSON; ``position`` is where it went wrong (scanning resumes there)."""
 
     def __init__(self, position: int) -> None:

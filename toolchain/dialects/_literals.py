@@ -17,6 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from toolchain._errors import ToolchainError
 from toolchain._input import unfit_number
 
 __all__ = ["LiteralError", "LiteralReader", "Syntax", "closing_quote", "unescape"]
@@ -56,7 +57,7 @@ _ESCAPES = {
 }
 
 
-class LiteralError(ValueError):
+class LiteralError(ToolchainError, ValueError):
     """Not a readable value. ``at_end``: the text ran out (more may make it readable)."""
 
     def __init__(self, message: str, position: int, at_end: bool = False) -> None:

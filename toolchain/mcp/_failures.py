@@ -14,13 +14,13 @@ import traceback
 from collections.abc import Iterable
 from typing import cast
 
-from toolchain._errors import describe_exception
+from toolchain._errors import ToolchainError, describe_exception
 from toolchain._redact import redact
 
 __all__ = ["MCPConnectionError", "Redactor", "reason"]
 
 
-class MCPConnectionError(ConnectionError):
+class MCPConnectionError(ToolchainError, ConnectionError):
     """The server could not be reached: its process did not start or answer, the URL
     refused the connection, or the handshake or the first tool listing failed.
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol, cast
 
 from toolchain import ExecutionContext, ToolError
+from toolchain._errors import ToolchainError
 
 __all__ = [
     "Reference",
@@ -47,7 +48,7 @@ class ReferenceReader(Protocol):
     async def read(self, ctx: ExecutionContext, reference: str) -> str: ...
 
 
-class UnknownReference(ToolError, LookupError):
+class UnknownReference(ToolError, ToolchainError, LookupError):
     """A reference that cannot be resolved: unknown, expired, of another run, or not a
     reference at all. The message is written for the model; ``of(reference)`` writes
     the usual one.

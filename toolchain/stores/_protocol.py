@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from toolchain._errors import ToolchainError
 from toolchain.chain import _step_seam
 
 __all__ = ["DEFAULT_TTL", "Store", "StoreError", "StoredEntry", "new_id"]
@@ -21,7 +22,7 @@ DEFAULT_TTL = 3600.0
 """Seconds an entry lives unless its ``put`` says otherwise."""
 
 
-class StoreError(Exception):
+class StoreError(ToolchainError):
     """The store could not be reached or answered wrongly (a server down, a broken file).
 
     Raised by every store for its own failures, so callers catch one type; the message

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Final
 
+from toolchain._errors import ToolchainError
 from toolchain.variables._syntax import Segment, Variables, fields_of, items_of
 
 __all__ = [
@@ -29,7 +30,7 @@ _MAX_SUGGESTION_CANDIDATES: Final = 1000
 _MAX_SUGGESTION_CHARS: Final = 64
 
 
-class ReferenceProblem(ValueError):
+class ReferenceProblem(ToolchainError, ValueError):
     """A ``$reference`` in a tool call's arguments that cannot be resolved.
 
     The message is written for the model: what is wrong, the closest name, and what is
@@ -51,7 +52,7 @@ class ReferenceProblem(ValueError):
         return type(self), (self.problem, self.argument)
 
 
-class UnknownVariable(LookupError):
+class UnknownVariable(ToolchainError, LookupError):
     """``get_variable`` of a name that is not saved, or no longer kept; the message says
     which, and what is available.
 
