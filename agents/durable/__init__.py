@@ -72,7 +72,9 @@ API (all names here)::
   needs approval waits in the workflow (``pending(workflow_id)`` lists it, from any
   process, or with ``client=client(database_url)`` from one that runs no workflows);
   ``decide(workflow_id, request, Approval.granted())`` resumes it, even after the
-  process that started the run exited. Calls of one action ask one at a time. A run
+  process that started the run exited (killed, or by ``shutdown``, which refuses
+  nothing): the process that takes the run over waits where it waited, for a decision
+  sent before or after the takeover. Calls of one action ask one at a time. A run
   cancelled while it waits (``DBOS.cancel_workflow``) stops waiting, and ``result()``
   raises ``RunCancelledError``, within a second or so.
 - Deterministic on replay: the date the prompt shows (recorded at the start), stored

@@ -154,6 +154,76 @@ async def test_cancelling_the_caller_task_propagates() -> None:
         await task
 
 
+class HelperIn(BaseModel):
+    cleanup_seconds: float = 0.0
+
+
+class AwaitsHelpers(Tool[HelperIn, str]):
+    """Awaits helper tasks, as first_of in agents.durable does: on cancellation it
+    cancels them and waits for them to end (a gather, which ends after its children)."""
+
+    name = "awaits_helpers"
+    description = "Waits on helper tasks."
+
+    def __init__(self) -> None:
+        self.saw: list[str] = []
+        self.helpers: list[asyncio.Task[None]] = []
+
+    async def call(self, ctx: ExecutionContext, input: HelperIn) -> ToolResult[str]:
+        async def helper() -> None:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                await asyncio.sleep(input.cleanup_seconds)  # stops a moment later
+                raise
+
+        self.helpers = [asyncio.ensure_future(helper()) for _ in range(2)]
+        try:
+            if input.cleanup_seconds:
+                await asyncio.wait(self.helpers, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await self.helpers[0]  # a task awaited directly
+        except asyncio.CancelledError:
+            self.saw.append("cancelled")
+            raise
+        finally:
+            for helper_task in self.helpers:
+                helper_task.cancel()
+            await asyncio.gather(*self.helpers, return_exceptions=True)
+        return ToolResult("done")
+
+
+@pytest.mark.parametrize("cancels", [1, 2])
+async def test_a_lone_call_awaiting_tasks_sees_its_callers_cancellation(cancels: int) -> None:
+    # A lone call is driven in the caller's task: its caller's cancellation reaches the
+    # call as a Task would deliver it, once what the call awaits has ended (a task or a
+    # gather ends after its children), however often it comes. It was delivered at
+    # once: the call's await raised "await wasn't used with future", the call failed
+    # with that, and execute returned as if nobody had cancelled it.
+    waits = AwaitsHelpers()
+    chain = JSONToolChain().register_tool(waits)
+    cleanup = 0.0 if cancels == 1 else 0.05
+    content = f'{{"tool": "awaits_helpers", "args": {{"cleanup_seconds": {cleanup}}}}}'
+    task = asyncio.create_task(chain.execute(ExecutionContext(), content, FMT))
+    await asyncio.sleep(0.02)
+    for _ in range(cancels):  # a second one while the call waits for its helpers to end
+        task.cancel()
+        await asyncio.sleep(0.01)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert waits.saw == ["cancelled"]
+    assert all(helper.cancelled() for helper in waits.helpers)
+
+
+async def test_a_lone_call_awaiting_a_task_times_out_as_a_timeout() -> None:
+    waits = AwaitsHelpers()
+    chain = JSONToolChain(timeout=0.02).register_tool(waits)
+    result = await chain.execute(ExecutionContext(), '{"tool": "awaits_helpers"}', FMT)
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "timeout", error
+    assert waits.saw == ["cancelled"]
+
+
 async def test_before_hook_rewrites_arguments_before_validation() -> None:
     ctx = ExecutionContext()
 

@@ -113,39 +113,49 @@ async def run_alone(
     timer = None if limit is None else loop.call_later(limit, signal, "timeout")
     remove = ctx.on_cancel(on_cancel)
     grace: asyncio.TimerHandle | None = None
+    must_cancel: asyncio.CancelledError | None = None  # thrown in when the call resumes
+    watched: object = None
     try:
         while True:
             pending = _future_of(waiting_on)
-            if pending is not None:
-                pending.add_done_callback(ready)
-            else:  # a bare yield (asyncio.sleep(0)): one loop turn
+            if pending is None:  # a bare yield (asyncio.sleep(0)): one loop turn
                 loop.call_soon(signal, "ready")
+            elif pending is not watched:  # once a future: a cancellation waits on it
+                pending.add_done_callback(ready)
+                watched = pending
+            interrupt: asyncio.CancelledError | None = None
             try:
                 kind = await wake
             except asyncio.CancelledError as error:
-                # This task was cancelled (its caller, or a cancel scope inside the
-                # call): deliver it into the call exactly as a Task would.
-                wake = loop.create_future()
-                if pending is not None and not pending.done():
-                    pending.cancel(*error.args[:1])
-                    waiting_on = step.send(None)
-                else:
-                    waiting_on = step.throw(error)
-                continue
+                # This task was cancelled (its caller, or a cancel scope inside the call).
+                kind, interrupt = "ready", error
             wake = loop.create_future()
-            if kind == "abandon":
-                abandon(step)
-                return _stopped(chain, ctx, item, signals.why.get(index), abandoned=True)
-            if kind in ("timeout", "cancelled") and index not in signals.why:
-                signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
-                grace = loop.call_later(chain.cancel_grace, signal, "abandon")
-                if pending is None:
-                    waiting_on = step.throw(asyncio.CancelledError())
-                    continue
-                pending.cancel()  # as Task.cancel does: the call reads it on resuming
-            elif kind != "ready" or (pending is not None and not pending.done()):
-                continue  # a signal after the first, or a stale wake-up
-            waiting_on = step.send(None)
+            if interrupt is None:
+                if kind == "abandon":
+                    abandon(step)
+                    return _stopped(chain, ctx, item, signals.why.get(index), abandoned=True)
+                if kind in ("timeout", "cancelled") and index not in signals.why:
+                    signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
+                    grace = loop.call_later(chain.cancel_grace, signal, "abandon")
+                    interrupt = asyncio.CancelledError()
+                elif kind != "ready" or (pending is not None and not pending.done()):
+                    continue  # a signal after the first, or a stale wake-up
+            if interrupt is not None:
+                # Delivered into the call exactly as a Task delivers it: what the call
+                # awaits is cancelled, and the call resumes once that has ended. A task
+                # or a gather ends only after its children, not at cancel(): resumed
+                # before, the call's await raises "await wasn't used with future" (and
+                # the cancellation is lost). What can no longer be cancelled (it is
+                # ending, or nothing is awaited) is thrown in as the call resumes.
+                if pending is None or pending.done() or not pending.cancel(*interrupt.args[:1]):
+                    must_cancel = interrupt
+                if pending is not None and not pending.done():
+                    continue  # `ready` resumes the call once it has ended
+            if must_cancel is not None:
+                thrown, must_cancel = must_cancel, None
+                waiting_on = step.throw(thrown)
+            else:
+                waiting_on = step.send(None)
     except StopIteration as stop:
         outcome: Outcome = stop.value
         return outcome

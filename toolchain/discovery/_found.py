@@ -31,13 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from toolchain._tool import Tool
 from toolchain.discovery._activation import Discovery
 from toolchain.discovery._index import ToolIndex
 
-__all__ = ["Answer", "Schemas"]
+__all__ = ["Answer", "Schemas", "take_up"]
 
 AnyTool = Tool[Any, Any]
 
@@ -146,3 +146,30 @@ class Answer:
             self.state.described[name] = None
         self.found.append(entry)
         self.categories.append(info.category)
+
+
+def take_up(state: Discovery, answer: object, index: ToolIndex, deferred: frozenset[str]) -> None:
+    """Make what a search's ``answer`` made callable callable in ``state``: the found
+    tools active (and, text mode, described), the other matches named, their
+    categories guided. A durable run replays a recorded search without running it, so
+    its answer is all the run has of it: without this, the tools the model was told it
+    can call would be refused as not found. After a live search it changes nothing
+    (the search did the same)."""
+    if not isinstance(answer, dict):
+        return
+    given = cast("dict[str, object]", answer)
+    found = given.get("found")
+    for entry in cast("list[object]", found) if isinstance(found, list) else []:
+        name = cast("dict[str, object]", entry).get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or name not in index.tools:
+            continue
+        if name in deferred:
+            state.active.setdefault(name)
+        if "parameters" in cast("dict[str, object]", entry):
+            state.described.setdefault(name)
+        if "workflow" in given:
+            state.guided.setdefault(index.info_of(name).category)
+    named = given.get("other_matches")
+    for name in cast("list[object]", named) if isinstance(named, list) else []:
+        if isinstance(name, str) and name in index.tools:
+            state.named.setdefault(name)

@@ -10,7 +10,9 @@ if they do not, the call is answered with them and the tool's parameters, which 
 model has not seen yet (a schema compacted as searches show it). A call to
 a tool that ``requires_confirmation`` goes to the approver; with no decision it is held
 (sealed, in the outermost run's state) and pauses every run from the one that made it
-up to the outermost, for the person that run answers to.
+up to the outermost, for the person that run answers to. After a search, what its answer
+made callable is made so again from the answer (``take_up``): a durable run replays a
+recorded search without running it, but runs the hooks.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from toolchain._result import ToolCall, ToolResult
 from toolchain.discovery._activation import Discovery, discovery
 from toolchain.discovery._approval import ApprovalRequest, Approver
 from toolchain.discovery._events import ApprovalChecked, DecidedBy, Outcome
-from toolchain.discovery._found import Schemas
+from toolchain.discovery._found import Schemas, take_up
 from toolchain.discovery._held import Seal, approvals, held_id, take_decision
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._quoting import quoted
+from toolchain.discovery._search_tool import SearchTool
 
 __all__ = ["Gate", "Gatekeeper"]
 
@@ -63,7 +66,8 @@ class Gatekeeper(Protocol):
 
 class Gate(ToolHook):
     """Holds back calls to tools not found yet, and calls that wait for approval; notes
-    the index tools that ran (``ToolSearch.used``).
+    the index tools that ran (``ToolSearch.used``) and the tools each search's answer
+    made callable.
 
     A guard, so it sees every call: in its own run (``home``) it checks both; in a
     child run (a sub-agent's, whose tools are its own) only approvals. Of several
@@ -96,8 +100,13 @@ class Gate(ToolHook):
     def after_tool_call(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any]
     ) -> None:
-        if call.name in self.owner.index.tools:
+        owner = self.owner
+        if call.name in owner.index.tools:
             discovery(ctx).used[call.name] = None
+        elif call.name == SearchTool.name and owner.defers and ctx.run_id == self.home:
+            # A search's answer, live or replayed by a durable run (which skips the
+            # search itself): what it made callable stays callable (`take_up`).
+            take_up(discovery(ctx), result.text, owner.index, owner.deferred)
 
     def _take_named(self, state: Discovery, call: ToolCall) -> None:
         """A first call to a tool a search named: the tool is active from now on, and

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,19 +64,24 @@ def finished_with_log(process: subprocess.Popen[str]) -> tuple[dict[str, Any], s
     return dict(json.loads(out.strip().splitlines()[-1])), err
 
 
-def kill_when_blocked(directory: Path, process: subprocess.Popen[str]) -> None:
-    """SIGKILL the worker once it signals it reached its blocking point."""
-    signalled = directory / "blocked"
+def wait_for(process: subprocess.Popen[str], reached: Callable[[], bool], what: str) -> None:
+    """Wait until ``reached()`` (the worker did ``what``); fail if it exits first."""
     deadline = time.monotonic() + HANG_GUARD_SECONDS
-    while not signalled.exists():
+    while not reached():
         if process.poll() is not None:
-            _, err = process.communicate()
-            pytest.fail(f"the worker exited before it blocked: {err}")
+            out, err = process.communicate()
+            pytest.fail(f"the worker exited before it got to {what}: {out}\n{err}")
         if time.monotonic() > deadline:
             process.kill()
             process.communicate()
-            pytest.fail(f"the worker did not block in {HANG_GUARD_SECONDS:.0f} s")
+            pytest.fail(f"the worker did not {what} in {HANG_GUARD_SECONDS:.0f} s")
         time.sleep(0.02)
+
+
+def kill_when_blocked(directory: Path, process: subprocess.Popen[str]) -> None:
+    """SIGKILL the worker once it signals it reached its blocking point."""
+    signalled = directory / "blocked"
+    wait_for(process, signalled.exists, "block")
     os.kill(process.pid, signal.SIGKILL)
     process.communicate()
     (directory / "block").unlink()

@@ -13,6 +13,10 @@ which recovers whatever a killed worker left pending, and then, by COMMAND:
   the call, and waits for the result;
 - ``decide-as-client``: approves the waiting call through a ``DBOSClient`` (DBOS is not
   launched, no workflow runs here) and exits;
+- ``start-and-wait``: starts the run, waits until it asks a person, prints the pending
+  calls and blocks there (``DIR/block``): the test kills the process while the run waits;
+- ``decide-when-asked``: takes the run over (at launch), waits until the run asks a person
+  in this process (``DIR/asked.log``), approves the call, and waits for the result;
 - ``fork``: forks the run keeping every recorded step (``DBOS.fork_workflow``) and
   waits for the fork's result;
 - ``recover-built-late``: launches *before* it builds SCENARIO's agent (the mistake),
@@ -33,7 +37,8 @@ in the module ``tests.agents.durable.worker`` instead of ``__main__``.
 
 Everything the tests count is written to files in DIR, from whichever process does it:
 ``model_calls.jsonl`` (one line per model call actually made, with the text of the last
-message it was sent) and ``tool_<name>.log`` (one line per time a tool began to run).
+message it was sent), ``tool_<name>.log`` (one line per time a tool began to run) and
+``asked.log`` (the pid of the process, each time a run asks a person in it).
 While ``DIR/block`` exists, the scenario's blocking point (a tool call, or the hook
 before step 2) writes ``DIR/blocked`` and waits for ever: the test kills the process
 there. A recovering worker is started after the test removed ``DIR/block``.
@@ -84,7 +89,7 @@ from agents.models import (
 from agents.models._scripted import ScriptItem
 from agents.prompt import Prompt
 from toolchain import ExecutionContext, JSONToolChain, Tool, tool
-from toolchain.discovery import Approval, ToolIndex, ToolInfo, ToolSearch
+from toolchain.discovery import Approval, ApprovalRequest, ToolIndex, ToolInfo, ToolSearch
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
 
@@ -420,6 +425,43 @@ def approving() -> ToolSearch:
     return ToolSearch(ToolIndex([publish], [info]), defer=False, approve=wait_for_person)
 
 
+def searched(messages: Sequence[Message]) -> ScriptItem:
+    """A model that finds ``publish`` with ``tool_search`` first (it is deferred), as the
+    README's approval example does, then calls it."""
+    step = step_of(messages)
+    if step == 1:
+        return call("tool_search", "c1", query="publish a page")
+    seen = since_last_reply(messages)
+    if step == 2:
+        return call("publish", "c2", page="p1") if '"publish"' in seen else answer("no tool")
+    return answer("published" if "published p1" in seen else f"not published: {seen}")
+
+
+async def asking(ctx: ExecutionContext, request: ApprovalRequest) -> Approval | None:
+    """``wait_for_person``, noting in ``asked.log`` which process asks (a run taken over
+    asks again in the process that took it)."""
+    note("asked.log", str(os.getpid()))
+    return await wait_for_person(ctx, request)
+
+
+def searching() -> ToolSearch:
+    """``publish`` is deferred (found by a search) and waits for a person's approval."""
+    info = ToolInfo("publish", phrases=("publish a page",), requires_confirmation=True)
+    return ToolSearch(ToolIndex([publish], [info]), defer=True, approve=asking)
+
+
+async def asked_here(workflow_id: str) -> bool:
+    """Wait until the run asks a person in this process; False if it ended first."""
+    mine = str(os.getpid())
+    while True:
+        path = DIR / "asked.log"
+        if path.exists() and mine in path.read_text().split():
+            return True
+        if await (await retrieve(workflow_id)).status() not in ("PENDING", "ENQUEUED"):
+            return False
+        await asyncio.sleep(0.02)
+
+
 class SubTask(TypedDict):
     task: str
 
@@ -486,6 +528,9 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     ),
     "approval": lambda: DurableAgent(
         make_agent(approved, extensions=[approving()]), name="approval"
+    ),
+    "search_approval": lambda: DurableAgent(
+        make_agent(searched, extensions=[searching()]), name="search_approval"
     ),
     "approval_release": lambda: DurableAgent(
         make_agent(approved, extensions=[approving()], step_hooks=[pause_before_step_2]),
@@ -635,6 +680,16 @@ async def main(scenario: str, command: str, workflow_id: str) -> None:
             await durable.start("go", workflow_id=workflow_id)
             waiting = await pending(workflow_id, wait=60.0)
             print(json.dumps({"pending": [request.tool for request in waiting]}), flush=True)
+        elif command == "start-and-wait":
+            await durable.start("go", workflow_id=workflow_id)
+            waiting = await pending(workflow_id, wait=60.0)
+            print(json.dumps({"pending": [request.tool for request in waiting]}), flush=True)
+            await block_here()
+        elif command == "decide-when-asked":
+            if await asked_here(workflow_id):
+                waiting = await pending(workflow_id)
+                await decide(workflow_id, waiting[0], Approval.granted("looks right"))
+            await outcome(workflow_id)
         elif command == "decide":
             waiting = await pending(workflow_id, wait=60.0)
             await decide(workflow_id, waiting[0], Approval.granted("looks right"))
