@@ -1,6 +1,6 @@
 """A step's tool runs, shared by both agents' readers: a chain execution whose call
-events pass on as they happen, the streak of failed steps, and the error of a call to
-a tool the step's hooks turned off.
+events pass on as they happen, and the streak of failed steps. (A call to a tool the
+step's hooks turned off is the chain's to answer: ``toolchain.runtime.narrow_chain``.)
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from toolchain import (
     BeforeToolCall,
     ExecutionContext,
     Stats,
-    ToolCallError,
     ToolChainResult,
 )
 
-__all__ = ["count_tool_errors", "inactive_tool", "run_tools"]
+__all__ = ["count_tool_errors", "run_tools"]
 
 
 async def run_tools(
@@ -60,11 +59,3 @@ def count_tool_errors(ctx: ExecutionContext, results: Sequence[ToolChainResult])
             Stats.CONSECUTIVE_TOOL_ERRORS,
             ctx.stats.get(Stats.CONSECUTIVE_TOOL_ERRORS) + 1 if failed else 0,
         )
-
-
-def inactive_tool(name: str, tools: Sequence[str]) -> ToolCallError:
-    """The error of a call to a tool the step's hooks turned off (both agents)."""
-    listing = ", ".join(tools) or "(none)"
-    return ToolCallError(
-        "unknown_tool", f"the tool {name!r} is not available now. Available tools: {listing}"
-    )

@@ -25,7 +25,7 @@ from agents._engine import StepEngine
 from agents._options import RunOptions, check_keywords
 from agents._step_state import Done, RunStop, StepRecord
 from agents._system_prompt import default_system_prompt
-from agents._tool_runs import count_tool_errors, inactive_tool, run_tools
+from agents._tool_runs import count_tool_errors, run_tools
 from agents.events import ModelTextDelta, RunEvent
 from agents.models import (
     GenerateOptions,
@@ -44,13 +44,11 @@ from toolchain import (
     ExecutionContext,
     Stats,
     TextContent,
-    ToolCall,
-    ToolCallError,
     ToolCallParseError,
-    ToolCallParseFailed,
     ToolChainResult,
     YAMLToolChain,
 )
+from toolchain.runtime import narrow_chain
 
 __all__ = ["AgentOptions", "ReActAgent"]
 
@@ -258,16 +256,12 @@ class ReActAgent(StepEngine[AnswerT]):
         parts: list[ContentPart] = []
         problems: list[str] = []
         loop = asyncio.get_running_loop()
-        narrowed = tools != tuple(self.tool_chain.tools)
+        chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless hooks narrowed
         for content in actions:
             if deadline is not None and loop.time() >= deadline:
                 break
             try:
-                work = (
-                    self._execute_active(ctx, content, tools)
-                    if narrowed
-                    else self.tool_chain.execute(ctx, content, self.text_format)
-                )
+                work = chain.execute(ctx, content, self.text_format)
                 async for item in run_tools(ctx, index, work, deadline):
                     if isinstance(item, Done):
                         result: ToolChainResult = item.value
@@ -292,28 +286,6 @@ class ReActAgent(StepEngine[AnswerT]):
         else:
             ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
             step.replies.append(Message("user", tuple(parts)))
-
-    async def _execute_active(
-        self, ctx: ExecutionContext, content: str, tools: tuple[str, ...]
-    ) -> ToolChainResult:
-        """``execute`` in a step whose hooks narrowed the tools: others are unknown."""
-        chain = self.tool_chain
-        try:
-            items = chain.parse_calls(content, self.text_format)
-        except ToolCallParseError as error:
-            if ctx.events.has_subscribers(ToolCallParseFailed):
-                ctx.events.emit(ToolCallParseFailed(ctx, content, str(error)))
-            raise
-        active = set(tools)
-        calls = [
-            ToolCall("error", {}, rejected=ToolCallError("parse", item))
-            if isinstance(item, str)
-            else item
-            if item.name in active
-            else ToolCall(item.name, item.args, item.id, rejected=inactive_tool(item.name, tools))
-            for item in items
-        ]
-        return await chain.execute_calls(ctx, calls, self.text_format)
 
     def _swallowed_section(self, sections: dict[str, list[str]]) -> tuple[str, str] | None:
         """(outer, inner) when an action or answer sits inside another section's text."""

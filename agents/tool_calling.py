@@ -34,7 +34,7 @@ from agents._native_messages import answer_every_call, as_request, call_replies,
 from agents._options import RunOptions, check_keywords
 from agents._step_state import Done, RunStop, StepRecord
 from agents._system_prompt import native_system_prompt
-from agents._tool_runs import count_tool_errors, inactive_tool, run_tools
+from agents._tool_runs import count_tool_errors, run_tools
 from agents._tool_specs import NativeSpecs
 from agents.events import ModelTextDelta, ModelToolCallDelta, RunEvent
 from agents.models import (
@@ -61,7 +61,7 @@ from toolchain import (
     ToolChainResult,
 )
 from toolchain.dialects import parse as read_dialect
-from toolchain.runtime import logger
+from toolchain.runtime import logger, narrow_chain
 
 __all__ = ["ToolCallingAgent", "ToolCallingOptions"]
 
@@ -229,13 +229,14 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             return
         answer_name = self.answer_tool if self._typed is not None else None
         work = [
-            self._tool_call(call, tools, original)
+            self._tool_call(call, original)
             for call, original in zip(calls, written, strict=True)
             if call.name != answer_name
         ]
         observations: list[CallObservation] = []
         if work:
-            chain_work = self.tool_chain.execute_calls(ctx, work, self.text_format)
+            chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
+            chain_work = chain.execute_calls(ctx, work, self.text_format)
             async for item in run_tools(ctx, index, chain_work, deadline):
                 if isinstance(item, Done):
                     result: ToolChainResult = item.value
@@ -263,9 +264,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         answer = {"name": self.answer_tool, "parameters": self._typed.model.model_json_schema()}
         return read_dialect(text, [*chain.tools.values(), answer], policy=chain.policy)
 
-    def _tool_call(
-        self, call: ToolCallRequest, tools: tuple[str, ...], written: ToolCall | None = None
-    ) -> ToolCall:
+    def _tool_call(self, call: ToolCallRequest, written: ToolCall | None = None) -> ToolCall:
         """The chain's call for a native one; ``written``: the call as read from text."""
         if written is not None and written.rejected is not None:
             return ToolCall(call.name, written.args, call.id, rejected=written.rejected)
@@ -276,8 +275,6 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             return ToolCall(
                 call.name, {}, call.id, rejected=ToolCallError("invalid_arguments", message)
             )
-        if call.name in self.tool_chain.tools and call.name not in tools:
-            return ToolCall(call.name, args, call.id, rejected=inactive_tool(call.name, tools))
         return ToolCall(call.name, args, call.id)
 
     def _answer_calls(

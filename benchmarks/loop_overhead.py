@@ -15,7 +15,11 @@ and chain (``fmt.parse`` + ``chain.execute`` + a message list, as in
 ``examples/custom_loop.py``), which shows what the agents' extras cost on top.
 Targets (reported, not asserted): at most 60 µs per iteration for ``ReActAgent`` (text)
 and 50 µs for ``ToolCallingAgent`` (native). They are absolute, so they depend on the
-machine: the floor's figure beside them says how fast this one is.
+machine: the floor's figure beside them says how fast this one is. And one that holds on
+any machine (issue 27): each agent's overhead per step at most 30x the msgspec + pydantic
+one-call floor (``benchmarks.toolchain_overhead``'s JSON x1 floor: decode one call,
+validate its arguments, call the function, encode its output), measured in the same
+group of interleaved runs.
 
 Then the same run with a ``ToolSearch`` of 200 deferred tools installed, against the
 plain run (``benchmarks._discovery_overhead``; target: at most 1.3x per iteration).
@@ -38,12 +42,14 @@ from agents import (
     Usage,
 )
 from agents.models import ToolCallRequest
+from benchmarks import toolchain_overhead
 from benchmarks._timing import Job, Settings, measure_jobs_sync, render_table, verdict
 from formats import Section, XMLFormat
 from toolchain import ExecutionContext, Limits, Tool, ToolResult, YAMLToolChain
 
 ITERATIONS = 10
 TARGET_US = {"ReActAgent.run (text)": 60.0, "ToolCallingAgent.run (native)": 50.0}
+MAX_STEP_FLOOR_RATIO = 30.0  # a step's overhead, against the one-call msgspec+pydantic floor
 
 
 class Clock:
@@ -177,15 +183,18 @@ def run(settings: Settings) -> None:
     agent, model, clock = build()
     native, native_model, native_clock = build_native()
     floor_agent, floor_model, _ = build()
+    one_call = toolchain_overhead.JSON_ONE
     timings = measure_jobs_sync(
         [
             Job.awaited(lambda: agent_run(agent, model), 300, warmup=5),
             Job.awaited(lambda: agent_run(native, native_model), 300, warmup=5),
             Job.awaited(lambda: minimal_run(floor_agent, floor_model), 300, warmup=5),
+            Job.sync(lambda: toolchain_overhead.json_floor(one_call), 3000, warmup=200),
         ],
         settings,
         seconds=18.0,  # measure_jobs cuts runs and time for --quick itself
     )
+    call_floor_us = timings[3].median_us
     floor = "minimal loop (floor)"
     measured = (
         ("ReActAgent.run (text)", timings[0], clock),
@@ -226,6 +235,18 @@ def run(settings: Settings) -> None:
             f"({us / 1000 / per_iteration_ms[floor]:.2f}x the minimal loop, "
             f"{per_iteration_ms[floor] * 1000:,.1f} µs); "
             f"target <= {TARGET_US[label]:g} µs: {verdict(us <= TARGET_US[label])}"
+        )
+    print()
+    print(
+        f"One-call floor, same runs (msgspec decode + pydantic validate + call + encode): "
+        f"{call_floor_us:,.2f} µs (IQR {timings[3].iqr_percent:.0f}%)"
+    )
+    for label, _, _ in measured[:2]:
+        ratio = per_iteration_ms[label] * 1000 / call_floor_us
+        print(
+            f"{label}: {per_iteration_ms[label] * 1000:,.1f} µs per step = {ratio:.1f}x the "
+            f"one-call floor; target <= {MAX_STEP_FLOOR_RATIO:g}x: "
+            f"{verdict(ratio <= MAX_STEP_FLOOR_RATIO)}"
         )
     print()
     from benchmarks._discovery_overhead import run_toolsearch_rows

@@ -1,4 +1,5 @@
-"""Tool hooks: ordered code that may change a call, apart from read-only observers.
+"""Tool hooks: ordered code that may change a call, apart from read-only observers,
+and the one runner every hook stage goes through.
 
 A ``ToolHook`` may rewrite a call before it is validated, refuse it, replace its
 result before it is serialised, or rewrite the serialised text the model will see
@@ -13,6 +14,12 @@ however deep: the chain's calls, each sub-call of a composite tool, and the call
 child runs (``ExecutionContext.child``: sub-agents), whose contexts consult their
 parents' guards. Approvals and activation checks live there, so nesting a tool
 cannot skip them.
+
+``Hooks`` is a run's set of them (``ctx.hooks``): one ordered tuple per stage, replaced,
+never mutated, so the chain reads them without a lock. `run_stage` runs any stage's
+hooks (a chain's four, an agent's step hooks through `run_hooks`): in order, each given
+what the one before returned, plain or ``async`` alike, a failure made the stage's own
+result by its `HookStage`, and no coroutine made while every hook is plain.
 """
 
 from __future__ import annotations
@@ -28,33 +35,18 @@ from toolchain._errors import ModelFeedback, ToolchainError, describe_exception,
 from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 
-# ======================================================================
-# (hook_runner)
-# `run_hooks`: one runner for every stage's hooks, sync-first.
-#
-# Each stage of a call (before, guard, after, observation) and each step of an agent runs
-# its hooks the same way: in order, each given what the one before returned, plain or
-# ``async`` alike, and a hook that raises, or returns what the stage does not take, is
-# reported as that hook's failure. Most hooks are plain functions, so the runner makes no
-# coroutine until a hook hands it an awaitable: a stage of plain hooks costs no event-loop
-# work at all. Callers write::
-#
-#     value = run_hooks(hooks, (ctx, call), value, accept)
-#     if isawaitable(value):
-#         value = await value
-#
-# >>> def double(ctx: object, n: int) -> int:
-# ...     return n * 2
-# >>> def accept(returned: object, n: int) -> int | None:
-# ...     return returned if isinstance(returned, int) else None
-# >>> run_hooks((double, double), ("ctx",), 3, accept)
-# 12
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+
+_log = logger("toolchain")
+
 
 __all__ = [
     "AfterHook",
     "BeforeHook",
     "GuardHook",
     "HookFailed",
+    "HookStage",
     "Hooks",
     "ObservationHook",
     "Shown",
@@ -63,11 +55,16 @@ __all__ = [
     "check_guards",
     "guard_call",
     "hook_default",
+    "hook_error",
     "refusal_error",
     "run_hooks",
+    "run_stage",
 ]
 
 T = TypeVar("T")
+V = TypeVar("V")
+R = TypeVar("R")
+X = TypeVar("X")
 
 Accept = Callable[[object, T], "T | None"]
 """What a stage takes from a hook: ``accept(returned, value)`` is the new value, or None
@@ -88,47 +85,82 @@ class HookFailed(ToolchainError):
         super().__init__(f"hook {hook!r} failed: {what}")
 
 
-def run_hooks(
+class HookStage(Generic[V, X, R]):
+    """One stage's rules for `run_stage`: its hooks' values are ``V``; ``X`` is what the
+    stage knows of the call besides (``extra``); ``R`` is what the stage hands on.
+
+    - ``accept(returned, value, extra)``: the value a hook's return makes, or None when
+      the stage does not take it (the hook fails);
+    - ``done(value, extra)``: the stage's result once every hook ran;
+    - ``failed(failure, value, extra)``: the stage's result when a hook failed (raised:
+      ``failure.error``; returned what ``accept`` refused: ``failure.returned``), with
+      ``value`` as the hooks before it had left it. It may raise instead.
+
+    >>> stage: HookStage[int, None, str] = HookStage(
+    ...     lambda returned, n, extra: returned if isinstance(returned, int) else None,
+    ...     lambda n, extra: f"got {n}",
+    ...     lambda failure, n, extra: f"failed at {n}",
+    ... )
+    >>> run_stage(stage, (lambda ctx, n: n * 2, lambda ctx, n: n + 1), ("ctx",), 3, None)
+    'got 7'
+    >>> run_stage(stage, (lambda ctx, n: n * 2, lambda ctx, n: "x"), ("ctx",), 3, None)
+    'failed at 6'
+    """
+
+    __slots__ = ("accept", "done", "failed")
+
+    def __init__(
+        self,
+        accept: Callable[[object, V, X], V | None],
+        done: Callable[[V, X], R],
+        failed: Callable[[HookFailed, V, X], R],
+    ) -> None:
+        self.accept = accept
+        self.done = done
+        self.failed = failed
+
+
+def run_stage(
+    stage: HookStage[V, X, R],
     hooks: Sequence[Callable[..., Any]],
     args: tuple[object, ...],
-    value: T,
-    accept: Accept[T],
-    passthrough: tuple[type[BaseException], ...] = (),
-) -> T | Awaitable[T]:
-    """``value`` after each of ``hooks`` (``hook(*args, value)``) in order.
+    value: V,
+    extra: X,
+) -> R | Awaitable[R]:
+    """``stage``'s result after each of ``hooks`` (``hook(*args, value)``) in order.
 
-    A hook returning None keeps the value; an awaitable is awaited, from then on in a
-    coroutine the caller awaits (only then is one made). A hook that raises an
-    exception of ``passthrough`` (a refusal the stage understands) lets it through;
-    any other raises `HookFailed` from it, and so does a return ``accept`` refuses.
+    A hook returning None keeps the value. The result comes back as it is while every
+    hook is plain; once a hook returns an awaitable, the rest runs in a coroutine (only
+    then is one made) whose result the caller awaits.
     """
     for at, hook in enumerate(hooks):
         try:
             returned = hook(*args, value)
         except _THROUGH:
             raise
-        except passthrough:
-            raise
         except BaseException as error:
-            raise HookFailed(hook, error) from error
+            return stage.failed(HookFailed(hook, error), value, extra)
         if returned is None:
             continue
         if type(returned) is not str and inspect.isawaitable(returned):
-            return _finish(hooks, at, returned, args, value, accept, passthrough)
-        value = _accepted(hook, returned, value, accept)
-    return value
+            return _finish(stage, hooks, at, returned, args, value, extra)
+        taken = stage.accept(returned, value, extra)
+        if taken is None:
+            return stage.failed(HookFailed(hook, None, returned), value, extra)
+        value = taken
+    return stage.done(value, extra)
 
 
 async def _finish(
+    stage: HookStage[V, X, R],
     hooks: Sequence[Callable[..., Any]],
     at: int,
     pending: Awaitable[object],
     args: tuple[object, ...],
-    value: T,
-    accept: Accept[T],
-    passthrough: tuple[type[BaseException], ...],
-) -> T:
-    """The rest of `run_hooks`, once hook ``at`` handed over ``pending``."""
+    value: V,
+    extra: X,
+) -> R:
+    """The rest of `run_stage`, once hook ``at`` handed over ``pending``."""
     for index in range(at, len(hooks)):
         hook = hooks[index]
         try:
@@ -137,31 +169,86 @@ async def _finish(
                 returned = await returned
         except _THROUGH:
             raise
-        except passthrough:
-            raise
         except BaseException as error:
-            raise HookFailed(hook, error) from error
+            return stage.failed(HookFailed(hook, error), value, extra)
         if returned is not None:
-            value = _accepted(hook, returned, value, accept)
+            taken = stage.accept(returned, value, extra)
+            if taken is None:
+                return stage.failed(HookFailed(hook, None, returned), value, extra)
+            value = taken
+    return stage.done(value, extra)
+
+
+def run_hooks(
+    hooks: Sequence[Callable[..., Any]],
+    args: tuple[object, ...],
+    value: T,
+    accept: Accept[T],
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> T | Awaitable[T]:
+    """``value`` after each of ``hooks`` (``hook(*args, value)``) in order: `run_stage`
+    for a stage whose failures are raised.
+
+    A hook returning None keeps the value; an awaitable is awaited, from then on in a
+    coroutine the caller awaits (only then is one made). A hook that raises an
+    exception of ``passthrough`` (a refusal the stage understands) lets it through;
+    any other raises `HookFailed` from it, and so does a return ``accept`` refuses.
+
+    >>> def double(ctx: object, n: int) -> int:
+    ...     return n * 2
+    >>> def accept(returned: object, n: int) -> int | None:
+    ...     return returned if isinstance(returned, int) else None
+    >>> run_hooks((double, double), ("ctx",), 3, accept)
+    12
+    """
+    stage: HookStage[T, tuple[type[BaseException], ...], T] = HookStage(
+        lambda returned, current, _: accept(returned, current), _same, _raise
+    )
+    return run_stage(stage, hooks, args, value, passthrough)
+
+
+def _same(value: T, extra: object) -> T:
     return value
 
 
-def _accepted(hook: object, returned: object, value: T, accept: Accept[T]) -> T:
-    taken = accept(returned, value)
-    if taken is None:
-        raise HookFailed(hook, None, returned)
-    return taken
+def _raise(failure: HookFailed, value: object, passthrough: tuple[type[BaseException], ...]) -> Any:
+    """`run_hooks`'s failures: a refusal the caller understands as it was raised, any
+    other failure as `HookFailed`."""
+    if failure.error is not None and isinstance(failure.error, passthrough):
+        raise failure.error
+    raise failure from failure.error
 
 
-# ======================================================================
-# (hook_set)
-# `Hooks`: a run's ordered tool hooks (``ctx.hooks``), kept apart from what they get.
-#
-# The set holds the methods each hook overrides, one ordered tuple per stage (replaced,
-# never mutated, so the chain reads them without a lock). It is generic in the context
-# type its hooks are given, so it needs nothing of ``ExecutionContext``, which owns one;
-# ``ToolHook`` (``toolchain._hooks``) marks its do-nothing methods with `hook_default`,
-# and the set leaves those out.
+def hook_error(
+    failure: HookFailed,
+    call: ToolCall,
+    *,
+    hook: str,
+    during: str,
+    takes: str,
+    refusable: bool = False,
+) -> ToolCallError:
+    """The error a call fails with when a tool hook failed: what the model reads, and the
+    record the developer gets (the one wording every tool-hook stage shares).
+
+    ``hook`` names the hook in the model's words, ``during`` in the log's, ``takes``
+    what its stage takes. In a stage that may refuse a call (``refusable``: the before
+    hooks, the guards), a ``ToolCallRefused`` is a refusal, not a failure.
+
+    >>> failed = HookFailed("my_hook", None, 42)
+    >>> hook_error(failed, ToolCall("ping"), hook="a hook", during="", takes="a str").message
+    'a hook returned int, not a str'
+    """
+    error = failure.error
+    if refusable and isinstance(error, ToolCallRefused):
+        return refusal_error(call, error)
+    if error is None:
+        message = f"{hook} returned {type(failure.returned).__name__}, not {takes}"
+        _log.error("%s (hook %r)", message, failure.hook)
+        return ToolCallError("hook_error", message)
+    _log.warning("%s failed on %s", during, call.name, exc_info=error)
+    message = f"a tool-call hook failed: {describe_exception(error)}"
+    return ToolCallError("hook_error", message, error)
 
 
 C = TypeVar("C")
@@ -278,30 +365,6 @@ def _is_tool_hook(hook: object) -> bool:
     return all(hasattr(type(hook), stage) for stage in _STAGES)
 
 
-# ======================================================================
-# (hooks)
-# Tool hooks: ordered code that may change a call, apart from read-only observers.
-#
-# A ``ToolHook`` may rewrite a call before it is validated, refuse it, replace its
-# result before it is serialised, or rewrite the serialised text the model will see
-# (while ``raw`` keeps the real result: how the context relay boxes large outputs and
-# variables name them). Hooks run in the order they were added, before hooks
-# and after hooks alike. A hook that raises fails *that call* only (``hook_error``;
-# ``refused`` for ``ToolCallRefused``); the other calls of the action go on. Hooks may
-# be plain or ``async`` methods.
-#
-# A guard (``ToolHook.guard_tool_call``) is the one hook that sees every call of a tool,
-# however deep: the chain's calls, each sub-call of a composite tool, and the calls of
-# child runs (``ExecutionContext.child``: sub-agents), whose contexts consult their
-# parents' guards. Approvals and activation checks live there, so nesting a tool
-# cannot skip them.
-
-if TYPE_CHECKING:
-    from toolchain._context import ExecutionContext
-
-
-_log = logger("toolchain")
-
 RefusalKind = Literal["refused", "invalid_arguments", "unknown_tool"]
 
 
@@ -409,15 +472,7 @@ def check_guards(
     """Run every guard of ``ctx`` (its own first, then its parents') on ``call``: the
     error it fails with, or None when all let it run; an awaitable of that only once a
     guard is ``async`` (a chain's stage then awaits it; no coroutine otherwise)."""
-    try:
-        checked = run_hooks(ctx.hooks.guard_chain(), (ctx,), call, _keep, (ToolCallRefused,))
-    except ToolCallRefused as refused:
-        return refusal_error(call, refused)
-    except HookFailed as failed:
-        return _guard_failed(call, failed)
-    if isinstance(checked, ToolCall):  # every guard was plain: no coroutine
-        return None
-    return _guarded(call, checked)
+    return run_stage(_GUARDS, ctx.hooks.guard_chain(), (ctx,), call, None)
 
 
 async def guard_call(ctx: ExecutionContext, call: ToolCall) -> ToolCallError | None:
@@ -429,23 +484,12 @@ async def guard_call(ctx: ExecutionContext, call: ToolCall) -> ToolCallError | N
     return await checked
 
 
-async def _guarded(call: ToolCall, checked: Awaitable[ToolCall]) -> ToolCallError | None:
-    try:
-        await checked
-    except ToolCallRefused as refused:
-        return refusal_error(call, refused)
-    except HookFailed as failed:
-        return _guard_failed(call, failed)
-    return None
+def _guard_failed(failure: HookFailed, call: ToolCall, extra: None) -> ToolCallError:
+    during = "a tool-call guard"
+    return hook_error(failure, call, hook=during, during=during, takes="None", refusable=True)
 
 
-def _keep(returned: object, call: ToolCall) -> ToolCall:
-    """A guard's return is not used: it lets the call run by returning at all."""
-    return call
-
-
-def _guard_failed(call: ToolCall, failed: HookFailed) -> ToolCallError:
-    error = failed.error if failed.error is not None else TypeError(repr(failed.returned))
-    _log.warning("a tool-call guard failed on %s", call.name, exc_info=error)
-    message = f"a tool-call hook failed: {describe_exception(error)}"
-    return ToolCallError("hook_error", message, error)
+# A guard's return is not used: it lets the call run by returning at all.
+_GUARDS: HookStage[ToolCall, None, ToolCallError | None] = HookStage(
+    lambda returned, call, extra: call, lambda call, extra: None, _guard_failed
+)

@@ -16,7 +16,8 @@ parts ours has, and no package imports a private module of another.
 - `count_tokens` (offline o200k counts), `json_nesting_exceeds` (a linear depth check to run
   before any parser), `requires_extra` and `MissingExtra` (a missing optional dependency
   named with its extra);
-- the durable seam: `StepRunner`, `current_step_runner` and `step_runner_installed`.
+- the durable seam: `StepRunner`, `current_step_runner` and `step_runner_installed`;
+- `narrow_chain`: a chain with only a step's active tools callable, never changed itself.
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -43,6 +44,7 @@ from toolchain._redact import (
 from toolchain._syntax._json import unfence
 from toolchain._syntax._nesting import json_nesting_exceeds
 from toolchain._tokens import count_tokens
+from toolchain.chain._base import narrow_chain
 from toolchain.chain._step_seam import StepRunner
 from toolchain.chain._step_seam import current as current_step_runner
 from toolchain.chain._step_seam import installed as step_runner_installed
@@ -62,6 +64,7 @@ __all__ = [
     "json_nesting_exceeds",
     "log_line",
     "logger",
+    "narrow_chain",
     "one_line",
     "redact",
     "redact_data",

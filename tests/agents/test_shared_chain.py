@@ -11,13 +11,14 @@ are what they were. A tool registered on the chain afterwards reaches both.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from agents import AgentResult, ReActAgent, ToolCallingAgent
+from agents import AgentResult, ReActAgent, StepRequest, ToolCallingAgent
 from agents.models import OpenAIChatModel, ScriptedModel
 from tests.support.agent_kinds import KINDS, Kind
 from tests.support.chat_script import Calls, calls, chat_script
@@ -263,3 +264,42 @@ def test_an_extension_tool_named_like_a_chain_tool_is_refused_at_build() -> None
     with pytest.raises(DuplicateToolError, match="a tool named 'get_weather' is already"):
         ReActAgent(ScriptedModel([]), tool_chain=chain, extensions=[Clash()])
     assert chain.tools == {"get_weather": get_weather}
+
+
+@KINDS
+def test_a_chain_of_ones_own_is_narrowed_by_a_wrapper_and_reads_each_action_once(
+    kind: Kind,
+) -> None:
+    # A chain that cannot narrow itself is wrapped for the step: the same words, the
+    # chain read once per action, and the chain itself left as it was.
+    chain = Delegating().register_tool(get_weather).register_tool(drop_table)
+    reads: list[str] = []
+    parse = chain.inner.parse_calls
+
+    def counted(content: str, text_format: Any = None) -> Any:
+        reads.append(content)
+        return parse(content, text_format)
+
+    chain.inner.parse_calls = counted  # type: ignore[method-assign]  # a spy on the reads
+
+    def weather_only(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        return dataclasses.replace(step, tools=("get_weather",))
+
+    if kind == "react":
+        action = '<action>{"tool": "drop_table", "args": {"table": "users"}}</action>'
+        model = ScriptedModel([action, "<answer>no</answer>"])
+        agent: Any = ReActAgent(model, tool_chain=chain, step_hooks=[weather_only])
+    else:
+        model = ScriptedModel([ScriptedModel.call("drop_table", {"table": "users"}), "no"])
+        agent = ToolCallingAgent(model, tool_chain=chain, step_hooks=[weather_only])
+    ran.clear()
+    result = agent.run_sync("Drop the users table.")
+    assert result.ok, result.error
+    [error] = result.iterations[0].tool_results[0].raw.errors
+    assert error is not None and error.kind == "unknown_tool"
+    assert error.message == (
+        "the tool 'drop_table' is not available now. Available tools: get_weather"
+    )
+    assert ran == []
+    assert len(reads) == (1 if kind == "react" else 0)
+    assert list(chain.tools) == ["get_weather", "drop_table"]

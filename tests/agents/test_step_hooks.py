@@ -45,7 +45,8 @@ from tests.support.agent_kinds import (
 from tests.support.chat_script import chat_script
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_replies import openai_completion
-from toolchain import ExecutionContext, JSONToolChain, YAMLToolChain, tool
+from toolchain import ExecutionContext, JSONToolChain, ToolCall, YAMLToolChain, tool
+from toolchain.chain import ToolChainBase
 from toolchain.testing import fixed_clock
 
 NOT_ACTIVE = "the tool 'mul' is not available now. Available tools: add"
@@ -172,6 +173,49 @@ async def test_native_active_tools_are_the_only_specs_sent_and_others_are_refuse
     assert replies["c-add"].text_content().startswith("5")
     [made] = result.iterations[0].tool_results
     assert [e.kind if e is not None else None for e in made.raw.errors] == ["unknown_tool", None]
+
+
+@KINDS
+async def test_an_inactive_tool_is_refused_by_the_chain_in_the_same_words_in_both_agents(
+    kind: Kind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def only_add(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        return dataclasses.replace(step, tools=("add",))
+
+    chain = chain_for(kind, add, mul)
+    assert isinstance(chain, ToolChainBase)
+    reads: list[str] = []
+    read = chain.call_syntax.read
+
+    def counted(content: str, *args: Any) -> list[ToolCall | str]:
+        reads.append(content)
+        return read(content, *args)
+
+    monkeypatch.setattr(chain.call_syntax, "read", counted)
+    model = ScriptedModel([call(kind, "mul"), call(kind, "add"), answer(kind)])
+    result = await agent(kind, model, chain, step_hooks=[only_add]).run("2 * 3, else 2 + 3?")
+    assert result.ok, result.error
+    refused, added = (step.tool_results[0].raw.errors[0] for step in result.iterations[:2])
+    assert refused is not None and (refused.kind, refused.message) == ("unknown_tool", NOT_ACTIVE)
+    assert added is None
+    assert NOT_ACTIVE in model.requests[1].messages[-1].text_content()
+    assert list(chain.tools) == ["add", "mul"]  # the chain given is never narrowed itself
+    # Each action is read once, by the chain (native calls arrive read).
+    assert len(reads) == (2 if kind == "react" else 0)
+
+
+@KINDS
+async def test_a_name_the_chain_does_not_have_lists_only_the_steps_tools(kind: Kind) -> None:
+    def only_add(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        return dataclasses.replace(step, tools=("add",))
+
+    model = ScriptedModel([call(kind, "sub"), answer(kind)])
+    result = await build(kind, model, [only_add]).run("2 - 3?")
+    assert result.ok, result.error
+    [error] = result.iterations[0].tool_results[0].raw.errors
+    assert error is not None and error.kind == "unknown_tool"
+    # An unknown tool, not one turned off; and a tool hidden this step is never named.
+    assert error.message == "unknown tool 'sub'. Available tools: add"
 
 
 @KINDS

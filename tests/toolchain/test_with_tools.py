@@ -107,3 +107,44 @@ def test_offering_tools_the_chain_has_gives_the_chain_and_a_clash_is_refused() -
 
     with pytest.raises(DuplicateToolError, match="a tool named 'restart' is already registered"):
         chain.with_tools([restart, restart_again])
+
+
+# -- narrowed: fewer tools callable, the chain unchanged ----------------------------------
+
+
+def test_a_narrowed_view_refuses_a_tool_it_left_out_and_never_runs_it() -> None:
+    chain = JSONToolChain().register_tool(ping).register_tool(restart)
+    step = chain.narrowed(["ping"])
+    action = '[{"tool": "restart", "args": {"service": "web"}}, {"tool": "ping"}]'
+    assert _run(step, action) == [
+        "the tool 'restart' is not available now. Available tools: ping",
+        "pong",
+    ]
+    assert _run(step, '{"tool": "reboot"}') == ["unknown tool 'reboot'. Available tools: ping"]
+    assert list(step.tools) == ["ping"]
+    assert "- restart:" not in step.available_tools_prompt()
+    # The chain itself is untouched: it runs both, and lists both.
+    assert _run(chain, action) == ["restarted web", "pong"]
+    assert list(chain.tools) == ["ping", "restart"]
+
+
+def test_narrowing_to_every_tool_is_the_chain_itself_and_views_narrow_further() -> None:
+    chain = JSONToolChain().register_tool(ping).register_tool(restart)
+    assert chain.narrowed(["ping", "restart"]) is chain
+    assert chain.narrowed(["restart", "ping", "extra"]) is chain
+    admin = chain.with_tools([status])
+    step = admin.narrowed(["status", "ping"])
+    assert list(step.tools) == ["ping", "status"]
+    assert list(step.narrowed(["status"]).tools) == ["status"]
+    assert _run(step, '{"tool": "status"}') == ["up"]
+
+
+def test_a_narrowed_view_follows_the_chain_and_registers_on_it() -> None:
+    chain = JSONToolChain().register_tool(ping)
+    step = chain.narrowed([])
+    step.register_tool(status)  # on the chain it views, and not active in the view
+    assert list(chain.tools) == ["ping", "status"]
+    assert list(step.tools) == []
+    assert _run(step, '{"tool": "status"}') == [
+        "the tool 'status' is not available now. Available tools: (none)"
+    ]

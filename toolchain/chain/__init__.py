@@ -13,8 +13,9 @@ True
 
 # What lives here: _base (the protocols and ToolChainBase), then one module per stage a call
 # goes through, in order: _check (plan and check), _run (the tool run), _schedule (the
-# action's calls together), _observe (what the model reads); _pipeline wires them, _stages
-# holds what they hand each other, _view is a chain with tools added (never changing it),
+# action's calls together), _observe (what the model reads); _pipeline takes a call through
+# them, _stages holds the one type each hands the next, _config the frozen settings they all
+# read, _view the views of a chain (tools added, or fewer callable; never changing it),
 # _step_seam is where a durable runner drives the calls.
 
 from toolchain.chain._base import CallSyntax, ChainOptions, ToolChain, ToolChainBase

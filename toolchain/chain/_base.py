@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol, Self, TypedDict, runtime_checkable
+from typing import Generic, Protocol, Self, TypedDict, TypeVar, cast, overload, runtime_checkable
 
 from formats import TextFormat, XMLFormat
 from toolchain._concurrency import run_sync
@@ -25,12 +25,13 @@ from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolChainResult
 from toolchain._tool import check_tool
 from toolchain.chain._check import plan
+from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import AGENT_SECTIONS, assemble
 from toolchain.chain._schedule import run_action, run_alone
 from toolchain.chain._stages import AnyTool
-from toolchain.chain._view import ToolsAdded
+from toolchain.chain._view import Narrowed, Registry, added_tools
 
-__all__ = ["CallSyntax", "ChainOptions", "ToolChain", "ToolChainBase"]
+__all__ = ["CallSyntax", "ChainOptions", "ToolChain", "ToolChainBase", "narrow_chain"]
 
 _log = logger("toolchain")
 
@@ -133,6 +134,50 @@ class ChainOptions(TypedDict, total=False):
     observations: ObservationEncoding | None
 
 
+T = TypeVar("T")
+
+
+class _Option(Generic[T]):
+    """A chain option: read as an attribute; setting it (checked by ``check``, when
+    given) makes the chain's next config anew, so the action after it runs with it."""
+
+    __slots__ = ("check", "slot")
+
+    def __init__(self, check: Callable[[ToolChainBase, T], None] | None = None) -> None:
+        self.check = check
+        self.slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    @overload
+    def __get__(self, chain: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, chain: ToolChainBase, owner: type) -> T: ...
+    def __get__(self, chain: ToolChainBase | None, owner: type) -> T | Self:
+        if chain is None:
+            return self
+        return cast("T", getattr(chain, self.slot))
+
+    def __set__(self, chain: ToolChainBase, value: T) -> None:
+        if self.check is not None:
+            self.check(chain, value)
+        # By name, as the value itself: the option and the config are the chain's own.
+        setattr(chain, self.slot, value)
+        setattr(chain, "_config", None)  # noqa: B010
+
+
+def _at_least_one(chain: ToolChainBase, value: int) -> None:
+    if value < 1:
+        raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
+
+
+def _encoder_of(chain: ToolChainBase, value: ObservationEncoding | None) -> None:
+    """Make the writer of outputs now: a bad encoding fails where it is set."""
+    encode = chain.call_syntax.write if value is None else encoder_for(value)
+    setattr(chain, "_encode", encode)  # noqa: B010  (by name, as _Option sets the chain's)
+
+
 class ToolChainBase:
     """A tool chain with a ``CallSyntax``: registration, the prompt listing, and the
     stages every call goes through, whatever its syntax (see the module text).
@@ -172,36 +217,92 @@ class ToolChainBase:
         extensions: Sequence[Extension] = (),
         observations: ObservationEncoding | None = None,
     ) -> None:
-        if max_calls < 1 or max_output_chars < 1 or max_observation_chars < 1:
-            raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
         self.call_syntax = syntax
-        self.observations: ObservationEncoding | None = observations
-        """How outputs are written (``None``: in the chain's own syntax)."""
-        # The writer itself, not a method around it: every successful call uses it.
-        self.encode_output: Callable[[object], str] = (
-            syntax.write if observations is None else encoder_for(observations)
-        )
-        """A successful call's output as the model reads it."""
         self._name = name
         self._subsection = subsection
+        self._config = None
         self.timeout = timeout
         self.max_calls = max_calls
         self.max_output_chars = max_output_chars
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
-        self._tools: dict[str, AnyTool] = {}
-        """The tools registered on this chain, shared with its views (``with_tools``).
-        Only ``register_tool`` writes it, and only adds: ``ToolsAdded`` relies on it."""
-        self._added: ToolsAdded | None = None
-        """In a view: the tools it offers beside ``_tools``."""
+        self.observations = observations  # its writer made now: a bad one fails here
+        self.extensions = tuple(extensions)
+        self._registry = Registry()
+        """The tools registered on this chain, shared with its views (``with_tools``,
+        ``narrowed``): only ``register_tool`` writes it."""
+        self._added: tuple[AnyTool, ...] = ()
+        """In a view made by ``with_tools``: the tools it offers beside the registry's."""
+        self._active: frozenset[str] | None = None
+        """In a view made by ``narrowed``: the only tools its calls may run."""
         # name -> (tool, schema, description, policy, its listing entry): see
         # available_tools_prompt
         self._listing: dict[str, tuple[AnyTool, object, str, str, str]] = {}
         self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
-        self.extensions: tuple[Extension, ...] = tuple(extensions)
         for extension in self.extensions:
             for tool in extension.tools():
                 self.register_tool(tool)
+
+    # -- options: setting one makes the next action's config anew ---------------------
+
+    timeout = _Option[float | None]()
+    """Seconds per call unless the tool sets its own; ``None``: none."""
+    max_calls = _Option[int](_at_least_one)
+    """Calls run per action; the rest are reported as one error."""
+    max_output_chars = _Option[int](_at_least_one)
+    """The most of one call's serialised output the model reads."""
+    max_observation_chars = _Option[int](_at_least_one)
+    """The most of an action's outputs the model reads, shared among its calls."""
+    cancel_grace = _Option[float]()
+    """Seconds a cancelled or timed-out call gets to stop before it is abandoned."""
+    observations = _Option[ObservationEncoding | None](_encoder_of)
+    """How outputs are written (``None``: in the chain's own syntax)."""
+    extensions = _Option[tuple[Extension, ...]]()
+    """The extensions installed on each run's context the chain executes in (an MCP
+    server attached to the chain adds itself; its tools it registers itself)."""
+    _encode: Callable[[object], str]
+    """The writer ``observations`` names (made as it is set)."""
+    _config: ChainConfig | None
+
+    @property
+    def encode_output(self) -> Callable[[object], str]:
+        """A successful call's output as the model reads it."""
+        return self.config.encode_output
+
+    @property
+    def config(self) -> ChainConfig:
+        """The chain's tools and settings, frozen: what every stage of an action reads.
+
+        Made again only after a change (a tool registered on this chain or on the chain
+        a view views, an option set); an action in flight keeps the one it started with.
+        """
+        config = self._config
+        if config is None or config.version != self._registry.version:
+            config = self._config = self._make_config()
+        return config
+
+    def _make_config(self) -> ChainConfig:
+        registry = self._registry
+        tools = dict(registry.tools)  # a copy: a tool registered later is not this config's
+        for tool in self._added:  # a view's own tool wins over one registered after it
+            tools.pop(tool.name, None)
+            tools[tool.name] = tool
+        active = self._active
+        offered = tools if active is None else {n: t for n, t in tools.items() if n in active}
+        return ChainConfig(
+            tools=tools,
+            offered=offered,
+            names=tuple(offered),
+            timeout=self.timeout,
+            cancel_grace=self.cancel_grace,
+            max_calls=self.max_calls,
+            max_output_chars=self.max_output_chars,
+            max_observation_chars=self.max_observation_chars,
+            encode_output=self._encode,
+            extensions=self.extensions,
+            section=self._name.lower(),
+            version=registry.version,
+        )
 
     @property
     def syntax(self) -> str:
@@ -225,17 +326,18 @@ class ToolChainBase:
         """The calls in ``content`` (a string per item that is not a call)."""
         return self.parse_calls(content)
 
-    # -- registry --------------------------------------------------------------------
+    # -- registry and views ----------------------------------------------------------
 
     @property
     def tools(self) -> Mapping[str, AnyTool]:
-        return dict(self.registry)
+        """The tools a call may run, by name (a copy): in a narrowed view, its active ones."""
+        return dict(self.config.offered)
 
     @property
     def registry(self) -> Mapping[str, AnyTool]:
-        """The registered tools by name, not copied: for the stages, read-only."""
-        added = self._added
-        return self._tools if added is None else added.current()
+        """Every tool the chain has, by name, as of now (not to be written): what calls
+        are read with, a narrowed view's inactive tools included."""
+        return self.config.tools
 
     def register_tool(self, tool: AnyTool) -> Self:
         """Add a tool; returns the chain, so registrations chain.
@@ -243,7 +345,8 @@ class ToolChainBase:
         Raises ``ToolDefinitionError`` for a tool without a valid name or description,
         ``ToolInputTypeError`` for an input type that is not a model, dataclass,
         TypedDict or Struct, and ``DuplicateToolError`` when the name is taken. On a
-        view (``with_tools``) the tool is registered on the chain it views.
+        view (``with_tools``, ``narrowed``) the tool is registered on the chain it views.
+        An action already running goes on with the tools it started with.
 
         >>> from toolchain import tool
         >>> @tool
@@ -260,7 +363,7 @@ class ToolChainBase:
         if existing is not None:
             raise duplicate_tool(name, existing)
         tool.input_schema()  # fail now, not at the first call, on a bad input type
-        self._tools[name] = tool
+        self._registry.add(tool)
         return self
 
     def with_tools(self, tools: Sequence[AnyTool]) -> Self:
@@ -289,12 +392,60 @@ class ToolChainBase:
         >>> chain.with_tools([ping]) is chain
         True
         """
-        mine = self._added.added if self._added is not None else ()
-        added = ToolsAdded(self._tools, [*mine, *tools])
-        if len(added.added) == len(mine):
+        added = added_tools(self.registry, self._added, tools)
+        if len(added) == len(self._added):
             return self
+        return self._view(added=added)
+
+    def narrowed(self, active: Iterable[str]) -> Self:
+        """This chain with only the ``active`` tools callable, without changing it: the
+        chain itself when every tool is active, else a view of it (pydantic-ai's
+        ``FilteredToolset``).
+
+        The view's calls to any other tool are answered, never run: a tool the chain has
+        is not available now (the active ones are listed), a name it does not have is an
+        unknown tool. Agents run a step's calls on such a view when a step hook narrowed
+        the step's tools.
+
+        >>> from formats import XMLFormat
+        >>> from toolchain import ExecutionContext, JSONToolChain, tool
+        >>> @tool
+        ... def ping() -> str:
+        ...     '''Check the service is up.'''
+        ...     return "pong"
+        >>> @tool
+        ... def reboot() -> str:
+        ...     '''Restart the service.'''
+        ...     return "restarted"
+        >>> chain = JSONToolChain().register_tool(ping).register_tool(reboot)
+        >>> step = chain.narrowed(["ping"])
+        >>> result = step.execute_sync(ExecutionContext(), '{"tool": "reboot"}', XMLFormat())
+        >>> print(result.raw.errors[0].message)
+        the tool 'reboot' is not available now. Available tools: ping
+        >>> chain.narrowed(["ping", "reboot"]) is chain, list(chain.tools)
+        (True, ['ping', 'reboot'])
+        """
+        names = self.config.names
+        wanted = active if isinstance(active, tuple) else tuple(active)
+        if wanted == names:  # the common case: every tool active, in the chain's order
+            return self
+        keep = frozenset(wanted)
+        if keep.issuperset(names):
+            return self
+        if self._active is not None:
+            keep &= self._active
+        return self._view(active=keep)
+
+    def _view(
+        self, *, added: tuple[AnyTool, ...] | None = None, active: frozenset[str] | None = None
+    ) -> Self:
+        """A copy of this chain sharing its registry, with tools added or only some active."""
         view = copy.copy(self)
-        view._added = added
+        if added is not None:
+            view._added = added
+        if active is not None:
+            view._active = active
+        view._config = None
         view._listing = {}  # its own entries: this chain's cache stays as it was
         return view
 
@@ -303,7 +454,7 @@ class ToolChainBase:
 
         ``names`` lists only those tools (the ones active in a step), in chain order.
         """
-        tools: Iterable[AnyTool] = self.registry.values()
+        tools: Iterable[AnyTool] = self.config.offered.values()
         if names is not None:
             wanted = set(names)
             tools = [tool for tool in tools if tool.name in wanted]
@@ -347,15 +498,20 @@ class ToolChainBase:
 
         Raises ``ToolCallParseError`` when the content is not calls at all.
         """
-        syntax, limit = self.call_syntax, self.max_calls
+        return self._read(self.config, content, text_format)
+
+    def _read(
+        self, config: ChainConfig, content: str, text_format: TextFormat | None
+    ) -> list[ToolCall | str]:
+        syntax, tools, limit = self.call_syntax, config.tools, config.max_calls
         try:
             if self._subsection:
                 fmt = text_format if text_format is not None else XMLFormat()
                 nested = fmt.parse_nested(content, [self._subsection])
                 blocks = next(iter(nested.values()), None)
                 if blocks:
-                    return [i for block in blocks for i in syntax.read(block, self.registry, limit)]
-            return syntax.read(content, self.registry, limit)
+                    return [i for block in blocks for i in syntax.read(block, tools, limit)]
+            return syntax.read(content, tools, limit)
         except ToolCallParseError:
             raise
         except Exception as error:  # the parsers' own guards should make this unreachable
@@ -381,19 +537,20 @@ class ToolChainBase:
         ``toolchain`` logger. Only ``KeyboardInterrupt`` from a tool propagates (it
         stops the program, as Python intends).
         """
+        config = self.config  # the action's own, whatever is registered while it runs
         try:
-            items = self.parse_calls(content, text_format)
+            items = self._read(config, content, text_format)
         except ToolCallParseError as error:
             if ctx.events.has_subscribers(ToolCallParseFailed):
                 ctx.events.emit(ToolCallParseFailed(ctx, content, str(error)))
             raise
-        return await self._run(ctx, items, text_format)
+        return await self._run(config, ctx, items, text_format)
 
     async def execute_calls(
         self, ctx: ExecutionContext, calls: Sequence[ToolCall], text_format: TextFormat
     ) -> ToolChainResult:
         """Run calls that arrived already structured (native API tool calling)."""
-        return await self._run(ctx, list(calls), text_format)
+        return await self._run(self.config, ctx, list(calls), text_format)
 
     def execute_sync(
         self, ctx: ExecutionContext, content: str, text_format: TextFormat
@@ -420,37 +577,24 @@ class ToolChainBase:
         raise RuntimeError("execute_sync() was called inside an event loop; await execute()")
 
     async def _run(
-        self, ctx: ExecutionContext, items: list[ToolCall | str], text_format: TextFormat
+        self,
+        config: ChainConfig,
+        ctx: ExecutionContext,
+        items: list[ToolCall | str],
+        text_format: TextFormat,
     ) -> ToolChainResult:
         if not items:
             return ToolChainResult()
-        if self.extensions:
-            install_extensions(ctx, self.extensions)
-        plan(ctx, items, self.max_calls)
-        if len(items) == 1:  # the common case: driven in this task, no task of its own
-            outcomes = [await run_alone(self, ctx, items[0])]
+        if config.extensions:
+            install_extensions(ctx, config.extensions)
+        planned = plan(ctx, items, config.max_calls)
+        if len(planned) == 1:  # the common case: driven in this task, no task of its own
+            outcomes = [await run_alone(config, ctx, planned[0])]
         else:
-            outcomes = await run_action(self, ctx, items)
-        reserved = self._reserved_names(text_format)
-        return assemble(
-            outcomes,
-            text_format,
-            self.registry,
-            reserved,
-            self.max_output_chars,
-            self.max_observation_chars,
-        )
+            outcomes = await run_action(config, ctx, planned)
+        return assemble(config, outcomes, text_format, self._reserved_names(config, text_format))
 
-    # -- what the stages read --------------------------------------------------------
-
-    def timeout_of(self, item: ToolCall | str) -> float | None:
-        """Seconds a call may run: its tool's own ``timeout``, else the chain's."""
-        tool = self.registry.get(item.name) if isinstance(item, ToolCall) else None
-        if tool is None:
-            return None
-        return tool.timeout if tool.timeout is not None else self.timeout
-
-    def _reserved_names(self, text_format: TextFormat) -> frozenset[str]:
+    def _reserved_names(self, config: ChainConfig, text_format: TextFormat) -> frozenset[str]:
         """Section names an observation must not use, lower-cased: the format's own, the
         chain's, and those agents read whatever the format registered."""
         sections = text_format.sections
@@ -458,10 +602,29 @@ class ToolChainBase:
         if cached is not None and cached[0] is text_format and cached[1] == len(sections):
             return cached[2]
         names = frozenset(
-            {section.name.lower() for section in sections} | AGENT_SECTIONS | {self._name.lower()}
+            {section.name.lower() for section in sections} | AGENT_SECTIONS | {config.section}
         )
         self._reserved = (text_format, len(sections), names)
         return names
+
+
+def narrow_chain(chain: ToolChain, active: Sequence[str]) -> ToolChain:
+    """``chain`` with only the ``active`` tools callable, unchanged itself: ``chain``
+    when every tool is active, ``chain.narrowed(active)`` for a library chain, else a
+    wrapper doing the same for a chain of one's own. A loop runs a step's calls on it
+    when the step narrowed its tools (both agents do).
+
+    >>> from toolchain import JSONToolChain
+    >>> chain = JSONToolChain()
+    >>> narrow_chain(chain, []) is chain  # no tools at all: nothing to narrow
+    True
+    """
+    if isinstance(chain, ToolChainBase):
+        return chain.narrowed(active)
+    tools = chain.tools
+    if all(name in active for name in tools):
+        return chain
+    return Narrowed(chain, tuple(active))
 
 
 def _indent(text: str, spaces: int) -> str:

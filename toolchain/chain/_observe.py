@@ -1,4 +1,5 @@
-"""Stage 4 of a chain: what the model reads of each call, and the action's result.
+"""Stage 4 of a chain: what the model reads of each call (a `Ran` becomes an `Outcome`),
+and the action's result.
 
 Every call ends in `finish`, failed or not (observers see each one end): a successful
 output is serialised in the chain's ``observations`` encoding, a failure becomes
@@ -22,7 +23,7 @@ from toolchain._content import AudioContent, BinaryContent, ContentPart, ImageCo
 from toolchain._context import Stats
 from toolchain._errors import describe_exception
 from toolchain._events import AfterToolCall
-from toolchain._hooks import HookFailed, run_hooks
+from toolchain._hooks import HookFailed, HookStage, hook_error, run_stage
 from toolchain._oneline import log_line
 from toolchain._redact import logger
 from toolchain._result import (
@@ -33,9 +34,9 @@ from toolchain._result import (
     ToolCall,
     ToolCallError,
     ToolChainResult,
-    ToolResult,
 )
-from toolchain.chain._stages import AnyTool, ChainSettings, Outcome
+from toolchain.chain._config import ChainConfig
+from toolchain.chain._stages import AnyTool, Outcome, Ran
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
@@ -55,15 +56,10 @@ _PART_TYPES = (TextContent, ImageContent, AudioContent, BinaryContent)
 
 
 def finish(
-    chain: ChainSettings,
-    ctx: ExecutionContext,
-    index: int,
-    call: ToolCall,
-    result: ToolResult[object] | None,
-    failure: ToolCallError | None,
-    started: float,
+    config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
 ) -> Outcome:
     """Every call ends here, failed or not: observers see them all."""
+    call, result, failure = ran.call, ran.result, ran.error
     if ctx.events.has_subscribers(AfterToolCall):
         duration = time.perf_counter() - started
         ctx.events.emit(
@@ -73,7 +69,7 @@ def finish(
         failure = failure or ToolCallError("output_error", f"{call.name} returned no result")
         return fail(ctx, call, failure.kind, failure.message, failure.exception)
     try:
-        text = chain.encode_output(result.text)
+        text = config.encode_output(result.text)
     except (KeyboardInterrupt, GeneratorExit):
         raise
     except BaseException as error:
@@ -97,45 +93,49 @@ def fail(
     return Outcome(call, None, error, f"Error: {error.message}")
 
 
-def observation_hooks(
-    ctx: ExecutionContext, outcome: Outcome, result: ToolResult[object]
-) -> Outcome | Awaitable[Outcome]:
-    """The outcome with the text (and parts) its observation hooks wrote; raw keeps the
-    result. A hook's ``(text, media)`` replaces the parts shown; a plain text keeps
-    them. An awaitable only once a hook is ``async``."""
-    call = outcome.call
-    shown = [outcome.media]  # the parts shown beside the text; None: the result's own
-
-    def accept(returned: object, text: str) -> str | None:
-        if isinstance(returned, str):
-            return returned
-        pair = _text_and_parts(returned)
-        if pair is None:
-            return None
-        shown[0] = pair[1]
-        return pair[0]
-
-    try:
-        text = run_hooks(ctx.hooks.observation, (ctx, call, result), outcome.text, accept)
-    except HookFailed as failed:
-        return _observation_failed(ctx, call, failed)
-    if isinstance(text, str):
-        return Outcome(call, result, None, text, shown[0])
-    return _awaited(ctx, call, result, text, shown)
+def observation_hooks(ctx: ExecutionContext, outcome: Outcome) -> Outcome | Awaitable[Outcome]:
+    """``outcome`` (of a call with a result) with the text and parts its observation
+    hooks wrote; raw keeps the result. A hook's ``(text, media)`` replaces the parts
+    shown; a plain text keeps them. An awaitable only once a hook is ``async`` (see
+    ``run_stage``)."""
+    assert outcome.result is not None  # only a call with a result is observed
+    args = (ctx, outcome.call, outcome.result)
+    return run_stage(_OBSERVED, ctx.hooks.observation, args, outcome.text, _Shown(ctx, outcome))
 
 
-async def _awaited(
-    ctx: ExecutionContext,
-    call: ToolCall,
-    result: ToolResult[object],
-    pending: Awaitable[str],
-    shown: list[tuple[ContentPart, ...] | None],
-) -> Outcome:
-    try:
-        text = await pending
-    except HookFailed as failed:
-        return _observation_failed(ctx, call, failed)
-    return Outcome(call, result, None, text, shown[0])
+class _Shown:
+    """What the observation hooks of one call have shown so far besides the text."""
+
+    __slots__ = ("ctx", "media", "outcome")
+
+    def __init__(self, ctx: ExecutionContext, outcome: Outcome) -> None:
+        self.ctx = ctx
+        self.outcome = outcome
+        self.media = outcome.media  # None: the result's own
+
+
+def _a_text(returned: object, text: str, shown: _Shown) -> str | None:
+    if isinstance(returned, str):
+        return returned
+    pair = _text_and_parts(returned)
+    if pair is None:
+        return None
+    shown.media = pair[1]
+    return pair[0]
+
+
+def _observed(text: str, shown: _Shown) -> Outcome:
+    outcome = shown.outcome
+    return Outcome(outcome.call, outcome.result, None, text, shown.media)
+
+
+def _observation_failed(failure: HookFailed, text: str, shown: _Shown) -> Outcome:
+    call, hook = shown.outcome.call, "an observation hook"
+    error = hook_error(failure, call, hook=hook, during=hook, takes="a str or (str, media)")
+    return fail(shown.ctx, call, error.kind, error.message, error.exception)
+
+
+_OBSERVED: HookStage[str, _Shown, Outcome] = HookStage(_a_text, _observed, _observation_failed)
 
 
 def _text_and_parts(value: object) -> tuple[str, tuple[ContentPart, ...]] | None:
@@ -149,19 +149,6 @@ def _text_and_parts(value: object) -> tuple[str, tuple[ContentPart, ...]] | None
     if not all(isinstance(part, _PART_TYPES) for part in parts):
         return None
     return pair[0], cast("tuple[ContentPart, ...]", parts)
-
-
-def _observation_failed(ctx: ExecutionContext, call: ToolCall, failed: HookFailed) -> Outcome:
-    if failed.error is None:
-        message = (
-            f"an observation hook returned {type(failed.returned).__name__}, not a str "
-            "or (str, media)"
-        )
-        _log.error("%s (hook %r)", message, failed.hook)
-        return fail(ctx, call, "hook_error", message)
-    _log.warning("an observation hook failed on %s", call.name, exc_info=failed.error)
-    message = f"a tool-call hook failed: {describe_exception(failed.error)}"
-    return fail(ctx, call, "hook_error", message, failed.error)
 
 
 def _log_failure(call: ToolCall, kind: ErrorKind, message: str) -> None:
@@ -184,15 +171,14 @@ def _log_failure(call: ToolCall, kind: ErrorKind, message: str) -> None:
 
 
 def assemble(
+    config: ChainConfig,
     outcomes: list[Outcome],
     text_format: TextFormat,
-    tools: Mapping[str, AnyTool],
     reserved: frozenset[str],
-    max_output_chars: int,
-    max_observation_chars: int,
 ) -> ToolChainResult:
     """The action's result: the wrapped observation, media, raw results and errors."""
-    share = min(max_output_chars, max(1, max_observation_chars // len(outcomes)))
+    tools = config.tools
+    share = min(config.max_output_chars, max(1, config.max_observation_chars // len(outcomes)))
     sections: list[FormattedSection] = []
     media: list[ContentPart] = []
     observations: list[CallObservation] = []

@@ -1,11 +1,14 @@
-"""The stages every call goes through, in order: `run_call`.
+"""The stages every call goes through, once each, in order: `run_call`.
 
-A call the reader could not make is a problem already; a call is checked (``_check``:
-known, within limits, the before hooks, the guards), run (``_run``: the tool, then
-the after hooks), and observed (``_observe``: serialised or its error written, then the
-observation hooks). Each stage hands back what the next takes, or the error the call
-ends with; every failure is contained, so an action's other calls go on. The
+A `Planned` item becomes `Checked` or `Refused` (``_check``: offered, within limits, the
+before hooks, the guards), a `Checked` call becomes `Ran` (``_run``: the tool, then the
+after hooks), and a `Ran` becomes the `Outcome` the model reads (``_observe``: serialised
+or its error written, then the observation hooks). Every stage reads the action's frozen
+``ChainConfig``; every failure is contained, so an action's other calls go on. The
 scheduling of an action's calls around this is ``_schedule``'s.
+
+A stage's hooks come back as the stage's own result while every hook is plain (the hook
+runner makes no coroutine then); only what is not yet that result is awaited here.
 """
 
 from __future__ import annotations
@@ -15,103 +18,91 @@ from typing import TYPE_CHECKING
 
 from toolchain._events import BeforeToolCall
 from toolchain._hooks import check_guards
-from toolchain._result import ToolCall, ToolCallError, ToolResult
+from toolchain._result import ToolCall, ToolCallError
 from toolchain.chain import _step_seam
-from toolchain.chain._check import before_hooks, precheck, unknown_tool
+from toolchain.chain._check import before_hooks, precheck
+from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import finish, observation_hooks
 from toolchain.chain._run import after_hooks, invoke
-from toolchain.chain._stages import ChainSettings, Outcome, Signals
+from toolchain.chain._stages import Checked, Outcome, Planned, Problem, Ran, Refused, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["run_call"]
+__all__ = ["NOT_A_CALL", "run_call"]
+
+NOT_A_CALL = ToolCall("error", {})
+"""The call a `Problem` is reported under."""
 
 
 async def run_call(
-    chain: ChainSettings, ctx: ExecutionContext, index: int, item: ToolCall | str, signals: Signals
+    config: ChainConfig, ctx: ExecutionContext, index: int, item: Planned, signals: Signals
 ) -> Outcome:
-    """One call through every stage: checked, run, observed. Contains every failure."""
+    """One item through every stage: checked, run, observed. Contains every failure."""
     started = time.perf_counter()
-    if isinstance(item, str):  # a problem the reader or the plan found
-        failure = ToolCallError("parse", item)
-        return finish(chain, ctx, index, ToolCall("error", {}), None, failure, started)
-    call = item
+    if isinstance(item, Problem):  # a problem the reader or the plan found
+        failure = ToolCallError("parse", item.message)
+        return finish(config, ctx, index, Ran(NOT_A_CALL, None, failure), started)
     # A durable run draws the call's place in its record now, in call order, before
     # anything below can suspend (the module attribute check is all the plain path pays).
     runner = _step_seam.current() if _step_seam.active else None
-    slot = runner.reserve(ctx, call) if runner is not None else None
-    checked = precheck(ctx, call, chain.registry)
-    if isinstance(checked, ToolCallError):
-        return await _refused(chain, ctx, index, call, checked, started, slot)
-    tool = checked
-    raw_args = call.args
+    slot = runner.reserve(ctx, item) if runner is not None else None
+    checked = precheck(config, ctx, item)
     hooks = ctx.hooks
-    if hooks.before:
-        before = before_hooks(ctx, call)
-        call, refusal = before if isinstance(before, tuple) else await before
+    if hooks.before and isinstance(checked, Checked):
+        before = before_hooks(config, ctx, checked)
+        checked = before if isinstance(before, Checked | Refused) else await before
+    if hooks.guarded and isinstance(checked, Checked):  # the call as it will run
+        refusal = check_guards(ctx, checked.call)
+        if refusal is not None and not isinstance(refusal, ToolCallError):
+            refusal = await refusal
         if refusal is not None:
-            return await _refused(chain, ctx, index, call, refusal, started, slot)
-        found = chain.registry.get(call.name)
-        if found is None:
-            unknown = unknown_tool(call.name, chain.registry)
-            return await _refused(chain, ctx, index, call, unknown, started, slot)
-        tool = found
-    if hooks.guarded:  # on the call as it will run, rewritten by the before hooks
-        guarded = check_guards(ctx, call)
-        refusal = (
-            guarded if guarded is None or isinstance(guarded, ToolCallError) else (await guarded)
-        )
-        if refusal is not None:
-            return await _refused(chain, ctx, index, call, refusal, started, slot)
+            checked = Refused(checked.call, refusal)
+    if isinstance(checked, Refused):
+        return await _refused(config, ctx, index, checked, started, slot)
+    call = checked.call
     if ctx.events.has_subscribers(BeforeToolCall):
-        ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
+        ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, checked.written))
     if runner is None:
-        result, problem = await invoke(chain, ctx, tool, call, index, signals)
+        result, problem = await invoke(config, ctx, checked, index, signals)
     else:
-        ran, ran_call = tool, call
+        ran_now = checked
         result, problem = await runner.run_tool(
-            ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, ran_call, index, signals)
+            ctx, call, checked.tool, slot, lambda: invoke(config, ctx, ran_now, index, signals)
         )
-    return await _observed(chain, ctx, index, call, result, problem, started)
+    return await _observed(config, ctx, index, Ran(call, result, problem), started)
 
 
 async def _observed(
-    chain: ChainSettings,
-    ctx: ExecutionContext,
-    index: int,
-    call: ToolCall,
-    result: ToolResult[object] | None,
-    problem: ToolCallError | None,
-    started: float,
+    config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
 ) -> Outcome:
     """What a call that ran (or replayed) comes to: the after hooks, then observed."""
     hooks = ctx.hooks
-    if problem is None and result is not None and hooks.after:
-        after = after_hooks(ctx, call, result)
-        result, problem = after if isinstance(after, tuple) else await after
-    outcome = finish(chain, ctx, index, call, result, problem, started)
+    if hooks.after and ran.error is None and ran.result is not None:
+        after = after_hooks(ctx, ran)
+        ran = after if isinstance(after, Ran) else await after
+    outcome = finish(config, ctx, index, ran, started)
     if hooks.observation and outcome.result is not None:
-        observed = observation_hooks(ctx, outcome, outcome.result)
+        observed = observation_hooks(ctx, outcome)
         outcome = observed if isinstance(observed, Outcome) else await observed
     return outcome
 
 
 async def _refused(
-    chain: ChainSettings,
+    config: ChainConfig,
     ctx: ExecutionContext,
     index: int,
-    call: ToolCall,
-    refusal: ToolCallError,
+    refused: Refused,
     started: float,
     slot: object,
 ) -> Outcome:
     """A call the code refuses now. In a durable run whose record shows the call ran
     before a crash, the record wins: a release since (a tool renamed, a limit or hook
     changed) must not make a finished call look as if it never ran."""
+    call = refused.call
     runner = _step_seam.current() if slot is not None else None
-    replayed = None if runner is None else await runner.recorded(ctx, call, slot, chain.registry)
+    replayed = None if runner is None else await runner.recorded(ctx, call, slot, config.tools)
     if replayed is None:
-        return finish(chain, ctx, index, call, None, refusal, started)
+        return finish(config, ctx, index, Ran(call, None, refused.error), started)
     result, problem = replayed
-    return await _observed(chain, ctx, index, call, result, problem, started)
+    return await _observed(config, ctx, index, Ran(call, result, problem), started)

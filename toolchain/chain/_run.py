@@ -1,4 +1,5 @@
-"""Stage 3 of a chain, for one call: the tool run, and its result through the after hooks.
+"""Stage 3 of a chain, for one call: a `Checked` call run, and its result through the
+after hooks: a `Ran`.
 
 The arguments are validated into the tool's input type, the tool is called (``async``,
 inline, or on a worker thread) and whatever goes wrong becomes the call's error, with a
@@ -20,11 +21,12 @@ from typing import TYPE_CHECKING, cast
 from toolchain._concurrency import WorkersStuck, run_in_worker
 from toolchain._context import Cancelled
 from toolchain._errors import ToolError, describe_exception, exception_text
-from toolchain._hooks import HookFailed, run_hooks
+from toolchain._hooks import HookFailed, HookStage, hook_error, run_stage
 from toolchain._input import ArgumentsError
 from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
-from toolchain.chain._stages import AnyTool, ChainSettings, Signals
+from toolchain.chain._config import ChainConfig
+from toolchain.chain._stages import Checked, Ran, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
@@ -34,22 +36,19 @@ __all__ = ["after_hooks", "invoke"]
 _log = logger("toolchain")
 
 Invoked = tuple[ToolResult[object] | None, ToolCallError | None]
+"""What a tool run gives: its result or its error (the durable step seam records this)."""
 
 
 async def invoke(
-    chain: ChainSettings,
-    ctx: ExecutionContext,
-    tool: AnyTool,
-    call: ToolCall,
-    index: int,
-    signals: Signals,
+    config: ChainConfig, ctx: ExecutionContext, checked: Checked, index: int, signals: Signals
 ) -> Invoked:
-    """Validate ``call``'s arguments and run ``tool``: its result, or the error the call
+    """Validate the call's arguments and run its tool: its result, or the error the call
     fails with.
 
     ``signals`` tell a cancellation the chain made (a timeout, the run's cancellation)
     from one that came from outside, which goes through.
     """
+    call, tool = checked.call, checked.tool
     try:
         value = tool.codec.validate(call.args)
     except ArgumentsError as error:
@@ -80,7 +79,7 @@ async def invoke(
     except asyncio.CancelledError as error:
         why = signals.why.get(index)
         if why == "timeout":
-            limit = chain.timeout_of(ToolCall(tool.name))
+            limit = config.timeout_of(tool.name)
             message = f"{tool.name} did not finish within {limit:g} s"
             return None, ToolCallError("timeout", message, TimeoutError(message))
         if why is None and not ctx.cancelled:
@@ -101,37 +100,28 @@ async def invoke(
     return cast("ToolResult[object]", result), None
 
 
-def after_hooks(
-    ctx: ExecutionContext, call: ToolCall, result: ToolResult[object]
-) -> Invoked | Awaitable[Invoked]:
-    """The result as the after hooks left it, or the error a hook made of the call; an
-    awaitable of that only once a hook is ``async``."""
-    try:
-        replaced = run_hooks(ctx.hooks.after, (ctx, call), result, _a_result)
-    except HookFailed as failed:
-        return None, _after_failed(call, failed)
-    if isinstance(replaced, ToolResult):
-        return replaced, None
-    return _awaited(call, replaced)
+def after_hooks(ctx: ExecutionContext, ran: Ran) -> Ran | Awaitable[Ran]:
+    """``ran`` with the result as the after hooks left it, or the error a hook made of
+    the call; an awaitable of that only once a hook is ``async`` (see ``run_stage``).
+    Only a call with a result has after hooks run."""
+    return run_stage(_AFTER, ctx.hooks.after, (ctx, ran.call), ran.result, ran.call)
 
 
-async def _awaited(call: ToolCall, replaced: Awaitable[ToolResult[object]]) -> Invoked:
-    try:
-        return await replaced, None
-    except HookFailed as failed:
-        return None, _after_failed(call, failed)
-
-
-def _a_result(returned: object, result: ToolResult[object]) -> ToolResult[object] | None:
+def _a_result(
+    returned: object, result: ToolResult[object] | None, call: ToolCall
+) -> ToolResult[object] | None:
     # Hooks are user code: check what they return, whatever their annotations say.
     return cast("ToolResult[object]", returned) if isinstance(returned, ToolResult) else None
 
 
-def _after_failed(call: ToolCall, failed: HookFailed) -> ToolCallError:
-    if failed.error is None:
-        message = f"a tool-call hook returned {type(failed.returned).__name__}, not a ToolResult"
-        _log.error("%s (hook %r)", message, failed.hook)
-        return ToolCallError("hook_error", message)
-    _log.warning("an after-tool-call hook failed on %s", call.name, exc_info=failed.error)
-    message = f"a tool-call hook failed: {describe_exception(failed.error)}"
-    return ToolCallError("hook_error", message, failed.error)
+def _ran(result: ToolResult[object] | None, call: ToolCall) -> Ran:
+    return Ran(call, result, None)
+
+
+def _failed(failure: HookFailed, result: ToolResult[object] | None, call: ToolCall) -> Ran:
+    during = "an after-tool-call hook"
+    error = hook_error(failure, call, hook="a tool-call hook", during=during, takes="a ToolResult")
+    return Ran(call, None, error)
+
+
+_AFTER: HookStage[ToolResult[object] | None, ToolCall, Ran] = HookStage(_a_result, _ran, _failed)

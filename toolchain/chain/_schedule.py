@@ -20,9 +20,11 @@ from toolchain._errors import describe_exception
 from toolchain._redact import logger
 from toolchain._result import ErrorKind, ToolCall
 from toolchain.chain import _step_seam
+from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import fail
+from toolchain.chain._pipeline import NOT_A_CALL as _NOT_A_CALL
 from toolchain.chain._pipeline import run_call
-from toolchain.chain._stages import ChainSettings, Outcome, Signals
+from toolchain.chain._stages import Outcome, Planned, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
@@ -37,18 +39,18 @@ passed, the run was cancelled, or the grace after a cancellation ran out."""
 
 
 async def run_action(
-    chain: ChainSettings,
+    config: ChainConfig,
     ctx: ExecutionContext,
-    items: list[ToolCall | str],
+    items: list[Planned],
 ) -> list[Outcome]:
     """Run every item of an action (more than one) concurrently; outcomes in order."""
     runner = _step_seam.current() if _step_seam.active else None
     if runner is not None and runner.sequential(
-        [chain.registry.get(item.name) if isinstance(item, ToolCall) else None for item in items]
+        [config.tools.get(item.name) if type(item) is ToolCall else None for item in items]
     ):
         # A durable run whose calls make steps of their own (sub-agents): one at a
         # time, so their steps take the same places in the record on every replay.
-        return [await run_alone(chain, ctx, item, index) for index, item in enumerate(items)]
+        return [await run_alone(config, ctx, item, index) for index, item in enumerate(items)]
     signals = Signals()
     done: list[Outcome | None] = [None] * len(items)
     tasks: dict[int, asyncio.Task[Outcome]] = {}
@@ -57,7 +59,7 @@ async def run_action(
     for index, item in enumerate(items):
         if runner is not None:  # a durable run's step state is per call: a context each
             context = contextvars.copy_context()
-        task, first = eager_task(run_call(chain, ctx, index, item, signals), context=context)
+        task, first = eager_task(run_call(config, ctx, index, item, signals), context=context)
         if not first.done:
             tasks[index] = task
             continue
@@ -67,19 +69,19 @@ async def run_action(
         else:  # run_call contains every failure: this would be a bug in the chain
             done[index] = _internal_error(ctx, item, first.error)
     if tasks:
-        await _wait(chain, ctx, items, tasks, signals)
+        await _wait(config, ctx, items, tasks, signals)
     for task in finished:  # on 3.11 they still take one empty step: leave none behind
         await settle(task)
     return [
         outcome
         if outcome is not None
-        else _outcome_of(chain, ctx, items[index], tasks[index], signals.why.get(index))
+        else _outcome_of(config, ctx, items[index], tasks[index], signals.why.get(index))
         for index, outcome in enumerate(done)
     ]
 
 
 async def run_alone(
-    chain: ChainSettings, ctx: ExecutionContext, item: ToolCall | str, index: int = 0
+    config: ChainConfig, ctx: ExecutionContext, item: Planned, index: int = 0
 ) -> Outcome:
     """One call, driven in the caller's own task: no task, no loop turn when it
     finishes without suspending, and task-bound state (cancel scopes) intact.
@@ -89,7 +91,7 @@ async def run_alone(
     driven) and reported.
     """
     signals = Signals()
-    step = run_call(chain, ctx, index, item, signals)
+    step = run_call(config, ctx, index, item, signals)
     waiting_on: object
     try:
         waiting_on = step.send(None)
@@ -109,7 +111,7 @@ async def run_alone(
     def ready(_: object) -> None:
         signal("ready")
 
-    limit = chain.timeout_of(item)
+    limit = _timeout(config, item)
     timer = None if limit is None else loop.call_later(limit, signal, "timeout")
     remove = ctx.on_cancel(on_cancel)
     grace: asyncio.TimerHandle | None = None
@@ -133,10 +135,10 @@ async def run_alone(
             if interrupt is None:
                 if kind == "abandon":
                     abandon(step)
-                    return _stopped(chain, ctx, item, signals.why.get(index), abandoned=True)
+                    return _stopped(config, ctx, item, signals.why.get(index), abandoned=True)
                 if kind in ("timeout", "cancelled") and index not in signals.why:
                     signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
-                    grace = loop.call_later(chain.cancel_grace, signal, "abandon")
+                    grace = loop.call_later(config.cancel_grace, signal, "abandon")
                     interrupt = asyncio.CancelledError()
                 elif kind != "ready" or (pending is not None and not pending.done()):
                     continue  # a signal after the first, or a stale wake-up
@@ -167,9 +169,9 @@ async def run_alone(
 
 
 async def _wait(
-    chain: ChainSettings,
+    config: ChainConfig,
     ctx: ExecutionContext,
-    items: list[ToolCall | str],
+    items: list[Planned],
     tasks: dict[int, asyncio.Task[Outcome]],
     signals: Signals,
 ) -> None:
@@ -181,7 +183,7 @@ async def _wait(
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[None] = loop.create_future()
     remaining = len(tasks)
-    grace = chain.cancel_grace
+    grace = config.cancel_grace
 
     def finished(_: object) -> None:
         nonlocal remaining
@@ -220,7 +222,7 @@ async def _wait(
         loop.call_soon_threadsafe(cancel_all)
 
     remove = ctx.on_cancel(on_cancel)
-    timers = _arm_timeouts(chain, items, tasks, stop)
+    timers = _arm_timeouts(config, items, tasks, stop)
     try:
         await waiter
     except asyncio.CancelledError:
@@ -234,8 +236,8 @@ async def _wait(
 
 
 def _arm_timeouts(
-    chain: ChainSettings,
-    items: list[ToolCall | str],
+    config: ChainConfig,
+    items: list[Planned],
     tasks: Mapping[int, asyncio.Task[Outcome]],
     stop: Callable[[int, ErrorKind], None],
 ) -> list[asyncio.TimerHandle]:
@@ -244,7 +246,7 @@ def _arm_timeouts(
     Calls start together, so a call's deadline is the action's start plus its
     timeout; timers are far cheaper than an ``asyncio.timeout`` around each call.
     """
-    limits = {index: chain.timeout_of(items[index]) for index in tasks}
+    limits = {index: _timeout(config, items[index]) for index in tasks}
     distinct = {t for t in limits.values() if t is not None}
     if not distinct:
         return []
@@ -259,9 +261,9 @@ def _arm_timeouts(
 
 
 def _outcome_of(
-    chain: ChainSettings,
+    config: ChainConfig,
     ctx: ExecutionContext,
-    item: ToolCall | str,
+    item: Planned,
     task: asyncio.Task[Outcome],
     why: ErrorKind | None,
 ) -> Outcome:
@@ -270,10 +272,10 @@ def _outcome_of(
         if error is None:
             return task.result()
         return _internal_error(ctx, item, error)
-    return _stopped(chain, ctx, item, why, abandoned=not task.done())
+    return _stopped(config, ctx, item, why, abandoned=not task.done())
 
 
-def _internal_error(ctx: ExecutionContext, item: ToolCall | str, error: BaseException) -> Outcome:
+def _internal_error(ctx: ExecutionContext, item: Planned, error: BaseException) -> Outcome:
     """A failure that escaped the per-call pipeline, which contains every failure: a bug."""
     _log.error("a tool call failed inside the chain itself", exc_info=error)
     call = item if isinstance(item, ToolCall) else ToolCall("error", {})
@@ -281,23 +283,27 @@ def _internal_error(ctx: ExecutionContext, item: ToolCall | str, error: BaseExce
 
 
 def _stopped(
-    chain: ChainSettings,
+    config: ChainConfig,
     ctx: ExecutionContext,
-    item: ToolCall | str,
+    item: Planned,
     why: ErrorKind | None,
     *,
     abandoned: bool,
 ) -> Outcome:
     """The outcome of a call the chain cancelled (timeout or the run's cancellation)."""
-    call = item if isinstance(item, ToolCall) else ToolCall("error", {})
+    call = item if type(item) is ToolCall else _NOT_A_CALL
     if why == "timeout":
-        message = f"{call.name} did not finish within {chain.timeout_of(call):g} s"
+        message = f"{call.name} did not finish within {config.timeout_of(call.name):g} s"
     else:
         message = f"{call.name} was cancelled: {ctx.cancel_reason or 'cancelled'}"
     if abandoned:
         message += " (it ignored cancellation and was abandoned)"
         _log.warning("abandoned tool call %s (%s): it ignored cancellation", call.name, call.id)
     return fail(ctx, call, why or "cancelled", message, TimeoutError(message))
+
+
+def _timeout(config: ChainConfig, item: Planned) -> float | None:
+    return config.timeout_of(item.name) if type(item) is ToolCall else None
 
 
 def _future_of(value: object) -> asyncio.Future[object] | None:

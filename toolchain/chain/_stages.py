@@ -1,36 +1,78 @@
-"""What a chain's stages hand each other, and what they need of the chain.
+"""What a chain's stages hand each other, one type per hand-off.
 
-A chain's work, in order (`ToolChainBase.execute`):
+A chain's work, in order (`ToolChainBase.execute`), each stage taking one of these and
+giving the next:
 
-1. read the action into calls (`CallSyntax.read`, in ``toolchain.chain._base``);
-2. plan and check them (``toolchain.chain._check``): the action capped, ids given, each call
-   checked before it runs (known tool, the run's limits, before hooks, guards);
-3. run them (``toolchain.chain._run`` for one call, ``toolchain.chain._schedule`` for the
-   action: concurrently, under timeouts, the run's cancellation and a grace period);
-4. build the observation (``toolchain.chain._observe``): each output serialised or its error
-   written, the observation hooks, and the action's ``ToolChainResult``.
+1. **read** (`CallSyntax.read`, in ``toolchain.chain._base``): the action's text becomes
+   ``ToolCall | str`` items (a string: an item that is not a call), capped and given ids
+   by ``toolchain.chain._check.plan``: a `Planned` each (a ``ToolCall``, or a `Problem`);
+2. **check** (``toolchain.chain._check``): a ``ToolCall`` becomes `Checked` (the call as
+   the before hooks left it, and its tool) or `Refused` (the error it ends with);
+3. **run** (``toolchain.chain._run``; ``toolchain.chain._schedule`` runs an action's calls
+   together): `Checked` becomes `Ran`, the tool's result or error after the after hooks;
+4. **observe** (``toolchain.chain._observe``): `Ran` becomes `Outcome`, what the model
+   reads of the call; the action's outcomes become its ``ToolChainResult``.
 
-``toolchain.chain._pipeline.run_call`` takes one call through stages 2 to 4, in that order.
+``toolchain.chain._pipeline.run_call`` takes one call through stages 2 to 4, in order.
+Every stage reads the chain's settings from one frozen ``ChainConfig``, never from the
+chain. `Signals` carry the chain's cancellations to the calls it runs.
 
-Each call ends in one `Outcome`; `Signals` carry the chain's cancellations to the calls
-it runs; `ChainSettings` is what the stages read of the chain (``ToolChainBase``).
+The hand-offs are frozen msgspec structs without garbage-collector tracking: one of each
+is made per call, and a struct is built in about a tenth of a NamedTuple's time. None can
+be in a reference cycle: each is made after everything it holds, and never changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
 
 from toolchain._content import ContentPart
 from toolchain._result import ErrorKind, ToolCall, ToolCallError, ToolResult
 from toolchain._tool import Tool
 
-__all__ = ["AnyTool", "ChainSettings", "Outcome", "Signals"]
+__all__ = ["AnyTool", "Checked", "Outcome", "Planned", "Problem", "Ran", "Refused", "Signals"]
 
 AnyTool = Tool[Any, Any]
 
 
-class Outcome(NamedTuple):  # one per call, built on every call: a tuple is cheaper to build
+class Problem(msgspec.Struct, frozen=True, gc=False):
+    """An item of the action that is not a call (the reader's or the plan's words)."""
+
+    message: str
+
+
+Planned = ToolCall | Problem
+"""An item of a planned action: a call with its id, or a problem."""
+
+
+class Checked(msgspec.Struct, frozen=True, gc=False):
+    """A call that may run: as the before hooks left it, with the tool it runs."""
+
+    call: ToolCall
+    tool: AnyTool
+    written: Mapping[str, object]
+    """The arguments as the model wrote them (``BeforeToolCall`` shows both)."""
+
+
+class Refused(msgspec.Struct, frozen=True, gc=False):
+    """A call that may not run, and why (unknown, a limit, a hook, a guard)."""
+
+    call: ToolCall
+    error: ToolCallError
+
+
+class Ran(msgspec.Struct, frozen=True, gc=False):
+    """What a call came to before it is observed: its result, or its error."""
+
+    call: ToolCall
+    result: ToolResult[object] | None
+    error: ToolCallError | None
+
+
+class Outcome(msgspec.Struct, frozen=True, gc=False):
     """How one call ended: its result or its error, and the text the model reads."""
 
     call: ToolCall
@@ -48,24 +90,3 @@ class Signals:
     def __init__(self) -> None:
         self.why: dict[int, ErrorKind] = {}
         self.at: dict[int, float] = {}
-
-
-class ChainSettings(Protocol):
-    """What the stages read of the chain they run for."""
-
-    @property
-    def registry(self) -> Mapping[str, AnyTool]:
-        """The registered tools by name, not copied (``tools`` is the copy users get)."""
-        ...
-
-    @property
-    def cancel_grace(self) -> float: ...
-
-    def timeout_of(self, item: ToolCall | str) -> float | None:
-        """Seconds a call may run: its tool's own timeout, else the chain's."""
-        ...
-
-    @property
-    def encode_output(self) -> Callable[[object], str]:
-        """A successful call's output as the model reads it."""
-        ...
