@@ -17,8 +17,9 @@ Targets (reported, not asserted): at most 60 µs per iteration for ``ReActAgent`
 and 50 µs for ``ToolCallingAgent`` (native). They are absolute, so they depend on the
 machine: the floor's figure beside them says how fast this one is.
 
-Then the same run with a ``ToolSearch`` of 200 deferred tools installed, against the
-plain run (``benchmarks._discovery_overhead``; target: at most 1.3x per iteration).
+Then the same run with each extension installed (``ToolSearch`` of 200 deferred tools,
+``ToolVariables``, ``ContextRelay`` below its threshold), against the plain run
+(``benchmarks._extension_overhead``; target: at most 1.3x per iteration).
 """
 
 from __future__ import annotations
@@ -228,6 +229,6 @@ def run(settings: Settings) -> None:
             f"target <= {TARGET_US[label]:g} µs: {verdict(us <= TARGET_US[label])}"
         )
     print()
-    from benchmarks._discovery_overhead import run_toolsearch_rows
+    from benchmarks._extension_overhead import run_extension_rows
 
-    run_toolsearch_rows(settings)
+    run_extension_rows(settings)
