@@ -14,19 +14,23 @@ requests only served an extension (a search, a read of a boxed output).
 from __future__ import annotations
 
 import bisect
+import contextlib
+import functools
 import json
 import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from agents._tool_specs import chain_tools, tool_spec
 from agents.events import IterationFinished, StepReady
 from agents.models import Message
 from agents.result import Savings
 from formats import FormattedSection, TextFormat
 from toolchain import (
     BeforeToolCall,
+    CallObservation,
     ExecutionContext,
     Extension,
     StateKey,
@@ -38,6 +42,7 @@ from toolchain import (
 if TYPE_CHECKING:
     from agents.steps import StepRequest
     from toolchain.relay import OutputBoxed
+    from toolchain.variables import ToolVariables
 
 __all__ = ["Ledger", "note_sections", "open_ledger", "run_savings"]
 
@@ -75,6 +80,9 @@ class Ledger:
         self._format = text_format
         self._native = protocol == "native"
         self._kinds = {kind: extension.name for kind, extension in kinds.items()}
+        variables = kinds.get("variables")
+        self._variables = cast("ToolVariables", variables) if variables is not None else None
+        """The run's ToolVariables (``_kinds`` found it by its class)."""
         self._names = tuple(dict.fromkeys(self._kinds.values()))
         self._owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
         self._guide: dict[str, int] = {}
@@ -84,7 +92,7 @@ class Ledger:
             text = extension.instructions().strip()
             if text:
                 section = FormattedSection(extension.name, text, escape=False)
-                tokens = self._count(text_format.format_sections([section]))
+                tokens = _guide_tokens(text_format.format_sections([section]))
                 self._guide[extension.name] = self._guide.get(extension.name, 0) + tokens
         self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
         self._carried: list[_Carried] = []
@@ -145,7 +153,7 @@ class Ledger:
         self._requests.append(index)
         self._pending[index] = request
         shown = request.shown_tools
-        registered = self._chain.tools  # a copy per read: once a step, not once a tool
+        registered = chain_tools(self._chain)
         for name, tokens in self._guide.items():
             self._per_request.append((index, name, tokens, False))
         for tool in shown:
@@ -199,29 +207,54 @@ class Ledger:
     def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:
         """What the variables changed in each output shown (a name beside it, or a
         shorter form): the output as the chain writes it against what was shown, less
-        what the relay's boxing already accounts for."""
-        encode: Callable[[object], str] | None = getattr(self._chain, "encode_output", None)
-        limit: int = getattr(self._chain, "max_output_chars", 0)
-        if encode is None:
-            return
+        what the relay's boxing already accounts for.
+
+        Counted where the two differ (a name before the output): the output itself is
+        neither written again nor counted again, whatever its size. Where the text
+        shown is not simply the name and the text the chain wrote (boxed, cut by the
+        chain), the output is written again to compare with."""
         raw = chain_result.raw.results
+        share = _share(self._chain, len(chain_result.observations))
         for seen, result in zip(chain_result.observations, raw, strict=False):
             if result is None or seen.error is not None or seen.name in self._owner:
                 continue
-            try:
-                written = encode(result.output)
-            except Exception:  # the chain showed an error for it: nothing was replaced
-                continue
-            if written == seen.text or (limit and len(written) > limit):
-                continue  # unchanged, or cut by the chain (compared with a cut text)
-            if self._native:
-                difference = self._count(written) - self._count(seen.text)
+            name = self._variables.named(self._ctx, seen.id) if self._variables else None
+            prefix = f"${name} = " if name is not None else ""
+            if (
+                prefix
+                and seen.text.startswith(prefix)
+                and len(seen.text) <= share  # not cut by the chain
+                and seen.id not in self._boxed
+            ):
+                difference = self._changed(seen.name, seen.text[len(prefix) :], seen.text)
             else:
-                shown = self._observed(seen.name, seen.text)
-                difference = self._count(self._observed(seen.name, written)) - self._count(shown)
-            difference -= self._boxed.pop(seen.id, 0)
+                rewritten = self._rewritten(seen, result.output)
+                if rewritten is None:
+                    continue
+                difference = rewritten - self._boxed.pop(seen.id, 0)
             if difference:
                 self._carry(variables, difference, step)
+
+    def _rewritten(self, seen: CallObservation, output: object) -> int | None:
+        """The tokens ``output``, written as the chain writes it, has beyond the text
+        shown; None where that says nothing (unchanged, or an output the chain cut)."""
+        encode: Callable[[object], str] | None = getattr(self._chain, "encode_output", None)
+        limit: int = getattr(self._chain, "max_output_chars", 0)
+        if encode is None:
+            return None
+        try:
+            written = encode(output)
+        except Exception:  # the chain showed an error for it: nothing was replaced
+            return None
+        if written == seen.text or (limit and len(written) > limit):
+            return None  # unchanged, or cut by the chain (compared with a cut text)
+        return self._changed(seen.name, written, seen.text)
+
+    def _changed(self, tool: str, written: str, shown: str) -> int:
+        """The tokens ``written`` has beyond ``shown``, as the model reads each."""
+        if self._native:
+            return self._count(written, minus=shown)
+        return self._count(self._observed(tool, written), minus=self._observed(tool, shown))
 
     # -- what the extensions tell ----------------------------------------------------
 
@@ -251,8 +284,7 @@ class Ledger:
             # would have been escaped in full where its reference is now.
             original = self._observed(event.tool, event.original)
             if original != self._observed(event.tool, event.original, escape=False):
-                shown = self._observed(event.tool, event.shown)
-                kept = self._count(original) - self._count(shown)
+                kept = self._count(original, minus=self._observed(event.tool, event.shown))
         if "variables" in self._kinds:  # told apart from what the variables changed
             self._boxed[event.call_id] = self._boxed.get(event.call_id, 0) + kept
         self._carry(relay, kept)
@@ -268,7 +300,7 @@ class Ledger:
         owner = self._resolved.pop(event.id, None) if event.id else None
         if owner is None or event.raw_args is None:
             return
-        copied = self._count(_json(event.args)) - self._count(_json(event.raw_args))
+        copied = self._count(_json(event.args), minus=_json(event.raw_args))
         self._carry(owner, copied)
 
     def _carry(self, name: str, difference: int, step: int | None = None) -> None:
@@ -283,18 +315,25 @@ class Ledger:
         """The definitions of the tools ``request`` may call but does not describe.
 
         The same sets of tools recur step after step and run after run, so the sum is
-        kept while the request's tools, what it describes and the chain's tools stay the
-        same (compared in C; the sum itself is a Python loop over every deferred tool).
+        kept while the request's tools and what it describes (compared in C) and the
+        chain's registry stay the same: the same mapping of the same length, as a
+        registry only grows (``ToolChainBase.registry``); a chain that hands out copies
+        is summed again each step. The sum itself is a Python loop over every deferred
+        tool.
         """
-        tools = list(registered.values())
         key = (request.tools, request.described)
         kept = _DEFERRED.setdefault(self._chain, {})
         last = kept.get(self._protocol)
-        if last is not None and last[0] == key and last[1] == tools:
-            return last[2]
+        if (
+            last is not None
+            and last[1] is registered
+            and last[2] == len(registered)
+            and last[0] == key
+        ):
+            return last[3]
         described = set(request.shown_tools)
         total = sum(self._definition(t, registered) for t in request.tools if t not in described)
-        kept[self._protocol] = (key, tools, total)
+        kept[self._protocol] = (key, registered, len(registered), total)
         return total
 
     def _definition(self, tool: str, registered: Mapping[str, Tool[Any, Any]]) -> int:
@@ -312,8 +351,6 @@ class Ledger:
     def _definition_text(self, name: str) -> str:
         if not self._native:
             return self._chain.available_tools_prompt([name])
-        from agents._tool_specs import tool_spec
-
         tool = self._chain.tools.get(name)
         if tool is None:
             return ""
@@ -389,11 +426,21 @@ _DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[obj
 )
 """chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
 
-_DEFERRED: weakref.WeakKeyDictionary[ToolChain, dict[str, tuple[object, list[Any], int]]] = (
-    weakref.WeakKeyDictionary()
-)
-"""chain → protocol → (the request's tools and described ones, the chain's tools, the
-tokens of the definitions deferred): the last sum, for the runs of one agent."""
+_DEFERRED: weakref.WeakKeyDictionary[
+    ToolChain, dict[str, tuple[object, Mapping[str, Tool[Any, Any]], int, int]]
+] = weakref.WeakKeyDictionary()
+"""chain → protocol → (the request's tools and described ones, the chain's registry and
+its length, the tokens of the definitions deferred): the last sum, for the runs of one
+agent."""
+
+
+@functools.lru_cache(maxsize=256)
+def _guide_tokens(text: str) -> int:
+    """The tokens of an extension's guide as the system prompt shows it: the same few
+    texts in every run of an agent (a relay's is some 1,000 characters), counted once."""
+    from toolchain.runtime import count_tokens
+
+    return count_tokens(text)
 
 
 def _kinds(extensions: Sequence[Extension]) -> dict[str, Extension]:
@@ -419,14 +466,44 @@ _KINDS = {
 }
 
 
-def _overhead_tools(kind: str, extension: Extension) -> set[str]:
+def _overhead_tools(kind: str, extension: Extension) -> tuple[str, ...]:
     """The tools a run has only because of the extension: the relay's readers and
-    ``tool_search``, not the tools a search finds (the run would have those anyway)."""
-    tools = {tool.name for tool in extension.tools()}
+    ``tool_search``, not the tools a search finds (the run would have those anyway).
+
+    Worked out once while the extension offers the same tools: a search's index may
+    hold thousands, and every run of an agent asks again."""
+    tools = tuple(extension.tools())
+    try:
+        known = _OVERHEAD.get(extension)
+    except TypeError:  # a subclass that cannot be a key (an eq dataclass): every run
+        known = None
+    if known is not None and known[0] == tools:
+        return known[1]
     if kind == "discovery":
         index: object = getattr(extension, "index", None)
-        tools -= set(getattr(index, "tools", {}))
-    return tools
+        found: Mapping[str, object] = getattr(index, "tools", {})
+        names = tuple(tool.name for tool in tools if tool.name not in found)
+    else:
+        names = tuple(tool.name for tool in tools)
+    with contextlib.suppress(TypeError):
+        _OVERHEAD[extension] = (tools, names)
+    return names
+
+
+_OVERHEAD: weakref.WeakKeyDictionary[
+    Extension, tuple[tuple[Tool[Any, Any], ...], tuple[str, ...]]
+] = weakref.WeakKeyDictionary()
+"""extension → (the tools it offered, those of them that are its overhead)."""
+
+
+def _share(chain: ToolChain, calls: int) -> int:
+    """The characters each of ``calls`` outputs may take in the chain's observation
+    before it is cut (as ``toolchain.chain`` cuts them); 0 for a chain that says not."""
+    output: int = getattr(chain, "max_output_chars", 0)
+    observation: int = getattr(chain, "max_observation_chars", 0)
+    if not (output and observation and calls):
+        return 0
+    return min(output, max(1, observation // calls))
 
 
 def _add(into: dict[str, int], name: str, tokens: int) -> None:

@@ -154,6 +154,16 @@ class ToolVariables(Extension):
 
     # -- the programs' side ----------------------------------------------------------
 
+    def named(self, ctx: ExecutionContext, call_id: str) -> str | None:
+        """The variable a call's output is saved as (shown beside it as ``$name = ``);
+        None when it was not saved (the call failed, or its output was over
+        ``max_bytes``) or is gone (its name reused, or dropped past the bounds).
+
+        >>> ToolVariables().named(ExecutionContext(), "call_1") is None
+        True
+        """
+        return results_of(ctx).names.get(call_id)
+
     def list_variables(self, ctx: ExecutionContext) -> list[VariableInfo]:
         """The run's variables, oldest first.
 
