@@ -109,6 +109,20 @@ class Ledger:
         self._message_tokens: dict[int, tuple[Message, int]] = {}
         self._protocol = protocol
         self._unsubscribe: list[Callable[[], None]] = []
+        self._watching_calls = False
+        # How much of an output the chain shows (as toolchain.chain cuts them): 0 for a
+        # chain that does not say, and every output is then compared as written again.
+        self._output_limit: int = getattr(chain, "max_output_chars", 0)
+        self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
+        self._fixed_for: (
+            tuple[
+                tuple[str, ...],
+                Mapping[str, Tool[Any, Any]],
+                int,
+                tuple[tuple[str, int, bool], ...],
+            ]
+            | None
+        ) = None
 
     # -- the run -----------------------------------------------------------------------
 
@@ -120,8 +134,6 @@ class Ledger:
         watch(events.subscribe(IterationFinished, self._step_done))
         for event_type, handler in self._handlers().items():
             watch(events.subscribe(event_type, handler))
-        if self._resolvers():
-            watch(events.subscribe(BeforeToolCall, self._before_call))
         self._ctx.state.set(_LEDGER, self)
 
     def close(self) -> dict[str, Savings]:
@@ -154,12 +166,7 @@ class Ledger:
         self._pending[index] = request
         shown = request.shown_tools
         registered = chain_tools(self._chain)
-        for name, tokens in self._guide.items():
-            self._per_request.append((index, name, tokens, False))
-        for tool in shown:
-            owner = self._owner.get(tool)
-            if owner is not None:
-                self._per_request.append((index, owner, self._definition(tool, registered), False))
+        self._per_request.extend((index, *fixed) for fixed in self._fixed(shown, registered))
         for name, text in self._sections:
             self._per_request.append((index, name, self._count(text), False))
         self._sections = []
@@ -168,6 +175,28 @@ class Ledger:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
             self._per_request.append((index, search, self._deferred(request, registered), True))
+
+    def _fixed(
+        self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
+    ) -> tuple[tuple[str, int, bool], ...]:
+        """What every request showing ``shown`` costs: each guide, and the definitions of
+        the extensions' own tools among ``shown``. A run's steps mostly show the same
+        tools from the same registry (compared as ``_deferred`` does): worked out once."""
+        last = self._fixed_for
+        if (
+            last is not None
+            and last[1] is registered
+            and last[2] == len(registered)
+            and (last[0] is shown or last[0] == shown)
+        ):
+            return last[3]
+        fixed = [(name, tokens, False) for name, tokens in self._guide.items()]
+        for tool in shown:
+            owner = self._owner.get(tool)
+            if owner is not None:
+                fixed.append((owner, self._definition(tool, registered), False))
+        self._fixed_for = (shown, registered, len(registered), tuple(fixed))
+        return self._fixed_for[3]
 
     def _step_done(self, event: IterationFinished) -> None:
         iteration = event.iteration
@@ -213,25 +242,34 @@ class Ledger:
         neither written again nor counted again, whatever its size. Where the text
         shown is not simply the name and the text the chain wrote (boxed, cut by the
         chain), the output is written again to compare with."""
-        raw = chain_result.raw.results
-        share = _share(self._chain, len(chain_result.observations))
-        for seen, result in zip(chain_result.observations, raw, strict=False):
+        observations = chain_result.observations
+        if not observations:
+            return
+        share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
+        named = self._variables.named if self._variables is not None else None
+        kept = cost = 0  # added up over the step: carried from it as one figure each
+        for seen, result in zip(observations, chain_result.raw.results, strict=False):
             if result is None or seen.error is not None or seen.name in self._owner:
                 continue
-            name = self._variables.named(self._ctx, seen.id) if self._variables else None
-            prefix = f"${name} = " if name is not None else ""
+            name = named(self._ctx, seen.id) if named is not None else None
+            text = seen.text
             if (
-                prefix
-                and seen.text.startswith(prefix)
-                and len(seen.text) <= share  # not cut by the chain
+                name is not None
+                and text.startswith(prefix := f"${name} = ")
+                and len(text) <= share  # not cut by the chain
                 and seen.id not in self._boxed
             ):
-                difference = self._changed(seen.name, seen.text[len(prefix) :], seen.text)
+                difference = self._changed(seen.name, text[len(prefix) :], text)
             else:
                 rewritten = self._rewritten(seen, result.output)
                 if rewritten is None:
                     continue
                 difference = rewritten - self._boxed.pop(seen.id, 0)
+            if difference > 0:
+                kept += difference
+            else:
+                cost += difference
+        for difference in (kept, cost):
             if difference:
                 self._carry(variables, difference, step)
 
@@ -265,16 +303,12 @@ class Ledger:
             from toolchain.relay import OutputBoxed, ReferencesResolved
 
             found[OutputBoxed] = lambda event: self._output_boxed(relay, event)
-            found[ReferencesResolved] = lambda event: self._resolved.__setitem__(
-                event.call_id, relay
-            )
+            found[ReferencesResolved] = lambda event: self._resolved_by(relay, event.call_id)
         variables = self._kinds.get("variables")
         if variables is not None:
             from toolchain.variables import VariablesResolved
 
-            found[VariablesResolved] = lambda event: self._resolved.__setitem__(
-                event.call_id, variables
-            )
+            found[VariablesResolved] = lambda event: self._resolved_by(variables, event.call_id)
         return found
 
     def _output_boxed(self, relay: str, event: OutputBoxed) -> None:
@@ -293,8 +327,14 @@ class Ledger:
         """``text`` as a section of a text agent's observation."""
         return self._format.format_sections([FormattedSection(tool, text, escape=escape)])
 
-    def _resolvers(self) -> bool:
-        return "relay" in self._kinds or "variables" in self._kinds
+    def _resolved_by(self, owner: str, call_id: str) -> None:
+        """A call's arguments passed values by reference: its ``BeforeToolCall`` (which
+        follows the hooks) has both forms. Listened to from the first such call on: most
+        runs pass none, and their calls are not looked at."""
+        self._resolved[call_id] = owner
+        if not self._watching_calls:
+            self._watching_calls = True
+            self._unsubscribe.append(self._ctx.events.subscribe(BeforeToolCall, self._before_call))
 
     def _before_call(self, event: BeforeToolCall) -> None:
         owner = self._resolved.pop(event.id, None) if event.id else None
@@ -494,16 +534,6 @@ _OVERHEAD: weakref.WeakKeyDictionary[
     Extension, tuple[tuple[Tool[Any, Any], ...], tuple[str, ...]]
 ] = weakref.WeakKeyDictionary()
 """extension → (the tools it offered, those of them that are its overhead)."""
-
-
-def _share(chain: ToolChain, calls: int) -> int:
-    """The characters each of ``calls`` outputs may take in the chain's observation
-    before it is cut (as ``toolchain.chain`` cuts them); 0 for a chain that says not."""
-    output: int = getattr(chain, "max_output_chars", 0)
-    observation: int = getattr(chain, "max_observation_chars", 0)
-    if not (output and observation and calls):
-        return 0
-    return min(output, max(1, observation // calls))
 
 
 def _add(into: dict[str, int], name: str, tokens: int) -> None:

@@ -96,9 +96,12 @@ def count_tokens(text: str, *, minus: str | None = None) -> int:
 _REACH: Final = 256
 """Characters searched on each side of a change for a position where o200k splits."""
 
-_BLOCK: Final = 64
+_BLOCK: Final = 16
 """The first block of characters compared when measuring the shared start and end (the
-blocks double from there)."""
+blocks double from there): a section's head is shorter."""
+
+_SHORT: Final = 64
+"""The longest stretch counted once per process (``_window_tokens``)."""
 
 
 def _difference(text: str, other: str) -> int:
@@ -107,8 +110,15 @@ def _difference(text: str, other: str) -> int:
     ends when none is within ``_REACH``."""
     if text == other:
         return 0
-    head = _shared(text, other, min(len(text), len(other)), from_end=False)
-    tail = _shared(text, other, min(len(text), len(other)) - head, from_end=True)
+    shorter = min(len(text), len(other))
+    if text.endswith(other) or other.endswith(text):  # only put before (a name): in C
+        head, tail = 0, shorter
+    else:
+        head = _shared(text, other, shorter, from_end=False)
+        if text.endswith(other[head:]) or other.endswith(text[head:]):  # put in at `head`
+            tail = shorter - head
+        else:
+            tail = _shared(text, other, shorter - head, from_end=True)
     # A cut at c depends on the characters at c-1 and c only: before `head` both are
     # in the common start, from `len(text) - tail + 1` on both are in the common end,
     # so each cut found there is one in both texts at once.
@@ -129,7 +139,7 @@ def _window_tokens(text: str) -> int:
     once per process: it is mostly a name and the first word of an output
     (``$weather_3 = {"temp``), which recur run after run, and the encoder costs more per
     call (its tables cold after a step's other work) than a lookup does."""
-    return _short_tokens(text) if len(text) <= _BLOCK else count_tokens(text)
+    return _short_tokens(text) if len(text) <= _SHORT else count_tokens(text)
 
 
 @functools.lru_cache(maxsize=4096)
