@@ -14,9 +14,11 @@ extension does on every step and call of a run that never needs it:
   reader tools offered, its guide in the system prompt, its hooks on every call; nothing
   is boxed.
 
-All eight runs (plain and each extension, text and native) are measured together, so
-the ratios hold on a busy host; the model's and the tools' own time is subtracted as in
-the loop benchmark.
+All eight runs (plain and each extension, text and native) are measured together,
+round by round, so the ratios hold on a busy host; the model's and the tools' own time is
+subtracted as in the loop benchmark. Each run's wall time is measured and, beside it,
+this thread's CPU time: on a shared host the wall time also holds the time other
+processes took while the run waited for a core, the CPU time only the run's own work.
 
 Target (issues 20 and 27): each extension at most 1.3x the plain run per iteration, in
 both modes.
@@ -24,14 +26,17 @@ both modes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+import gc
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pydantic
 
 from agents import ReActAgent, ToolCallingAgent
 from benchmarks import loop_overhead as loop
-from benchmarks._timing import Job, Settings, measure_jobs_sync, render_table, verdict
+from benchmarks._timing import Settings, Timing, render_table, verdict
 from toolchain import ExecutionContext, Extension, Limits, Tool, ToolResult, YAMLToolChain
 from toolchain.discovery import ToolIndex, ToolSearch
 from toolchain.relay import ContextRelay
@@ -96,9 +101,40 @@ def _agent(*, native: bool, extensions: Sequence[Extension]) -> Built:
     return ReActAgent(model, tool_chain=chain, limits=limits, extensions=extensions), model, clock
 
 
-def _job(built: Built) -> Job:
-    agent, model, _ = built
-    return Job.awaited(lambda: loop.agent_run(agent, model), 300, warmup=5)
+def _runner(
+    agent: ReActAgent[str] | ToolCallingAgent[str], model: loop.InstantModel
+) -> Callable[[], Awaitable[None]]:
+    return lambda: loop.agent_run(agent, model)
+
+
+async def _measure(built: list[Built], settings: Settings) -> tuple[list[Timing], list[Timing]]:
+    """Each run's wall time and this thread's CPU time, the jobs interleaved round by
+    round (as ``measure_jobs`` does): on a shared host the wall time also holds what
+    other processes took, the CPU time only this run's own work."""
+    runs = [_runner(agent, model) for agent, model, _ in built]
+    for run in runs:
+        for _ in range(5):
+            await run()
+    wall: list[list[int]] = [[] for _ in runs]
+    cpu: list[list[int]] = [[] for _ in runs]
+    was_enabled = gc.isenabled()
+    gc.collect()
+    if settings.disable_gc:
+        gc.disable()
+    try:
+        deadline = time.perf_counter() + settings.seconds(30.0)
+        for done in range(1, settings.runs(300) + 1):
+            for run, walls, cpus in zip(runs, wall, cpu, strict=True):
+                started, used = time.perf_counter_ns(), time.thread_time_ns()
+                await run()
+                cpus.append(time.thread_time_ns() - used)
+                walls.append(time.perf_counter_ns() - started)
+            if time.perf_counter() > deadline and done >= 3:
+                break
+    finally:
+        if was_enabled:
+            gc.enable()
+    return [Timing(tuple(sorted(w))) for w in wall], [Timing(tuple(sorted(c))) for c in cpu]
 
 
 def run_extension_rows(settings: Settings) -> None:
@@ -109,37 +145,54 @@ def run_extension_rows(settings: Settings) -> None:
         for _, native in modes
         for make in EXTENSIONS.values()
     ]
-    timings = measure_jobs_sync([_job(each) for each in built], settings, seconds=30.0)
-    per_iteration = [
-        (timing.median_ns / 1e6 - clock.per_run_ms()) / loop.ITERATIONS * 1000
-        for timing, (_, _, clock) in zip(timings, built, strict=True)
-    ]
+    wall, cpu = asyncio.run(_measure(built, settings))
+
+    def per_iteration(timings: list[Timing]) -> list[float]:
+        return [
+            (timing.median_ns / 1e6 - clock.per_run_ms()) / loop.ITERATIONS * 1000
+            for timing, (_, _, clock) in zip(timings, built, strict=True)
+        ]
+
+    wall_us, cpu_us = per_iteration(wall), per_iteration(cpu)
     print("== Extensions in the loop: the same run with each extension installed ==")
+    print("wall: the run's own time; CPU: this thread's (what other processes take left out)")
     rows: list[list[str]] = []
     verdicts: list[str] = []
     count = len(EXTENSIONS)
     for at, (mode, _) in enumerate(modes):
-        plain = per_iteration[at * count]
+        plain = at * count
         for index, label in enumerate(EXTENSIONS):
-            here = at * count + index
-            ratio = per_iteration[here] / plain
+            here = plain + index
+            ratio, cpu_ratio = wall_us[here] / wall_us[plain], cpu_us[here] / cpu_us[plain]
             rows.append(
                 [
                     mode,
                     label,
-                    f"{per_iteration[here]:,.1f}",
+                    f"{wall_us[here]:,.1f}",
                     f"{ratio:.2f}x",
-                    f"{timings[here].iqr_percent:.0f}%",
-                    str(timings[here].runs),
+                    f"{cpu_us[here]:,.1f}",
+                    f"{cpu_ratio:.2f}x",
+                    f"{wall[here].iqr_percent:.0f}% / {cpu[here].iqr_percent:.0f}%",
+                    str(wall[here].runs),
                 ]
             )
             if index:
                 verdicts.append(
                     f"{mode}: {label} costs {ratio:.2f}x a plain run per iteration "
-                    f"(target <= {TARGET_RATIO:g}x): {verdict(ratio <= TARGET_RATIO)}"
+                    f"({cpu_ratio:.2f}x in CPU time); target <= {TARGET_RATIO:g}x: "
+                    f"{verdict(ratio <= TARGET_RATIO)} (CPU: {verdict(cpu_ratio <= TARGET_RATIO)})"
                 )
-    headers = ["agent (mode)", "extension", "µs/iteration", "vs plain", "IQR", "runs"]
-    print(render_table(headers, rows, "llrrrr"))
+    headers = [
+        "agent (mode)",
+        "extension",
+        "wall µs/iteration",
+        "vs plain",
+        "CPU µs/iteration",
+        "vs plain",
+        "IQR wall / CPU",
+        "runs",
+    ]
+    print(render_table(headers, rows, "llrrrrrr"))
     print()
     for line in verdicts:
         print(line)
