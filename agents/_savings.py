@@ -14,19 +14,23 @@ requests only served an extension (a search, a read of a boxed output).
 from __future__ import annotations
 
 import bisect
+import contextlib
+import functools
 import json
 import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from agents._tool_specs import chain_tools, tool_spec
 from agents.events import IterationFinished, StepReady
 from agents.models import Message
 from agents.result import Savings
 from formats import FormattedSection, TextFormat
 from toolchain import (
     BeforeToolCall,
+    CallObservation,
     ExecutionContext,
     Extension,
     StateKey,
@@ -38,6 +42,7 @@ from toolchain import (
 if TYPE_CHECKING:
     from agents.steps import StepRequest
     from toolchain.relay import OutputBoxed
+    from toolchain.variables import ToolVariables
 
 __all__ = ["Ledger", "note_sections", "open_ledger", "run_savings"]
 
@@ -75,6 +80,9 @@ class Ledger:
         self._format = text_format
         self._native = protocol == "native"
         self._kinds = {kind: extension.name for kind, extension in kinds.items()}
+        variables = kinds.get("variables")
+        self._variables = cast("ToolVariables", variables) if variables is not None else None
+        """The run's ToolVariables (``_kinds`` found it by its class)."""
         self._names = tuple(dict.fromkeys(self._kinds.values()))
         self._owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
         self._guide: dict[str, int] = {}
@@ -84,7 +92,7 @@ class Ledger:
             text = extension.instructions().strip()
             if text:
                 section = FormattedSection(extension.name, text, escape=False)
-                tokens = self._count(text_format.format_sections([section]))
+                tokens = _guide_tokens(text_format.format_sections([section]))
                 self._guide[extension.name] = self._guide.get(extension.name, 0) + tokens
         self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
         self._carried: list[_Carried] = []
@@ -101,6 +109,20 @@ class Ledger:
         self._message_tokens: dict[int, tuple[Message, int]] = {}
         self._protocol = protocol
         self._unsubscribe: list[Callable[[], None]] = []
+        self._watching_calls = False
+        # How much of an output the chain shows (as toolchain.chain cuts them): 0 for a
+        # chain that does not say, and every output is then compared as written again.
+        self._output_limit: int = getattr(chain, "max_output_chars", 0)
+        self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
+        self._fixed_for: (
+            tuple[
+                tuple[str, ...],
+                Mapping[str, Tool[Any, Any]],
+                int,
+                tuple[tuple[str, int, bool], ...],
+            ]
+            | None
+        ) = None
 
     # -- the run -----------------------------------------------------------------------
 
@@ -112,8 +134,6 @@ class Ledger:
         watch(events.subscribe(IterationFinished, self._step_done))
         for event_type, handler in self._handlers().items():
             watch(events.subscribe(event_type, handler))
-        if self._resolvers():
-            watch(events.subscribe(BeforeToolCall, self._before_call))
         self._ctx.state.set(_LEDGER, self)
 
     def close(self) -> dict[str, Savings]:
@@ -145,13 +165,8 @@ class Ledger:
         self._requests.append(index)
         self._pending[index] = request
         shown = request.shown_tools
-        registered = self._chain.tools  # a copy per read: once a step, not once a tool
-        for name, tokens in self._guide.items():
-            self._per_request.append((index, name, tokens, False))
-        for tool in shown:
-            owner = self._owner.get(tool)
-            if owner is not None:
-                self._per_request.append((index, owner, self._definition(tool, registered), False))
+        registered = chain_tools(self._chain)
+        self._per_request.extend((index, *fixed) for fixed in self._fixed(shown, registered))
         for name, text in self._sections:
             self._per_request.append((index, name, self._count(text), False))
         self._sections = []
@@ -160,6 +175,28 @@ class Ledger:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
             self._per_request.append((index, search, self._deferred(request, registered), True))
+
+    def _fixed(
+        self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
+    ) -> tuple[tuple[str, int, bool], ...]:
+        """What every request showing ``shown`` costs: each guide, and the definitions of
+        the extensions' own tools among ``shown``. A run's steps mostly show the same
+        tools from the same registry (compared as ``_deferred`` does): worked out once."""
+        last = self._fixed_for
+        if (
+            last is not None
+            and last[1] is registered
+            and last[2] == len(registered)
+            and (last[0] is shown or last[0] == shown)
+        ):
+            return last[3]
+        fixed = [(name, tokens, False) for name, tokens in self._guide.items()]
+        for tool in shown:
+            owner = self._owner.get(tool)
+            if owner is not None:
+                fixed.append((owner, self._definition(tool, registered), False))
+        self._fixed_for = (shown, registered, len(registered), tuple(fixed))
+        return self._fixed_for[3]
 
     def _step_done(self, event: IterationFinished) -> None:
         iteration = event.iteration
@@ -199,29 +236,63 @@ class Ledger:
     def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:
         """What the variables changed in each output shown (a name beside it, or a
         shorter form): the output as the chain writes it against what was shown, less
-        what the relay's boxing already accounts for."""
+        what the relay's boxing already accounts for.
+
+        Counted where the two differ (a name before the output): the output itself is
+        neither written again nor counted again, whatever its size. Where the text
+        shown is not simply the name and the text the chain wrote (boxed, cut by the
+        chain), the output is written again to compare with."""
+        observations = chain_result.observations
+        if not observations:
+            return
+        share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
+        named = self._variables.named if self._variables is not None else None
+        kept = cost = 0  # added up over the step: carried from it as one figure each
+        for seen, result in zip(observations, chain_result.raw.results, strict=False):
+            if result is None or seen.error is not None or seen.name in self._owner:
+                continue
+            name = named(self._ctx, seen.id) if named is not None else None
+            text = seen.text
+            if (
+                name is not None
+                and text.startswith(prefix := f"${name} = ")
+                and len(text) <= share  # not cut by the chain
+                and seen.id not in self._boxed
+            ):
+                difference = self._changed(seen.name, text[len(prefix) :], text)
+            else:
+                rewritten = self._rewritten(seen, result.output)
+                if rewritten is None:
+                    continue
+                difference = rewritten - self._boxed.pop(seen.id, 0)
+            if difference > 0:
+                kept += difference
+            else:
+                cost += difference
+        for difference in (kept, cost):
+            if difference:
+                self._carry(variables, difference, step)
+
+    def _rewritten(self, seen: CallObservation, output: object) -> int | None:
+        """The tokens ``output``, written as the chain writes it, has beyond the text
+        shown; None where that says nothing (unchanged, or an output the chain cut)."""
         encode: Callable[[object], str] | None = getattr(self._chain, "encode_output", None)
         limit: int = getattr(self._chain, "max_output_chars", 0)
         if encode is None:
-            return
-        raw = chain_result.raw.results
-        for seen, result in zip(chain_result.observations, raw, strict=False):
-            if result is None or seen.error is not None or seen.name in self._owner:
-                continue
-            try:
-                written = encode(result.output)
-            except Exception:  # the chain showed an error for it: nothing was replaced
-                continue
-            if written == seen.text or (limit and len(written) > limit):
-                continue  # unchanged, or cut by the chain (compared with a cut text)
-            if self._native:
-                difference = self._count(written) - self._count(seen.text)
-            else:
-                shown = self._observed(seen.name, seen.text)
-                difference = self._count(self._observed(seen.name, written)) - self._count(shown)
-            difference -= self._boxed.pop(seen.id, 0)
-            if difference:
-                self._carry(variables, difference, step)
+            return None
+        try:
+            written = encode(output)
+        except Exception:  # the chain showed an error for it: nothing was replaced
+            return None
+        if written == seen.text or (limit and len(written) > limit):
+            return None  # unchanged, or cut by the chain (compared with a cut text)
+        return self._changed(seen.name, written, seen.text)
+
+    def _changed(self, tool: str, written: str, shown: str) -> int:
+        """The tokens ``written`` has beyond ``shown``, as the model reads each."""
+        if self._native:
+            return self._count(written, minus=shown)
+        return self._count(self._observed(tool, written), minus=self._observed(tool, shown))
 
     # -- what the extensions tell ----------------------------------------------------
 
@@ -232,16 +303,12 @@ class Ledger:
             from toolchain.relay import OutputBoxed, ReferencesResolved
 
             found[OutputBoxed] = lambda event: self._output_boxed(relay, event)
-            found[ReferencesResolved] = lambda event: self._resolved.__setitem__(
-                event.call_id, relay
-            )
+            found[ReferencesResolved] = lambda event: self._resolved_by(relay, event.call_id)
         variables = self._kinds.get("variables")
         if variables is not None:
             from toolchain.variables import VariablesResolved
 
-            found[VariablesResolved] = lambda event: self._resolved.__setitem__(
-                event.call_id, variables
-            )
+            found[VariablesResolved] = lambda event: self._resolved_by(variables, event.call_id)
         return found
 
     def _output_boxed(self, relay: str, event: OutputBoxed) -> None:
@@ -251,8 +318,7 @@ class Ledger:
             # would have been escaped in full where its reference is now.
             original = self._observed(event.tool, event.original)
             if original != self._observed(event.tool, event.original, escape=False):
-                shown = self._observed(event.tool, event.shown)
-                kept = self._count(original) - self._count(shown)
+                kept = self._count(original, minus=self._observed(event.tool, event.shown))
         if "variables" in self._kinds:  # told apart from what the variables changed
             self._boxed[event.call_id] = self._boxed.get(event.call_id, 0) + kept
         self._carry(relay, kept)
@@ -261,14 +327,20 @@ class Ledger:
         """``text`` as a section of a text agent's observation."""
         return self._format.format_sections([FormattedSection(tool, text, escape=escape)])
 
-    def _resolvers(self) -> bool:
-        return "relay" in self._kinds or "variables" in self._kinds
+    def _resolved_by(self, owner: str, call_id: str) -> None:
+        """A call's arguments passed values by reference: its ``BeforeToolCall`` (which
+        follows the hooks) has both forms. Listened to from the first such call on: most
+        runs pass none, and their calls are not looked at."""
+        self._resolved[call_id] = owner
+        if not self._watching_calls:
+            self._watching_calls = True
+            self._unsubscribe.append(self._ctx.events.subscribe(BeforeToolCall, self._before_call))
 
     def _before_call(self, event: BeforeToolCall) -> None:
         owner = self._resolved.pop(event.id, None) if event.id else None
         if owner is None or event.raw_args is None:
             return
-        copied = self._count(_json(event.args)) - self._count(_json(event.raw_args))
+        copied = self._count(_json(event.args), minus=_json(event.raw_args))
         self._carry(owner, copied)
 
     def _carry(self, name: str, difference: int, step: int | None = None) -> None:
@@ -283,18 +355,25 @@ class Ledger:
         """The definitions of the tools ``request`` may call but does not describe.
 
         The same sets of tools recur step after step and run after run, so the sum is
-        kept while the request's tools, what it describes and the chain's tools stay the
-        same (compared in C; the sum itself is a Python loop over every deferred tool).
+        kept while the request's tools and what it describes (compared in C) and the
+        chain's registry stay the same: the same mapping of the same length, as a
+        registry only grows (``ToolChainBase.registry``); a chain that hands out copies
+        is summed again each step. The sum itself is a Python loop over every deferred
+        tool.
         """
-        tools = list(registered.values())
         key = (request.tools, request.described)
         kept = _DEFERRED.setdefault(self._chain, {})
         last = kept.get(self._protocol)
-        if last is not None and last[0] == key and last[1] == tools:
-            return last[2]
+        if (
+            last is not None
+            and last[1] is registered
+            and last[2] == len(registered)
+            and last[0] == key
+        ):
+            return last[3]
         described = set(request.shown_tools)
         total = sum(self._definition(t, registered) for t in request.tools if t not in described)
-        kept[self._protocol] = (key, tools, total)
+        kept[self._protocol] = (key, registered, len(registered), total)
         return total
 
     def _definition(self, tool: str, registered: Mapping[str, Tool[Any, Any]]) -> int:
@@ -312,8 +391,6 @@ class Ledger:
     def _definition_text(self, name: str) -> str:
         if not self._native:
             return self._chain.available_tools_prompt([name])
-        from agents._tool_specs import tool_spec
-
         tool = self._chain.tools.get(name)
         if tool is None:
             return ""
@@ -389,11 +466,21 @@ _DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[obj
 )
 """chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
 
-_DEFERRED: weakref.WeakKeyDictionary[ToolChain, dict[str, tuple[object, list[Any], int]]] = (
-    weakref.WeakKeyDictionary()
-)
-"""chain → protocol → (the request's tools and described ones, the chain's tools, the
-tokens of the definitions deferred): the last sum, for the runs of one agent."""
+_DEFERRED: weakref.WeakKeyDictionary[
+    ToolChain, dict[str, tuple[object, Mapping[str, Tool[Any, Any]], int, int]]
+] = weakref.WeakKeyDictionary()
+"""chain → protocol → (the request's tools and described ones, the chain's registry and
+its length, the tokens of the definitions deferred): the last sum, for the runs of one
+agent."""
+
+
+@functools.lru_cache(maxsize=256)
+def _guide_tokens(text: str) -> int:
+    """The tokens of an extension's guide as the system prompt shows it: the same few
+    texts in every run of an agent (a relay's is some 1,000 characters), counted once."""
+    from toolchain.runtime import count_tokens
+
+    return count_tokens(text)
 
 
 def _kinds(extensions: Sequence[Extension]) -> dict[str, Extension]:
@@ -419,14 +506,34 @@ _KINDS = {
 }
 
 
-def _overhead_tools(kind: str, extension: Extension) -> set[str]:
+def _overhead_tools(kind: str, extension: Extension) -> tuple[str, ...]:
     """The tools a run has only because of the extension: the relay's readers and
-    ``tool_search``, not the tools a search finds (the run would have those anyway)."""
-    tools = {tool.name for tool in extension.tools()}
+    ``tool_search``, not the tools a search finds (the run would have those anyway).
+
+    Worked out once while the extension offers the same tools: a search's index may
+    hold thousands, and every run of an agent asks again."""
+    tools = tuple(extension.tools())
+    try:
+        known = _OVERHEAD.get(extension)
+    except TypeError:  # a subclass that cannot be a key (an eq dataclass): every run
+        known = None
+    if known is not None and known[0] == tools:
+        return known[1]
     if kind == "discovery":
         index: object = getattr(extension, "index", None)
-        tools -= set(getattr(index, "tools", {}))
-    return tools
+        found: Mapping[str, object] = getattr(index, "tools", {})
+        names = tuple(tool.name for tool in tools if tool.name not in found)
+    else:
+        names = tuple(tool.name for tool in tools)
+    with contextlib.suppress(TypeError):
+        _OVERHEAD[extension] = (tools, names)
+    return names
+
+
+_OVERHEAD: weakref.WeakKeyDictionary[
+    Extension, tuple[tuple[Tool[Any, Any], ...], tuple[str, ...]]
+] = weakref.WeakKeyDictionary()
+"""extension → (the tools it offered, those of them that are its overhead)."""
 
 
 def _add(into: dict[str, int], name: str, tokens: int) -> None:

@@ -35,6 +35,7 @@ class StepCalls:
         "_extensions",
         "_format",
         "_hooks",
+        "_message_for",
         "_options",
         "_prompt_for",
         "_system_prompt",
@@ -75,6 +76,7 @@ class StepCalls:
         self._prompt_for: tuple[tuple[str, ...], str] | None = None
         """The last tools shown and the system prompt listing them (a run's steps
         mostly show the same tools: each step reuses it instead of building it again)."""
+        self._message_for: tuple[str, Message] | None = None
         self._options = options
 
     def call(
@@ -156,13 +158,23 @@ class StepCalls:
         ctx.events.emit(StepReady(ctx, final, changed))
         system = plain.messages[0]
         if prompt != self.system_text:
-            system = Message.text("system", prompt)
+            system = self._system_message(prompt)
         options = (
             plain.options
             if final.options is request.options and shown == plain.tools
             else self._options(final.options, shown)
         )
         return StepCall(final.model, [system, *final.messages], options, final.tools)
+
+    def _system_message(self, prompt: str) -> Message:
+        """The system message of ``prompt``: the one of the last step when it is the same
+        (a run whose hooks narrow the tools sends one prompt step after step)."""
+        known = self._message_for
+        if known is not None and known[0] == prompt:
+            return known[1]
+        message = Message.text("system", prompt)
+        self._message_for = (prompt, message)
+        return message
 
     def _prompt_showing(self, shown: tuple[str, ...]) -> str:
         known = self._prompt_for

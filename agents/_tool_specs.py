@@ -16,8 +16,9 @@ from typing import Any, cast
 from agents.models import GenerateOptions, ToolSpec
 from agents.terminations import TypedTermination
 from toolchain import Tool, ToolChain, ToolDefinitionError
+from toolchain.chain import ToolChainBase
 
-__all__ = ["NativeSpecs", "strict_parameters", "tool_spec"]
+__all__ = ["NativeSpecs", "chain_tools", "strict_parameters", "tool_spec"]
 
 ANSWER_DESCRIPTION = (
     "Give your final answer. Call this alone, once you have everything the "
@@ -79,7 +80,7 @@ class NativeSpecs:
     (each spec built once per tool object) and, with a typed answer, the final-answer
     tool whose parameters are the answer's schema."""
 
-    __slots__ = ("_built", "answer_tool", "chain", "typed")
+    __slots__ = ("_built", "_last", "answer_tool", "chain", "typed")
 
     def __init__(
         self, chain: ToolChain, answer_tool: str, typed: TypedTermination[Any] | None
@@ -88,11 +89,15 @@ class NativeSpecs:
         self.answer_tool = answer_tool
         self.typed = typed
         self._built: dict[str, tuple[Tool[Any, Any], ToolSpec]] = {}
+        self._last: tuple[GenerateOptions, tuple[ToolSpec, ...], str, GenerateOptions] | None
+        self._last = None
+        """The last options made, from what: a run whose steps show other tools than the
+        chain's (discovery's) asks for the same ones every step."""
         self.check_answer_tool()
 
     def options(self, options: GenerateOptions, tools: tuple[str, ...]) -> GenerateOptions:
         """``options`` with the specs of ``tools`` (and the answer tool) to send."""
-        registered = self.chain.tools  # a copy each time it is read: read it once
+        registered = chain_tools(self.chain)
         specs = [self._spec(name, registered[name]) for name in tools if name in registered]
         choice = options.tool_choice
         if self.typed is not None:
@@ -100,7 +105,13 @@ class NativeSpecs:
             specs.append(self._answer_spec(self.typed))
             if choice == "auto":
                 choice = "required"  # the answer is a call too: never a bare text reply
-        return dataclasses.replace(options, tools=tuple(specs), tool_choice=choice)
+        sent = tuple(specs)
+        last = self._last
+        if last is not None and last[0] is options and last[1] == sent and last[2] == choice:
+            return last[3]
+        made = dataclasses.replace(options, tools=sent, tool_choice=choice)
+        self._last = (options, sent, choice, made)
+        return made
 
     def check_answer_tool(self) -> None:
         """Refuse a chain with a tool of the final-answer tool's name."""
@@ -123,6 +134,14 @@ class NativeSpecs:
         if strict is not None:
             return ToolSpec(self.answer_tool, ANSWER_DESCRIPTION, strict, strict=True)
         return ToolSpec(self.answer_tool, ANSWER_DESCRIPTION, schema)
+
+
+def chain_tools(chain: ToolChain) -> Mapping[str, Tool[Any, Any]]:
+    """The chain's tools for one read: its registry itself where it has one (every chain
+    of ours: not copied, and the same mapping while it holds the same tools), else the
+    copy ``tools`` gives. A search's index puts thousands of tools on a chain, and the
+    engine reads them every step."""
+    return chain.registry if isinstance(chain, ToolChainBase) else chain.tools
 
 
 def strict_parameters(schema: Mapping[str, object]) -> dict[str, object] | None:

@@ -40,7 +40,7 @@ from benchmarks._timing import Settings, render_table, verdict
 from toolchain import ExecutionContext, JSONToolChain, Limits, Tool, ToolResult
 from toolchain.variables import ToolVariables
 
-__all__ = ["Growth", "measure_growth", "report_growth"]
+__all__ = ["Growth", "measure_growth", "report_growth", "run"]
 
 ITERATIONS = 100
 WINDOW = 10
@@ -210,3 +210,17 @@ def report_growth(growths: list[Growth]) -> None:
             f"{GROWTH_TARGET:g}x: {verdict(g.ratio <= GROWTH_TARGET)}"
         )
     print()
+
+
+def run(settings: Settings) -> None:
+    """ToolVariables per iteration over a 100-iteration run (also part of ``references``)."""
+    print(f"== ToolVariables per iteration over a {ITERATIONS}-iteration run ==")
+    print("two calls a step on an instant model and tool; the time between two model calls")
+    print()
+    report_growth(measure_growth(settings))
+
+
+if __name__ == "__main__":
+    from benchmarks._cli import run_alone
+
+    run_alone(run, "python -m benchmarks._variables_growth")

@@ -21,8 +21,9 @@ one-call floor (``benchmarks.toolchain_overhead``'s JSON x1 floor: decode one ca
 validate its arguments, call the function, encode its output), measured in the same
 group of interleaved runs.
 
-Then the same run with a ``ToolSearch`` of 200 deferred tools installed, against the
-plain run (``benchmarks._discovery_overhead``; target: at most 1.3x per iteration).
+Then the same run with each extension installed (``ToolSearch`` of 200 deferred tools,
+``ToolVariables``, ``ContextRelay`` below its threshold), against the plain run
+(``benchmarks._extension_overhead``; target: at most 1.3x per iteration).
 """
 
 from __future__ import annotations
@@ -249,6 +250,6 @@ def run(settings: Settings) -> None:
             f"{verdict(ratio <= MAX_STEP_FLOOR_RATIO)}"
         )
     print()
-    from benchmarks._discovery_overhead import run_toolsearch_rows
+    from benchmarks._extension_overhead import run_extension_rows
 
-    run_toolsearch_rows(settings)
+    run_extension_rows(settings)

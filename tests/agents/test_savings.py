@@ -217,6 +217,41 @@ def test_the_variables_saving_is_the_measured_difference(kind: Kind) -> None:
     assert saved.cost > saved.kept_out
 
 
+@KINDS
+def test_the_relay_and_the_variables_together_save_the_measured_difference(kind: Kind) -> None:
+    # The report is boxed and named (the name beside its reference), the weather only
+    # named; the report goes on by its name. Each extension counts its own part.
+    with_steps: list[Step] = [
+        lambda seen: ("fetch_report", {"station": "north"}),
+        lambda seen: ("get_weather", {"city": "Oslo"}),
+        lambda seen: ("count_lines", {"text": "$fetch_report_1"}),
+        lambda seen: "300 lines",
+    ]
+    without_steps: list[Step] = [
+        lambda seen: ("fetch_report", {"station": "north"}),
+        lambda seen: ("get_weather", {"city": "Oslo"}),
+        lambda seen: ("count_lines", {"text": REPORT}),
+        lambda seen: "300 lines",
+    ]
+    tools: list[Tool[Any, Any]] = [fetch_report, get_weather, count_lines]
+    extensions: list[Extension] = [ContextRelay(2_000), ToolVariables()]
+    chain = JSONToolChain(extensions=extensions)
+    for each in tools:
+        chain.register_tool(each)
+    model = ScriptedModel(player(kind, with_steps))
+    with_ = agent(kind, model, chain, extensions=extensions).run_sync("Go")
+    assert with_.ok, with_.stopped_by
+    shown = "\n".join(message.text_content() for message in with_.messages)
+    assert "$fetch_report_1 = internal://" in shown and "$get_weather_1 = {" in shown
+    _, tokens_without, requests_without = run(kind, tools, without_steps, None)
+    difference = tokens_without - measured(model)
+    relay, variables = with_.savings["context_relay"], with_.savings["tool_variables"]
+    assert relay.kept_out > 2 * count_tokens(REPORT)
+    assert variables.cost > 0  # the names beside both outputs, in every later request
+    tolerance = len(model.requests) + requests_without
+    assert abs(relay.net + variables.net - difference) <= tolerance, (relay, variables, difference)
+
+
 def _weather_name(tool: str, args: Mapping[str, Any], value: object) -> str:
     return f"weather_{args['city']}".lower() if "city" in args else tool
 

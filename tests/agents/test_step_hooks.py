@@ -219,6 +219,45 @@ async def test_a_name_the_chain_does_not_have_lists_only_the_steps_tools(kind: K
 
 
 @KINDS
+async def test_what_a_hook_changes_step_by_step_is_sent_step_by_step(kind: Kind) -> None:
+    # A run reuses what it made for the step before (the tool specs, the options, the
+    # system message) while a hook asks for the same; each step here asks for other
+    # tools, options or prompt, and each is sent as asked.
+    asked = {
+        1: (("add",), 0.5, "One."),
+        2: (("add",), 0.5, "One."),
+        3: (("add", "mul"), 0.5, "One."),
+        4: (("add", "mul"), 0.25, "One."),
+        5: (("add", "mul"), 0.25, "Two."),
+        6: (("mul",), 0.25, "Two."),
+    }
+
+    def per_step(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        tools, temperature, note = asked[step.index]
+        options = dataclasses.replace(step.options, temperature=temperature)
+        prompt = f"{step.system_prompt}\n{note}"
+        return dataclasses.replace(step, tools=tools, options=options, system_prompt=prompt)
+
+    model = ScriptedModel([call(kind, "add")] * 2 + [call(kind, "mul")] * 3 + [answer(kind)])
+    result = await build(kind, model, [per_step]).run("2 + 3?")
+    assert result.ok, result.error
+    assert len(model.requests) == len(asked)
+    for request, (tools, temperature, note) in zip(model.requests, asked.values(), strict=True):
+        sent = system_text(request.messages)
+        assert request.options.temperature == temperature
+        assert sent.endswith(f"\n{note}")
+        if kind == "native":
+            assert tuple(spec.name for spec in request.options.tools) == tools
+        else:
+            assert all((f"- {name}:" in sent) == (name in tools) for name in ("add", "mul"))
+    assert not any(error for step in result.iterations for error in step_errors(step))
+
+
+def step_errors(step: Any) -> list[object]:
+    return [e for made in step.tool_results for e in made.raw.errors if e is not None]
+
+
+@KINDS
 async def test_a_hook_changes_the_model_of_one_step(kind: Kind) -> None:
     other = ScriptedModel([answer(kind, "from the other model")], name="other")
 

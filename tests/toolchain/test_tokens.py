@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from formats import XMLFormat
+from tests.support.timing import costlier_than
 from toolchain import ExecutionContext, JSONToolChain, Tool, ToolResult, tool
 from toolchain._tokens import (
     CHUNK_CHARS,
@@ -94,6 +95,31 @@ def test_a_forced_cut_moves_the_count_by_at_most_the_stated_bound() -> None:
             for at in range(1, len(text)):
                 moved = encoded(text[:at]) + encoded(text[at:]) - encoded(text)
                 assert abs(moved) <= FORCED_CUT_TOKENS, (text, at, moved)
+
+
+_PIECES = st.lists(st.sampled_from(TRICKY), max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PIECES, _PIECES, _PIECES, _PIECES, st.integers(0, 600))
+def test_a_difference_is_the_difference_of_the_counts(
+    head: str, middle: str, other: str, tail: str, padding: int
+) -> None:
+    # Heads and tails past the reach searched for a cut too (a long shared start).
+    head = "x y " * (padding // 4) + head
+    text, minus = head + middle + tail, head + other + tail
+    assert count_tokens(text, minus=minus) == encoded(text) - encoded(minus)
+    assert count_tokens(minus, minus=text) == encoded(minus) - encoded(text)
+    assert count_tokens(text, minus=text) == 0
+
+
+def test_a_name_before_a_large_output_is_counted_without_counting_the_output() -> None:
+    output = (ROOT / "README.md").read_text(encoding="utf-8") * 8  # some 500 KB
+    named = "$readme_1 = " + output
+    assert count_tokens(named, minus=output) == count_tokens(named) - count_tokens(output)
+    # Comparing the texts is linear too, but in C: a small share of counting one of them.
+    whole, difference = lambda: count_tokens(output), lambda: count_tokens(named, minus=output)
+    assert costlier_than(0.05, whole, difference) is None
 
 
 def test_texts_over_the_encoders_limits_are_counted() -> None:

@@ -84,9 +84,13 @@ _APPROVALS = StateKey[Approvals]("toolchain.discovery.approvals")
 
 def approvals(ctx: ExecutionContext) -> Approvals:
     """The held calls and decisions of the conversation ``ctx``'s run belongs to."""
+    return _outermost(ctx).state.setdefault(_APPROVALS, Approvals)
+
+
+def _outermost(ctx: ExecutionContext) -> ExecutionContext:
     while ctx.parent is not None:
         ctx = ctx.parent
-    return ctx.state.setdefault(_APPROVALS, Approvals)
+    return ctx
 
 
 class Seal:
@@ -180,11 +184,14 @@ def take_decision(held: Approvals, request: ApprovalRequest) -> Approval | None:
 
 def decisions_listing(ctx: ExecutionContext) -> str:
     """Decisions a person made on held calls since the run that held them, for the prompt."""
+    held = _outermost(ctx).state.get(_APPROVALS)
+    if held is None or not held.decisions:  # every step of nearly every run: nothing
+        return ""
     lines = [
         f"- {d.tool} {args_text(d.args)}"
         + (f" (through {' > '.join(d.via)})" if d.via else "")
         + (": approved; call it again to run it" if d.approved else ": denied")
         + (f" ({d.reason})" if d.reason else "")
-        for d in approvals(ctx).decisions
+        for d in held.decisions
     ]
-    return "Approval decisions:\n" + "\n".join(lines) if lines else ""
+    return "Approval decisions:\n" + "\n".join(lines)

@@ -91,6 +91,7 @@ class ContextRelay(Extension):
         self.few_shot = few_shot
         self.ttl = ttl
         self.max_read_chars = max_read_chars
+        self._guide: tuple[tuple[Mode, bool] | None, str] = (None, "")
         self._reader = _StoreReader(self)
         self._tools = reader_tools(self._reader, mode=mode, max_chars=max_read_chars)
         self.reader_names = frozenset(tool.name for tool in self._tools)
@@ -108,7 +109,12 @@ class ContextRelay(Extension):
         ctx.hooks.add(_RelayHook(self))
 
     def instructions(self) -> str:
-        return relay_guide(self.mode, few_shot=self.few_shot)
+        # Asked once per run by the agent and once by its savings ledger: the guide is
+        # made again only when the mode or few_shot changed since the last time.
+        key = (self.mode, self.few_shot)
+        if self._guide[0] != key:
+            self._guide = (key, relay_guide(self.mode, few_shot=self.few_shot))
+        return self._guide[1]
 
     # -- boxing ----------------------------------------------------------------------
 

@@ -109,7 +109,8 @@ async def keep_value(
         if dropped is not None:
             _log.info("variable $%s is dropped: over the bounds", old)
             gone.append(dropped)
-    await _forget(ctx, store, results, gone)
+    if gone:  # a name used again, or the bounds passed: their entries go too
+        await _forget(ctx, store, results, gone)
     return variable
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from formats import XMLFormat
 from toolchain import ExecutionContext, JSONToolChain, Tool, ToolCall, ToolError, ToolResult
-from toolchain.relay import UnknownReference, reader_tools, relay_guide
+from toolchain.relay import ContextRelay, UnknownReference, reader_tools, relay_guide
 from toolchain.relay._grep import COUNT_LIMIT, MAX_MATCHES
 from toolchain.relay._readers import InternalResourceGrep
 from toolchain.relay._references import parse_reference
@@ -266,6 +266,17 @@ def test_relay_guide_per_mode(mode: Mode) -> None:
         assert '{"type":"resource_link","uri":"internal://a1b2c3"}' in short
         assert 'content={"type":"resource_link","uri":"internal://a1b2c3"}' in long
     assert len(long) < 2_500  # concise: it rides in every prompt
+
+
+def test_the_relays_guide_follows_its_mode_and_few_shot_when_they_change() -> None:
+    relay = ContextRelay()  # the guide is made once per mode and few_shot, not per run
+    assert relay.instructions() == relay_guide("opaque", few_shot=False)
+    relay.few_shot = True
+    assert relay.instructions() == relay_guide("opaque", few_shot=True)
+    relay.mode = "json"
+    assert relay.instructions() == relay_guide("json", few_shot=True)
+    relay.few_shot = False
+    assert relay.instructions() == relay_guide("json", few_shot=False)
 
 
 # -- both reference forms --------------------------------------------------------------
