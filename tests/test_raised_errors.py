@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from formats import FormatError, GentError, Section, XMLFormat
+from tests.toolchain.mcp.servers import SERVER
+from toolchain import DialectStream, ToolchainError
+from toolchain.mcp import MCPServer
+from toolchain.runtime import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("formats",)
+PACKAGES = ("formats", "toolchain")
 
 BUILTIN_ERRORS = frozenset(
     name
@@ -116,3 +121,41 @@ def test_a_section_registered_twice_is_a_format_error_and_still_a_value_error() 
         text_format.register_section(Section("answer"))
     assert isinstance(raised.value, ValueError)
     assert isinstance(raised.value, GentError)
+
+
+async def test_run_sync_inside_a_running_loop_is_a_toolchain_error_and_still_a_runtime_error() -> (
+    None
+):
+    async def answer() -> int:
+        return 42
+
+    coroutine = answer()
+    try:
+        with pytest.raises(ToolchainError, match="inside a running event loop") as raised:
+            run_sync(coroutine)
+    finally:
+        coroutine.close()  # never awaited: run_sync refused it
+    assert isinstance(raised.value, RuntimeError)
+
+
+def test_feeding_a_finished_dialect_stream_is_a_toolchain_error_and_still_a_runtime_error() -> None:
+    stream = DialectStream()
+    stream.feed("Thinking")
+    stream.finish()
+    with pytest.raises(ToolchainError, match=r"feed\(\) after finish\(\)") as raised:
+        stream.feed(" more")
+    assert isinstance(raised.value, RuntimeError)
+
+
+async def test_an_mcp_server_unknown_tool_and_second_connect_are_toolchain_errors() -> None:
+    server = MCPServer.stdio(sys.executable, [str(SERVER), "stdio"], prefix="t_")
+    async with server:
+        with pytest.raises(ToolchainError) as unknown:
+            server.tool("weather")
+        assert isinstance(unknown.value, KeyError)
+        # the message reads as written, not quoted as a bare key would be
+        assert str(unknown.value).startswith("the MCP server 'test-server' has no tool 'weather'")
+        with pytest.raises(ToolchainError, match="is already connected") as twice:
+            await server.connect()
+        assert isinstance(twice.value, RuntimeError)
+    assert not server.connected

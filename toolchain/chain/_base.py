@@ -17,7 +17,12 @@ from typing import Protocol, Self, TypedDict, runtime_checkable
 from formats import TextFormat, XMLFormat
 from toolchain._concurrency import run_sync
 from toolchain._context import ExecutionContext
-from toolchain._errors import ToolCallParseError, duplicate_tool
+from toolchain._errors import (
+    ToolCallParseError,
+    ToolchainStateError,
+    ToolchainValueError,
+    duplicate_tool,
+)
 from toolchain._events import ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
 from toolchain._observations import ObservationEncoding, encoder_for
@@ -173,7 +178,9 @@ class ToolChainBase:
         observations: ObservationEncoding | None = None,
     ) -> None:
         if max_calls < 1 or max_output_chars < 1 or max_observation_chars < 1:
-            raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
+            raise ToolchainValueError(
+                "max_calls, max_output_chars and max_observation_chars must be >= 1"
+            )
         self.call_syntax = syntax
         self.observations: ObservationEncoding | None = observations
         """How outputs are written (``None``: in the chain's own syntax)."""
@@ -417,7 +424,7 @@ class ToolChainBase:
             asyncio.get_running_loop()
         except RuntimeError:
             return run_sync(self.execute(ctx, content, text_format), grace=self.cancel_grace)
-        raise RuntimeError("execute_sync() was called inside an event loop; await execute()")
+        raise ToolchainStateError("execute_sync() was called inside an event loop; await execute()")
 
     async def _run(
         self, ctx: ExecutionContext, items: list[ToolCall | str], text_format: TextFormat
