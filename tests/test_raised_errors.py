@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from agents import AgentError
+from agents.models import messages_from_json
 from formats import FormatError, GentError, Section, XMLFormat
 from tests.toolchain.mcp.servers import SERVER
 from toolchain import DialectStream, ToolchainError
@@ -29,7 +31,7 @@ from toolchain.mcp import MCPServer
 from toolchain.runtime import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("formats", "toolchain")
+PACKAGES = ("formats", "toolchain", "agents")
 
 BUILTIN_ERRORS = frozenset(
     name
@@ -159,3 +161,25 @@ async def test_an_mcp_server_unknown_tool_and_second_connect_are_toolchain_error
             await server.connect()
         assert isinstance(twice.value, RuntimeError)
     assert not server.connected
+
+
+def test_bad_conversation_json_is_an_agent_error_and_still_a_value_error() -> None:
+    with pytest.raises(AgentError, match="not a conversation JSON document") as raised:
+        messages_from_json("{not json")
+    assert isinstance(raised.value, ValueError)
+    assert isinstance(raised.value, GentError)
+
+
+def test_launching_durable_runs_twice_is_an_agent_error_and_still_a_runtime_error(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("dbos")
+    from agents.durable import launch, shutdown
+
+    launch(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    try:
+        with pytest.raises(AgentError, match=r"launch\(\) was called already") as raised:
+            launch(f"sqlite:///{tmp_path / 'other.sqlite'}")
+    finally:
+        shutdown()
+    assert isinstance(raised.value, RuntimeError)
