@@ -23,7 +23,7 @@ counts); neither imports ``agents``.
 
 from typing import TYPE_CHECKING
 
-from agents._errors import AgentError
+from agents._errors import AgentError, AgentStateError, AgentTypeError, AgentValueError
 from agents._options import RunOptions
 from agents.compaction import SlidingWindow, SummarizingCompaction
 from agents.events import (
@@ -89,6 +89,9 @@ __all__ = [
     "AgentError",
     "AgentOptions",
     "AgentResult",
+    "AgentStateError",
+    "AgentTypeError",
+    "AgentValueError",
     "AnswerReady",
     "AnswerRejected",
     "AnthropicModel",

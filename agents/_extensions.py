@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, TypeVar, cast
 
+from agents._errors import AgentTypeError
 from agents._savings import note_sections
 from agents._step_state import AnswerCheck
 from agents.models import Message
@@ -114,7 +115,7 @@ def _offering(chain: ToolChain, tools: Sequence[Tool[Any, Any]], callee: str) ->
     missing = [tool.name for tool in tools if offered.get(tool.name) is not tool]
     if not missing:
         return chain
-    raise TypeError(
+    raise AgentTypeError(
         f"{callee}: the extensions bring tools ({', '.join(missing)}) that "
         f"{type(chain).__name__} cannot offer without being changed: register them on "
         "the chain yourself, or build it on JSONToolChain, YAMLToolChain or DialectToolChain"

@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Final, TypedDict, cast
 
+from agents._errors import AgentTypeError
 from agents._system_prompt import PromptBuilder
 from agents.models import GenerateOptions
 from agents.steps import StepHook
@@ -102,7 +103,8 @@ def check_keywords(
     >>> check_keywords("Agent()", ["tool_chian"], ["tool_chain", "behavior"])
     Traceback (most recent call last):
     ...
-    TypeError: Agent() got an unexpected keyword argument 'tool_chian' (did you mean 'tool_chain'?)
+    agents._errors.AgentTypeError: \
+Agent() got an unexpected keyword argument 'tool_chian' (did you mean 'tool_chain'?)
     """
     unknown = [name for name in given if name not in known]
     if not unknown:
@@ -122,7 +124,7 @@ def check_keywords(
     message = f"{callee} got {noun} {', '.join(shown)}"
     if all("(did you mean" not in text for text in shown):
         message += f"; it takes {', '.join(sorted(known))}"
-    raise TypeError(message)
+    raise AgentTypeError(message)
 
 
 def chain_of(tools: object, *, callee: str) -> JSONToolChain:
@@ -137,7 +139,7 @@ def chain_of(tools: object, *, callee: str) -> JSONToolChain:
     ['add']
     """
     if isinstance(tools, Tool) or not isinstance(tools, Iterable) or isinstance(tools, str):
-        raise TypeError(f"{callee}: tools= takes a list of tools, such as tools=[get_weather]")
+        raise AgentTypeError(f"{callee}: tools= takes a list of tools, such as tools=[get_weather]")
     chain = JSONToolChain()
     for entry in cast("Iterable[object]", tools):  # whatever it holds is checked here
         if inspect.isfunction(entry) or inspect.ismethod(entry):
@@ -153,7 +155,7 @@ def agent_chain(options: RunOptions, default: ToolChain, *, callee: str) -> Tool
     given = options.get("tool_chain")
     if "tools" in options:
         if given is not None:
-            raise TypeError(
+            raise AgentTypeError(
                 f"{callee} takes tools= or tool_chain=, not both: register the tools on "
                 "your chain (chain.register_tool(...)), or drop tool_chain= for a JSON chain"
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from agents._errors import AgentTypeError
 from agents.models import Message
 from toolchain import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 
@@ -44,7 +45,7 @@ def check_task(task: object) -> str | tuple[ContentPart, ...]:
     >>> check_task([{"role": "user", "content": "hi"}])
     Traceback (most recent call last):
     ...
-    TypeError: a task is a str or a sequence of content parts (TextContent, \
+    agents._errors.AgentTypeError: a task is a str or a sequence of content parts (TextContent, \
 ImageContent, AudioContent, BinaryContent from toolchain), not a list holding a dict \
 (item 0); earlier messages go in history= as agents.Message objects \
 (Message.text('user', 'hi'), or result.messages of an earlier run)
@@ -56,7 +57,7 @@ ImageContent, AudioContent, BinaryContent from toolchain), not a list holding a 
         if not isinstance(part, _PARTS):
             held = f"{kind_of(task)} holding {kind_of(part)} (item {index})"
             hint = f"; {_HISTORY}" if isinstance(part, Mapping | Message) else ""
-            raise TypeError(f"{_TASK}, not {held}{hint}")
+            raise AgentTypeError(f"{_TASK}, not {held}{hint}")
         parts.append(part)
     return tuple(parts)
 
@@ -67,7 +68,8 @@ def check_history(history: object) -> tuple[Message, ...]:
     >>> check_history([{"role": "user", "content": "hi"}])
     Traceback (most recent call last):
     ...
-    TypeError: history must be a sequence of agents.Message, not a list holding a dict \
+    agents._errors.AgentTypeError: \
+history must be a sequence of agents.Message, not a list holding a dict \
 (item 0); earlier messages go in history= as agents.Message objects \
 (Message.text('user', 'hi'), or result.messages of an earlier run)
     """
@@ -76,7 +78,7 @@ def check_history(history: object) -> tuple[Message, ...]:
     for index, message in enumerate(_items(history, what)):
         if not isinstance(message, Message):
             held = f"{kind_of(history)} holding {kind_of(message)} (item {index})"
-            raise TypeError(f"{what}, not {held}; {_HISTORY}")
+            raise AgentTypeError(f"{what}, not {held}; {_HISTORY}")
         messages.append(message)
     return tuple(messages)
 
@@ -88,12 +90,13 @@ def check_extension_state(state: object) -> Mapping[str, object] | None:
     >>> check_extension_state(["tool_search"])
     Traceback (most recent call last):
     ...
-    TypeError: extension_state must be a mapping of extension name to its state \
+    agents._errors.AgentTypeError: \
+extension_state must be a mapping of extension name to its state \
 (result.extension_state of an earlier run), or None, not a list
     """
     if state is None or isinstance(state, Mapping):
         return cast("Mapping[str, object] | None", state)
-    raise TypeError(
+    raise AgentTypeError(
         "extension_state must be a mapping of extension name to its state "
         f"(result.extension_state of an earlier run), or None, not {kind_of(state)}"
     )
@@ -105,12 +108,13 @@ def check_message_text(role: str, text: object) -> str:
     >>> check_message_text("user", [{"role": "user", "content": "hi"}])
     Traceback (most recent call last):
     ...
-    TypeError: a prompt's user message is a str, not a list; earlier messages go in \
+    agents._errors.AgentTypeError: \
+a prompt's user message is a str, not a list; earlier messages go in \
 run_prompt(..., history=[agents.Message, ...])
     """
     if isinstance(text, str):
         return text
-    raise TypeError(
+    raise AgentTypeError(
         f"a prompt's {role} message is a str, not {kind_of(text)}; earlier messages go in "
         "run_prompt(..., history=[agents.Message, ...])"
     )
@@ -126,7 +130,7 @@ def check_run_inputs(
 def _items(value: object, what: str) -> Sequence[object]:
     """``value`` as a sequence of items to check; text and bytes are not one."""
     if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
-        raise TypeError(f"{what}, not {kind_of(value)}")
+        raise AgentTypeError(f"{what}, not {kind_of(value)}")
     return cast("Sequence[object]", value)
 
 

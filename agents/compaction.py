@@ -44,6 +44,7 @@ import re
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
+from agents._errors import AgentStateError, AgentValueError
 from agents.models import GenerateOptions, Message, Model, ModelResponse, resolve_model
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, StateKey, Stats, TextContent
@@ -111,7 +112,7 @@ class SlidingWindow:
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+            raise AgentValueError(f"max_steps must be at least 1, got {self.max_steps}")
 
     def __call__(self, ctx: ExecutionContext, step: StepRequest) -> StepRequest | None:
         starts = _step_starts(step)
@@ -197,14 +198,14 @@ class SummarizingCompaction:
         options: GenerateOptions | None = None,
     ) -> None:
         if keep_steps < 0:
-            raise ValueError(f"keep_steps must be 0 or more, got {keep_steps}")
+            raise AgentValueError(f"keep_steps must be 0 or more, got {keep_steps}")
         if trigger_steps < max(keep_steps, 1):
-            raise ValueError(
+            raise AgentValueError(
                 f"trigger_steps must be at least keep_steps and at least 1, got "
                 f"trigger_steps={trigger_steps}, keep_steps={keep_steps}"
             )
         if "{steps}" not in prompt:
-            raise ValueError("the prompt must have {steps} in it: where the steps go")
+            raise AgentValueError("the prompt must have {steps} in it: where the steps go")
         self._model = resolve_model(model)
         self._keep_steps = keep_steps
         self._trigger_steps = trigger_steps
@@ -296,7 +297,7 @@ class SummarizingCompaction:
             ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
             summary = response.text.strip()
             if not summary:
-                raise ValueError("the model returned an empty summary")
+                raise AgentValueError("the model returned an empty summary")
         except Exception as error:
             _log.warning(
                 "compaction: summarising steps %d to %d with %s failed (%s); "
@@ -312,7 +313,7 @@ class SummarizingCompaction:
     async def _generate(self, ctx: ExecutionContext, messages: list[Message]) -> ModelResponse:
         """The summary call, given up on if the run is cancelled meanwhile."""
         if ctx.cancelled:
-            raise RuntimeError(f"the run was cancelled: {ctx.cancel_reason}")
+            raise AgentStateError(f"the run was cancelled: {ctx.cancel_reason}")
         model, options = self._model, self._options
 
         def summarize() -> Awaitable[ModelResponse]:
@@ -327,7 +328,7 @@ class SummarizingCompaction:
             await asyncio.wait({work, cancelled}, return_when=asyncio.FIRST_COMPLETED)
             if work.done():
                 return work.result()
-            raise RuntimeError(f"the run was cancelled: {ctx.cancel_reason}")
+            raise AgentStateError(f"the run was cancelled: {ctx.cancel_reason}")
         finally:
             cancelled.cancel()
             work.cancel()  # a no-op once it is done

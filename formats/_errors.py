@@ -10,9 +10,9 @@ its root::
     ├── ToolchainError     toolchain (and its extensions: variables, relay, stores, ...)
     └── AgentError         agents (models, durable runs, evals, the CLI)
 
-``except GentError`` means "this library failed". A call with a bad argument (an
-invalid section name, a negative limit) still raises Python's own ``ValueError`` or
-``TypeError``, as the standard library does. What your own
+``except GentError`` means "this library failed", a call with a bad argument too: it
+raises the package's usage error, which keeps the builtin class callers catch it by
+(``formats.FormatValueError`` is a ``ValueError``). What your own
 code raises to tell a run something (``toolchain.ToolError``,
 ``toolchain.ToolCallRefused``, ``agents.AnswerRejected``) is not a ``GentError``: those
 are ``toolchain.ModelFeedback``. ``tests/exception_tree.txt`` draws the whole tree.
@@ -24,7 +24,7 @@ True
 
 from __future__ import annotations
 
-__all__ = ["FormatError", "GentError"]
+__all__ = ["FormatError", "FormatValueError", "GentError"]
 
 
 class GentError(Exception):
@@ -48,4 +48,23 @@ class FormatError(GentError):
 
     >>> issubclass(FormatError, GentError)
     True
+    """
+
+
+# The usage errors: a call this package cannot honour (a bad argument, a wrong type, a
+# call in the wrong state, a name not there). Each package has its own, named for its
+# root and the builtin class it keeps as a mixin, so ``except ValueError`` written before
+# the tree still catches what it caught, and the name says both roots it is under.
+
+
+class FormatValueError(FormatError, ValueError):
+    """A call to ``formats`` got a bad argument (a section registered twice, an invalid
+    section name); still a ``ValueError``.
+
+    >>> from formats import Section, XMLFormat
+    >>> try:
+    ...     XMLFormat().register_section(Section("not a name!"))
+    ... except FormatError as error:
+    ...     print(type(error).__name__, isinstance(error, ValueError))
+    FormatValueError True
     """

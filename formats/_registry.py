@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import ClassVar, Self
 
+from formats._errors import FormatValueError
 from formats._section import FormattedSection, TextSection, check_name, fold_name
 from formats._stream import SectionStream
 
@@ -34,7 +35,7 @@ class SectionRegistry(ABC):
         """
         key = fold_name(check_name(section.name))
         if key in self._sections:
-            raise ValueError(f"section {section.name!r} is already registered")
+            raise FormatValueError(f"section {section.name!r} is already registered")
         self._sections[key] = section
         return self
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from formats._errors import FormatError
+from formats._errors import FormatError, FormatValueError
 
 __all__ = [
     "NAME_PATTERN",
@@ -33,10 +33,11 @@ def check_name(name: str) -> str:
     'tool_x.v-2'
     >>> check_name("thin\\u212aing")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: section name ... is not a valid tag name: use ASCII letters, ...
+    formats._errors.FormatValueError: section name ... is not a valid tag name: \
+use ASCII letters, ...
     """
     if not _NAME.fullmatch(name):
-        raise ValueError(
+        raise FormatValueError(
             f"section name {name!r} is not a valid tag name: use ASCII letters, digits, '_', "
             "'-', '.', starting with a letter or '_'"
         )

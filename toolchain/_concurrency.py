@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Generic, TypeVar, cast
 
-from toolchain._errors import ToolchainError
+from toolchain._errors import ToolchainError, ToolchainStateError
 from toolchain._redact import logger
 
 # Abandoned work: calls and tasks that ignored cancellation, never resumed again.
@@ -606,7 +606,9 @@ def run_sync(main: Coroutine[Any, Any, T], *, grace: float = SHUTDOWN_GRACE) -> 
         pass
     else:
         main.close()
-        raise RuntimeError("run_sync() was called inside a running event loop; await instead")
+        raise ToolchainStateError(
+            "run_sync() was called inside a running event loop; await instead"
+        )
     loop = asyncio.new_event_loop()
     try:
         asyncio.set_event_loop(loop)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
+from toolchain._errors import ToolchainValueError
+
 __all__ = [
     "AudioContent",
     "BinaryContent",
@@ -47,7 +49,7 @@ class _Media:
 
     def __post_init__(self) -> None:
         if (self.data is None) == (self.url is None):
-            raise ValueError(
+            raise ToolchainValueError(
                 f"{type(self).__name__} needs exactly one of data= or url=, "
                 f"got {'both' if self.data is not None else 'neither'}"
             )

@@ -22,6 +22,10 @@ __all__ = [
     "ToolError",
     "ToolInputTypeError",
     "ToolchainError",
+    "ToolchainLookupError",
+    "ToolchainStateError",
+    "ToolchainTypeError",
+    "ToolchainValueError",
     "describe_exception",
 ]
 
@@ -30,7 +34,9 @@ class ToolchainError(GentError):
     """Base of every exception class the toolchain defines, its extensions' too
     (variables, relay, discovery, MCP, stores, dialects, composite tools): ``except
     ToolchainError`` catches any of them, and none of ``ModelFeedback``, which user code
-    raises. A bad argument is still Python's own ``ValueError`` or ``TypeError``.
+    raises. A bad argument or a call in the wrong state raises one of the usage errors
+    below, each still the builtin class it was (``ToolchainValueError`` is a
+    ``ValueError``).
 
     >>> from formats import XMLFormat
     >>> from toolchain import ExecutionContext, JSONToolChain
@@ -107,6 +113,62 @@ class ToolInputTypeError(ToolchainError, TypeError):
     ...
     toolchain._errors.ToolInputTypeError: @tool query: parameter 'db' (Connection) cannot ...
     """
+
+
+# The usage errors: a call the toolchain cannot honour. One per builtin class a caller
+# may already catch it by, named for the root and that class, so ``except ValueError``
+# written before the tree still works and ``except ToolchainError`` catches them too.
+
+
+class ToolchainValueError(ToolchainError, ValueError):
+    """A call to the toolchain got a bad argument (a limit below 1, an unknown mode);
+    still a ``ValueError``.
+
+    >>> from toolchain import JSONToolChain
+    >>> try:
+    ...     JSONToolChain(max_calls=0)
+    ... except ToolchainError as error:
+    ...     print(type(error).__name__, isinstance(error, ValueError))
+    ToolchainValueError True
+    """
+
+
+class ToolchainTypeError(ToolchainError, TypeError):
+    """A call to the toolchain got an argument of the wrong type; still a ``TypeError``.
+
+    >>> issubclass(ToolchainTypeError, TypeError)
+    True
+    """
+
+
+class ToolchainStateError(ToolchainError, RuntimeError):
+    """A call came when the object (or the thread) cannot take it: ``run_sync`` inside a
+    running event loop, ``DialectStream.feed`` after ``finish()``, connecting an MCP
+    server twice. Still a ``RuntimeError``.
+
+    >>> from toolchain import DialectStream
+    >>> stream = DialectStream()
+    >>> _ = stream.finish()
+    >>> try:
+    ...     stream.feed("more")
+    ... except ToolchainError as error:
+    ...     print(type(error).__name__, isinstance(error, RuntimeError))
+    ToolchainStateError True
+    """
+
+
+class ToolchainLookupError(ToolchainError, KeyError):
+    """A name or index that is not there (an MCP server's tool, a call's output); still
+    a ``KeyError`` (and so a ``LookupError``).
+
+    Its message reads as written: ``KeyError`` quotes its argument, which suits a bare
+    key but not the sentence saying what is there instead.
+
+    >>> print(ToolchainLookupError("no tool 'weather' (tools: none)"))
+    no tool 'weather' (tools: none)
+    """
+
+    __str__ = Exception.__str__
 
 
 class ToolError(ModelFeedback):

@@ -31,7 +31,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 from toolchain._content import ContentPart
-from toolchain._errors import ModelFeedback, ToolchainError, describe_exception, exception_text
+from toolchain._errors import (
+    ModelFeedback,
+    ToolchainError,
+    ToolchainTypeError,
+    describe_exception,
+    exception_text,
+)
 from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 
@@ -304,7 +310,7 @@ class Hooks(Generic[C]):
         removes them. A ``TypeError`` says so when ``hook`` overrides none of them."""
         before, after, observation, guard = (_overridden(hook, stage) for stage in _STAGES)
         if before is after is observation is guard is None and not _is_tool_hook(hook):
-            raise TypeError(
+            raise ToolchainTypeError(
                 f"{type(hook).__name__} is not a tool hook: subclass toolchain.ToolHook and "
                 "override before_tool_call, after_tool_call, rewrite_observation or "
                 "guard_tool_call"

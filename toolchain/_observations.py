@@ -20,7 +20,7 @@ import pydantic
 import pydantic_core
 import yaml
 
-from toolchain._errors import ToolchainError
+from toolchain._errors import ToolchainError, ToolchainValueError
 
 # The YAML of simple tool outputs, written directly: the same text PyYAML writes.
 #
@@ -742,12 +742,13 @@ def check_observations(observations: object) -> ObservationEncoding:
     >>> check_observations("xml")
     Traceback (most recent call last):
     ...
-    ValueError: observations must be one of 'json', 'yaml', 'toon', 'auto', not 'xml'
+    toolchain._errors.ToolchainValueError: observations must be one of 'json', 'yaml', \
+'toon', 'auto', not 'xml'
     """
     if isinstance(observations, str) and observations in _ENCODINGS:
         return cast("ObservationEncoding", observations)
     names = ", ".join(repr(name) for name in _ENCODINGS)
-    raise ValueError(f"observations must be one of {names}, not {observations!r}")
+    raise ToolchainValueError(f"observations must be one of {names}, not {observations!r}")
 
 
 def encoder_for(observations: ObservationEncoding) -> Callable[[object], str]:

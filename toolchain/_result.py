@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, cast, get_origin
 
 from toolchain._content import ContentPart, TextContent
+from toolchain._errors import ToolchainLookupError, ToolchainTypeError
 from toolchain._redact import redact
 
 __all__ = [
@@ -106,14 +107,14 @@ class ToolResult(Generic[OutputT]):
         if type(self.instructions) is not str:
             instructions = cast(object, self.instructions)  # whatever the tool passed
             if instructions is not None:
-                raise TypeError(
+                raise ToolchainTypeError(
                     f"ToolResult.instructions must be a string, got {type(instructions).__name__}"
                 )
             object.__setattr__(self, "instructions", "")
         if type(self.media) is not tuple:
             media = cast(object, self.media)  # whatever the tool passed
             if isinstance(media, str | bytes) or not isinstance(media, Sequence):
-                raise TypeError(
+                raise ToolchainTypeError(
                     f"ToolResult.media must be a sequence of content parts, "
                     f"got {type(media).__name__}"
                 )
@@ -241,10 +242,12 @@ class RawToolChainResult:
         if found is None:
             error = self.errors[index]
             why = f": {error.kind}: {error.message}" if error is not None else ""
-            raise LookupError(f"call {index} ({self.calls[index].name}) has no output{why}")
+            raise ToolchainLookupError(
+                f"call {index} ({self.calls[index].name}) has no output{why}"
+            )
         check: Any = get_origin(expected) or expected
         if not isinstance(found.output, check):
-            raise TypeError(
+            raise ToolchainTypeError(
                 f"call {index} ({found.name}) returned {type(found.output).__name__}, "
                 f"not {getattr(expected, '__name__', expected)}"
             )

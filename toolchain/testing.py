@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 import msgspec
 import yaml
 
+from toolchain._errors import ToolchainTypeError, ToolchainValueError
 from toolchain._extras import missing_extra, requires_extra
 
 with requires_extra("testing", "toolchain.testing", "pytest"):
@@ -114,7 +115,7 @@ if TYPE_CHECKING or _HAS_SYRUPY:
         ) -> SerializedData:
             # A result object would be stored as its repr: ask for the text instead.
             if not isinstance(data, str):
-                raise TypeError(
+                raise ToolchainTypeError(
                     f"a .{self.file_extension} snapshot holds text, not {type(data).__name__}; "
                     "compare the text itself, e.g. `result.text == snapshot_md`"
                 )
@@ -171,7 +172,7 @@ def snapshot_extension_for(text_format: TextFormat) -> type[SingleFileSnapshotEx
         return MarkdownSnapshotExtension
     if isinstance(text_format, XMLFormat):
         return XMLSnapshotExtension
-    raise TypeError(
+    raise ToolchainTypeError(
         f"no snapshot extension for {type(text_format).__name__}; use "
         "snapshot.use_extension(MarkdownSnapshotExtension or XMLSnapshotExtension)"
     )
@@ -299,7 +300,7 @@ def run_tool(
     True
     """
     if calls not in ("json", "yaml"):
-        raise ValueError(f"calls must be 'json' or 'yaml', not {calls!r}")
+        raise ToolchainValueError(f"calls must be 'json' or 'yaml', not {calls!r}")
     chain: ToolChain = JSONToolChain() if calls == "json" else YAMLToolChain()
     chain.register_tool(tool)
     call = {"tool": tool.name, "args": to_builtins(dict(args or {}))}

@@ -47,6 +47,7 @@ from typing import Literal, cast
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from agents._errors import AgentValueError
 from agents.durable._errors import ExecutorInUseError
 from toolchain.runtime import logger
 
@@ -156,7 +157,9 @@ class Leases:
         schema: str | None,
     ) -> None:
         if lease_seconds <= 0:
-            raise ValueError(f"lease_seconds={lease_seconds}: give a positive number of seconds")
+            raise AgentValueError(
+                f"lease_seconds={lease_seconds}: give a positive number of seconds"
+            )
         self.application = application
         self.machine = _machine()
         self.engine = _engine(url)

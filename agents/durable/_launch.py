@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dbos import DBOS, DBOSConfig
 
+from agents._errors import AgentStateError
 from agents.durable._errors import ExecutorInUseError, NotLaunchedError
 from agents.durable._executors import Holder, Leases, fresh_executor_id
 from agents.durable._serializer import record_settings
@@ -85,7 +86,7 @@ def launch(
     """
     global _launched
     if _launched is not None:
-        raise RuntimeError("agents.durable.launch() was called already: call shutdown() first")
+        raise AgentStateError("agents.durable.launch() was called already: call shutdown() first")
     url = database_url or DEFAULT_DATABASE
     if url.startswith(_SQLITE):
         _write_ahead(url.removeprefix(_SQLITE).split("?", 1)[0])

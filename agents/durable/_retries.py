@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from agents._errors import AgentValueError
 from agents.models import ModelCallError
 
 __all__ = ["ModelRetries"]
@@ -47,11 +48,11 @@ class ModelRetries:
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
-            raise ValueError(f"ModelRetries(attempts={self.attempts}): give at least 1")
+            raise AgentValueError(f"ModelRetries(attempts={self.attempts}): give at least 1")
         if self.first_delay < 0 or self.max_delay < 0:
-            raise ValueError("ModelRetries: delays are seconds, 0 or more")
+            raise AgentValueError("ModelRetries: delays are seconds, 0 or more")
         if self.backoff < 1:
-            raise ValueError(f"ModelRetries(backoff={self.backoff}): give 1 or more")
+            raise AgentValueError(f"ModelRetries(backoff={self.backoff}): give 1 or more")
 
     def delays(self) -> tuple[float, ...]:
         """The longest wait before each try after the first, in seconds."""

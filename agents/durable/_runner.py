@@ -36,6 +36,7 @@ from typing import Any, TypeVar, cast
 
 from dbos import DBOS, StepReservation
 
+from agents._errors import AgentTypeError
 from agents.durable._errors import DurableError, RecordError, ReplayError
 from agents.durable._record import (
     Start,
@@ -145,7 +146,9 @@ class StepRunner:
         async def body() -> Recorded:
             response = await make()
             if not isinstance(response, ModelResponse):  # the seam's callers make these
-                raise TypeError(f"a durable run's step records a ModelResponse, not {response!r}")
+                raise AgentTypeError(
+                    f"a durable run's step records a ModelResponse, not {response!r}"
+                )
             return Recorded(response, encode_response(response))
 
         done = await self._run(reservation, recorded_as, body)

@@ -8,6 +8,7 @@ from typing import Any, Generic, TypeVar
 from dbos import Queue
 from typing_extensions import Unpack
 
+from agents._errors import AgentTypeError, AgentValueError
 from agents.durable._record import answer_type_of, reader_of
 from agents.durable._retries import ModelRetries
 from agents.durable._runner import MAX_OUTPUT_BYTES
@@ -140,10 +141,10 @@ class DurablePrompt:
     ) -> None:
         name = options.get("name")
         if not name:
-            raise TypeError("DurablePrompt() needs name=: the name recovery finds it by")
+            raise AgentTypeError("DurablePrompt() needs name=: the name recovery finds it by")
         for taken in ("history", "extension_state", "ctx"):
             if taken in options:
-                raise TypeError(f"DurablePrompt() takes {taken}= in run(), not here")
+                raise AgentTypeError(f"DurablePrompt() takes {taken}= in run(), not here")
         self.build = build
         self.model = model
         self.options = options
@@ -217,7 +218,7 @@ class DurablePrompt:
 
 def _output_limit(given: int) -> int:
     if not 0 < given <= MAX_RECORD_BYTES:
-        raise ValueError(
+        raise AgentValueError(
             f"max_output_bytes must be between 1 and {MAX_RECORD_BYTES:,} (the largest "
             f"value a durable run records in one piece), not {given!r}"
         )

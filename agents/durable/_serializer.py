@@ -34,6 +34,7 @@ from dbos import DBOSClient, DBOSConfig, Serializer
 # DBOS exposes its pickle reader only in this private module (see refuse_pickles).
 from dbos import _serialization as dbos_serialization  # pyright: ignore[reportPrivateUsage]
 
+from agents._errors import AgentTypeError
 from agents.durable._errors import DurableError, RecordError, ReplayError
 from agents.models import (
     ModelCallError,
@@ -213,7 +214,7 @@ def record_settings(config: DBOSConfig | None) -> DBOSConfig:
     parameters left out of database errors (an error would quote a recorded value)."""
     given: DBOSConfig = config or {}
     if given.get("serializer") is not None:
-        raise TypeError(
+        raise AgentTypeError(
             "launch() sets DBOS's serializer itself: durable runs record plain JSON "
             "(agents.durable.RecordSerializer); remove serializer= from config"
         )
@@ -244,7 +245,7 @@ def check_client(given: DBOSClient) -> DBOSClient:
     # DBOSClient keeps the serializer it was built with here, and has no accessor (3.4).
     used = getattr(given, "_serializer", None)
     if not isinstance(used, RecordSerializer):
-        raise TypeError(
+        raise AgentTypeError(
             "this DBOSClient does not use durable runs' record format: build it with "
             "agents.durable.client(database_url)"
         )

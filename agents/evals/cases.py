@@ -57,7 +57,7 @@ from typing import Final, Literal, cast
 
 from pydantic import BaseModel
 
-from agents._errors import AgentError
+from agents._errors import AgentError, AgentValueError
 from agents.evals._frontmatter import (
     MAX_FILE_BYTES,
     MAX_FRONTMATTER_CHARS,
@@ -204,7 +204,7 @@ class PromptCase:
 
     def __post_init__(self) -> None:
         if self.id in _FOLDER_NAMES:
-            raise ValueError(f"{self.id!r} cannot be a case id: it names a folder")
+            raise AgentValueError(f"{self.id!r} cannot be a case id: it names a folder")
 
     @property
     def effective_order(self) -> Order:

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, cast
 
-from agents._errors import AgentError
+from agents._errors import AgentError, AgentTypeError
 from agents._paths import PathError, check_regular, write_text
 from agents.models import (
     GenerateOptions,
@@ -468,7 +468,7 @@ class CassetteModel:
         self, inner: Model | str, cassette: Cassette, *, mode: Literal["record", "replay"]
     ) -> None:
         if mode == "record" and isinstance(inner, str):
-            raise TypeError("recording needs a model to call, not only its name")
+            raise AgentTypeError("recording needs a model to call, not only its name")
         self.inner = inner
         self.cassette = cassette
         self.mode: Literal["record", "replay"] = mode

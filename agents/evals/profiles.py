@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, cast
 from urllib.parse import urlsplit
 
-from agents._errors import AgentError
+from agents._errors import AgentError, AgentValueError
 from agents._paths import PathError, check_regular
 from agents.models import BUILTIN_PROVIDERS, Model, ModelConfigError, resolve_model
 from toolchain.runtime import remember_environment
@@ -136,7 +136,7 @@ def _env_value(text: str) -> str:
     if quote == "'":
         end = text.find("'", 1)
         if end < 0:
-            raise ValueError("the single quote is not closed on this line")
+            raise AgentValueError("the single quote is not closed on this line")
         _after_quote(text[end + 1 :])
         return text[1:end]
     if quote == '"':
@@ -154,7 +154,7 @@ def _env_value(text: str) -> str:
                 return "".join(out)
             out.append(char)
             index += 1
-        raise ValueError("the double quote is not closed on this line")
+        raise AgentValueError("the double quote is not closed on this line")
     comment = re.search(r"\s#", text)
     return (text[: comment.start()] if comment else text).strip()
 
@@ -163,7 +163,7 @@ def _after_quote(rest: str) -> None:
     rest = rest.strip()
     if rest and not rest.startswith("#"):
         # Never quoted back: the text is as likely as not the rest of a key.
-        raise ValueError(
+        raise AgentValueError(
             "text follows the closing quote (quote the whole value, or put a space and "
             "# before a comment)"
         )

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from agents._errors import AgentValueError
 from agents.evals.cases import PromptCase
 from agents.evals.cassettes import Cassette, CassetteError, CassetteModel, secret_values
 from agents.evals.profiles import ModelTarget
@@ -335,7 +336,7 @@ async def run_cases(
     ``on_result`` is called as each run finishes (a progress bar).
     """
     if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        raise AgentValueError(f"concurrency must be at least 1, got {concurrency}")
     gate = asyncio.Semaphore(concurrency)
     plan = [(target, case) for target in targets for case in cases]
 

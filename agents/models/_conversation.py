@@ -21,6 +21,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from agents._errors import AgentValueError
 from agents.models._types import Message, ToolCallRequest
 from toolchain import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 
@@ -112,27 +113,29 @@ def messages_from_json(text: str | bytes) -> tuple[Message, ...]:
     >>> messages_from_json('{"version": 9, "messages": []}')
     Traceback (most recent call last):
     ...
-    ValueError: conversation JSON has version 9; this library reads version 1
+    agents._errors.AgentValueError: conversation JSON has version 9; this library reads version 1
     """
     try:
         version = _VERSION_DECODER.decode(text).version
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
-        raise ValueError(f"not a conversation JSON document: {error}") from error
+        raise AgentValueError(f"not a conversation JSON document: {error}") from error
     if version != CONVERSATION_VERSION:
-        raise ValueError(
+        raise AgentValueError(
             f"conversation JSON has version {version}; "
             f"this library reads version {CONVERSATION_VERSION}"
         )
     try:
         wire = _DECODER.decode(text)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
-        raise ValueError(f"invalid conversation JSON: {error}") from error
+        raise AgentValueError(f"invalid conversation JSON: {error}") from error
     messages: list[Message] = []
     for index, message in enumerate(wire.messages):
         try:
             messages.append(message_from_wire(message))
         except ValueError as error:
-            raise ValueError(f"invalid conversation JSON: messages[{index}]: {error}") from error
+            raise AgentValueError(
+                f"invalid conversation JSON: messages[{index}]: {error}"
+            ) from error
     return tuple(messages)
 
 

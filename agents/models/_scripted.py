@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import msgspec
 
+from agents._errors import AgentTypeError, AgentValueError
 from agents.models._errors import ScriptExhaustedError
 from agents.models._types import (
     GenerateOptions,
@@ -54,7 +55,7 @@ class ScriptedReply:
     def __post_init__(self) -> None:
         calls: object = self.tool_calls  # typed as a tuple; a bare request slips in easily
         if isinstance(calls, ToolCallRequest):
-            raise TypeError("tool_calls must be a tuple of ToolCallRequest, got a single one")
+            raise AgentTypeError("tool_calls must be a tuple of ToolCallRequest, got a single one")
 
 
 ScriptItem = str | ScriptedReply
@@ -111,9 +112,9 @@ class ScriptedModel:
     ) -> None:
         if isinstance(outputs, str):
             # A bare string is a Sequence[str] of single characters: surely a mistake.
-            raise TypeError("ScriptedModel needs a list of outputs, got a single string")
+            raise AgentTypeError("ScriptedModel needs a list of outputs, got a single string")
         if chunk_size < 1:
-            raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+            raise AgentValueError(f"chunk_size must be at least 1, got {chunk_size}")
         self._script: Callable[[Sequence[Message]], ScriptItem] | None = None
         self._outputs: tuple[ScriptItem, ...] = ()
         if callable(outputs):
@@ -189,7 +190,7 @@ class ScriptedModel:
         elif isinstance(output, ScriptedReply):
             text, calls = output.text, output.tool_calls
         else:
-            raise TypeError(
+            raise AgentTypeError(
                 f"ScriptedModel {self._name!r}: a scripted output must be a str or a "
                 f"ScriptedReply, got {type(output).__name__}"
             )

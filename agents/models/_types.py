@@ -14,6 +14,7 @@ from typing import Final, Literal, Protocol, cast, runtime_checkable
 
 import msgspec
 
+from agents._errors import AgentTypeError, AgentValueError
 from toolchain import ContentPart, TextContent
 from toolchain.runtime import REDACTED
 
@@ -79,9 +80,9 @@ class ToolCallRequest:
         try:
             return msgspec.json.decode(text, type=dict[str, object])
         except msgspec.ValidationError as error:
-            raise ValueError(f"the arguments must be a JSON object: {error}") from error
+            raise AgentValueError(f"the arguments must be a JSON object: {error}") from error
         except (msgspec.DecodeError, RecursionError, UnicodeError) as error:
-            raise ValueError(f"the arguments are not valid JSON: {error}") from error
+            raise AgentValueError(f"the arguments are not valid JSON: {error}") from error
 
 
 StopReason = Literal[
@@ -237,11 +238,11 @@ class GenerateOptions:
     def __post_init__(self) -> None:
         stop: object = self.stop  # typed as a tuple, but callers slip in a bare string
         if isinstance(stop, str):
-            raise TypeError(f"stop must be a tuple of strings, got the string {stop!r}")
+            raise AgentTypeError(f"stop must be a tuple of strings, got the string {stop!r}")
         if any(not s for s in self.stop):
-            raise ValueError("stop sequences must be non-empty strings")
+            raise AgentValueError("stop sequences must be non-empty strings")
         if self.max_tokens is not None and self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+            raise AgentValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
         _check_range("top_p", self.top_p, 0.0, 1.0)
         _check_range("presence_penalty", self.presence_penalty, -2.0, 2.0)
         _check_range("frequency_penalty", self.frequency_penalty, -2.0, 2.0)
@@ -275,39 +276,39 @@ def _check_range(name: str, value: object, low: float, high: float) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+        raise AgentTypeError(f"{name} must be a number, got {type(value).__name__}")
     if not low <= value <= high:  # also refuses NaN
-        raise ValueError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
+        raise AgentValueError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
 
 
 def _check_count(name: str, value: object, least: int) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+        raise AgentTypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < least:
-        raise ValueError(f"{name} must be at least {least}, got {value}")
+        raise AgentValueError(f"{name} must be at least {least}, got {value}")
 
 
 def _checked_headers(headers: object) -> dict[str, str]:
     """A copy of ``headers``; errors name a bad header but never show a value."""
     if isinstance(headers, str | bytes) or not isinstance(headers, Mapping):
-        raise TypeError(
+        raise AgentTypeError(
             f"headers must be a mapping of names to values, got {type(headers).__name__}"
         )
     copy: dict[str, str] = {}
     seen: set[str] = set()
     for name, value in cast("Mapping[object, object]", headers).items():
         if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
-            raise ValueError(f"header name {name!r} is not a valid HTTP header name")
+            raise AgentValueError(f"header name {name!r} is not a valid HTTP header name")
         if not isinstance(value, str):
-            raise TypeError(
+            raise AgentTypeError(
                 f"the value of header {name!r} must be a string, not {type(value).__name__}"
             )
         if _HEADER_BREAKS.search(value):
-            raise ValueError(f"the value of header {name!r} holds a line break or NUL")
+            raise AgentValueError(f"the value of header {name!r} holds a line break or NUL")
         if name.lower() in seen:
-            raise ValueError(f"header {name!r} is given twice (names ignore case)")
+            raise AgentValueError(f"header {name!r} is given twice (names ignore case)")
         seen.add(name.lower())
         copy[name] = value
     return copy

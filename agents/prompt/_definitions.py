@@ -13,6 +13,7 @@ from typing import Literal, cast
 
 import yaml
 
+from agents._errors import AgentValueError
 from toolchain.runtime import count_tokens
 
 __all__ = ["Definition", "Sampling", "check_name", "fit_data", "fit_text"]
@@ -38,7 +39,7 @@ class Definition:
 def check_name(name: str) -> None:
     """Refuse a name the model could not be pointed to as ``<NAME>``."""
     if not isinstance(cast(object, name), str) or not _NAME.fullmatch(name):
-        raise ValueError(
+        raise AgentValueError(
             f"{name!r} is not a usable name: letters, digits, '_', '.', '-', at most 64, "
             "not starting with a digit"
         )
@@ -49,7 +50,7 @@ def fit_text(text: str, budget: int | None, keep: Literal["head", "tail"]) -> tu
     if budget is None:
         return text, False
     if budget < 1:
-        raise ValueError("budget_tokens must be at least 1")
+        raise AgentValueError("budget_tokens must be at least 1")
     total = count_tokens(text)
     if total <= budget:
         return text, False
@@ -74,7 +75,7 @@ def fit_data(data: object, budget: int | None, sampling: Sampling) -> tuple[str,
     if budget is None:
         return text, False
     if budget < 1:
-        raise ValueError("budget_tokens must be at least 1")
+        raise AgentValueError("budget_tokens must be at least 1")
     if count_tokens(text) <= budget:
         return text, False
     if not isinstance(data, list):

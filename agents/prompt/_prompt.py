@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
+from agents._errors import AgentTypeError, AgentValueError
 from agents._run_inputs import check_message_text
 from agents.models import Message, Model
 from agents.prompt._definitions import Definition, Sampling, check_name, fit_data, fit_text
@@ -192,7 +193,7 @@ class Prompt:
         ``text`` is a str; anything else (a list of chat dicts, say) is a ``TypeError``
         here, before any model call."""
         if role not in ("user", "assistant"):
-            raise ValueError(f"def_message takes 'user' or 'assistant', not {role!r}")
+            raise AgentValueError(f"def_message takes 'user' or 'assistant', not {role!r}")
         self.messages.append(Message.text(role, check_message_text(role, text)))
 
     def user(self, text: str) -> None:
@@ -243,7 +244,7 @@ class Prompt:
             name, description, subtools = args
             made = CompositeTool(name, description, list(subtools))
         else:
-            raise TypeError(
+            raise AgentTypeError(
                 "def_tool takes a Tool, (name, description, InputModel, fn), or "
                 "(name, description, [subtools])"
             )
@@ -300,7 +301,7 @@ class Prompt:
         ends when the last task is finished: a reply without a tool call before that
         is sent back with the tasks left (``limit == "tasks_pending"`` if it persists)."""
         if not tasks:
-            raise ValueError("def_task_list needs at least one task")
+            raise AgentValueError("def_task_list needs at least one task")
         self.tasks = list(tasks)
 
     def def_dynamic_task_list(self) -> None:
@@ -466,5 +467,5 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
 def _as_tool(value: object) -> AnyTool:
     checked = value  # checked under another name: ``value`` stays ``object`` for the cast
     if not isinstance(checked, Tool):
-        raise TypeError(f"def_tool with one argument takes a Tool, not {type(value).__name__}")
+        raise AgentTypeError(f"def_tool with one argument takes a Tool, not {type(value).__name__}")
     return cast(AnyTool, value)

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from agents._errors import AgentTypeError
 from agents.models import Message, Model
 from agents.prompt._definitions import Definition
 from agents.result import Iteration
@@ -104,7 +105,7 @@ class PromptHooks:
             if out is None:
                 continue
             if not isinstance(cast(object, out), HookResult):
-                raise TypeError(
+                raise AgentTypeError(
                     f"a def_hook function returned {type(out).__name__}, not HookResult"
                 )
             request, head = self._apply(request, head, out, variables)

@@ -35,6 +35,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 from typing_extensions import Unpack
 
+from agents._errors import AgentStateError, AgentTypeError, AgentValueError
 from agents._options import check_keywords
 from agents._run_inputs import check_extension_state, check_history
 from agents._system_prompt import REACT_GUIDE, PromptContext
@@ -189,7 +190,7 @@ class PromptRun(Generic[AnswerT]):
         async for event in self.events():
             if isinstance(event, RunFinished):
                 return event.result
-        raise RuntimeError("the run ended without a result")
+        raise AgentStateError("the run ended without a result")
 
     def __await__(self) -> Generator[Any, None, AgentResult[AnswerT]]:
         return self.result().__await__()
@@ -295,7 +296,7 @@ async def _execute(
     if inspect.isawaitable(built):
         await built
     if not prompt.messages or prompt.messages[-1].role != "user":
-        raise ValueError("the prompt must end with a user message: call prompt.user(...)")
+        raise AgentValueError("the prompt must end with a user message: call prompt.user(...)")
     protocol = options.get("protocol", "native")
     agent = _agent(prompt, resolve_model(model) if isinstance(model, str) else model, options)
     ctx = run.ctx
@@ -410,7 +411,7 @@ def _agent(
     if protocol == "native":
         return ToolCallingAgent(model, termination=termination, **common)
     if protocol != "text":
-        raise ValueError(f"protocol must be 'native' or 'text', not {protocol!r}")
+        raise AgentValueError(f"protocol must be 'native' or 'text', not {protocol!r}")
     return ReActAgent(model, termination=termination, **common)
 
 
@@ -430,7 +431,7 @@ def _generate_options(options: PromptOptions) -> GenerateOptions:
     given = {k: v for k, v in wanted.items() if v is not None}
     unknown = sorted(set(given) - fields)
     if unknown:
-        raise TypeError(f"these options are not supported by the model layer: {unknown}")
+        raise AgentTypeError(f"these options are not supported by the model layer: {unknown}")
     if "stop_sequences" in options:
         given["stop"] = tuple(options["stop_sequences"])
     if "tool_choice" in options:

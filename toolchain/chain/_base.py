@@ -17,7 +17,12 @@ from typing import Generic, Protocol, Self, TypedDict, TypeVar, cast, overload, 
 from formats import TextFormat, XMLFormat
 from toolchain._concurrency import run_sync
 from toolchain._context import ExecutionContext
-from toolchain._errors import ToolCallParseError, duplicate_tool
+from toolchain._errors import (
+    ToolCallParseError,
+    ToolchainStateError,
+    ToolchainValueError,
+    duplicate_tool,
+)
 from toolchain._events import ToolCallParseFailed
 from toolchain._extension import Extension, install_extensions
 from toolchain._observations import ObservationEncoding, encoder_for
@@ -169,7 +174,9 @@ class _Option(Generic[T]):
 
 def _at_least_one(chain: ToolChainBase, value: int) -> None:
     if value < 1:
-        raise ValueError("max_calls, max_output_chars and max_observation_chars must be >= 1")
+        raise ToolchainValueError(
+            "max_calls, max_output_chars and max_observation_chars must be >= 1"
+        )
 
 
 def _encoder_of(chain: ToolChainBase, value: ObservationEncoding | None) -> None:
@@ -574,7 +581,7 @@ class ToolChainBase:
             asyncio.get_running_loop()
         except RuntimeError:
             return run_sync(self.execute(ctx, content, text_format), grace=self.cancel_grace)
-        raise RuntimeError("execute_sync() was called inside an event loop; await execute()")
+        raise ToolchainStateError("execute_sync() was called inside an event loop; await execute()")
 
     async def _run(
         self,

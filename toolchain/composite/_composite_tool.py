@@ -25,6 +25,7 @@ from toolchain import (
     ToolError,
     ToolResult,
 )
+from toolchain._errors import ToolchainValueError
 from toolchain._hooks import guard_call
 from toolchain._syntax._json import NAME_KEYS, JSONValue, call_from_mapping
 from toolchain._tool import check_tool, check_tool_name
@@ -111,7 +112,7 @@ calls; they run one after another, in order, and each gets its own result or err
                 f"{owner} has no description: the model reads it to choose the tool"
             )
         if isinstance(max_calls, bool) or max_calls < 1:
-            raise ValueError(f"{owner}: max_calls must be >= 1, got {max_calls!r}")
+            raise ToolchainValueError(f"{owner}: max_calls must be >= 1, got {max_calls!r}")
         tools: dict[str, AnyTool] = {}
         for sub in subtools:
             check_tool(sub)

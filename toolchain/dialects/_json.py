@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from toolchain._errors import ToolchainError
+from toolchain._errors import ToolchainError, ToolchainValueError
 from toolchain._result import ToolCall
 from toolchain.dialects._catalog import Catalog
 from toolchain.dialects._literals import closing_quote
@@ -131,9 +131,9 @@ def decode_exact(text: str) -> object:
     try:
         value, end = _DECODER.raw_decode(stripped)
     except RecursionError as error:
-        raise ValueError("nested too deeply") from error
+        raise ToolchainValueError("nested too deeply") from error
     if end != len(stripped):
-        raise ValueError("text after the JSON value")
+        raise ToolchainValueError("text after the JSON value")
     return value
 
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from toolchain._errors import ToolchainValueError
 from toolchain.dialects._scan import Block, NeedMore, Scan, Skip
 
 __all__ = ["Opener", "Openers", "Reader"]
@@ -60,7 +61,7 @@ class Openers:
         root: _Node = {}
         for opener in by_marker.values():
             if opener.gate and re.compile(opener.gate).groups:
-                raise ValueError(f"the gate of {opener.marker!r} has a capturing group")
+                raise ToolchainValueError(f"the gate of {opener.marker!r} has a capturing group")
             node = root
             for char in opener.marker:
                 child = node.setdefault(char, {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from toolchain._errors import ToolchainValueError
 from toolchain.dialects import _bare_json as bare_json
 from toolchain.dialects import _deepseek as deepseek
 from toolchain.dialects import _functionary as functionary
@@ -58,7 +59,7 @@ def openers_for(families: frozenset[str] | None) -> Openers:
         unknown = families - FAMILIES
         if unknown:
             known = sorted(FAMILIES)
-            raise ValueError(f"unknown format families: {sorted(unknown)}; known: {known}")
+            raise ToolchainValueError(f"unknown format families: {sorted(unknown)}; known: {known}")
     allowed = FAMILIES | ALWAYS if families is None else families | ALWAYS
     chosen = [opener for opener in _OPENERS if opener.family in allowed]
     # Gemma's call blocks: read when gemma is chosen, else their tokens are removed.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from toolchain._errors import ToolchainValueError
 from toolchain._result import ToolCall
 
 __all__ = ["DialectParse", "DialectPolicy"]
@@ -38,7 +39,7 @@ class DialectPolicy:
 
     def __post_init__(self) -> None:
         if self.max_chars < 1:
-            raise ValueError("max_chars must be >= 1")
+            raise ToolchainValueError("max_chars must be >= 1")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from toolchain._errors import ToolchainStateError
 from toolchain._result import ToolCall
 from toolchain.dialects._assemble import assemble, settled_calls
 from toolchain.dialects._catalog import Catalog, ToolSpec
@@ -50,7 +51,7 @@ class DialectStream:
     def feed(self, chunk: str) -> tuple[ToolCall, ...]:
         """Add text; returns the calls that became certain (often none)."""
         if self._result is not None:
-            raise RuntimeError("feed() after finish(): start a new DialectStream")
+            raise ToolchainStateError("feed() after finish(): start a new DialectStream")
         self._engine.feed(chunk)
         calls, self._settled = settled_calls(
             self._engine.pieces, self._settled, self._catalog, self._policy

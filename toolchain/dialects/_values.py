@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
+from toolchain._errors import ToolchainValueError
+
 __all__ = ["as_list", "as_mapping", "no_constants"]
 
 
 def no_constants(name: str) -> object:
     """``parse_constant`` for a JSON decoder: NaN and Infinity are not JSON (Python's
     decoder reads them as floats no JSON Schema number can be)."""
-    raise ValueError(f"{name} is not JSON: write a finite number in ASCII digits")
+    raise ToolchainValueError(f"{name} is not JSON: write a finite number in ASCII digits")
 
 
 def as_mapping(value: object) -> dict[str, object] | None:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from toolchain._errors import ToolchainValueError
 from toolchain.discovery._documents import Hit, SearchOutcome, ToolDocument
 from toolchain.discovery._text import split_identifiers
 
@@ -99,7 +100,7 @@ class BM25Search:
         parameters: bool = True,
     ) -> None:
         if name_weight < 1:
-            raise ValueError("name_weight must be at least 1")
+            raise ToolchainValueError("name_weight must be at least 1")
         self._name_weight = name_weight
         self._k1 = k1
         self._b = b

@@ -27,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
-from toolchain._errors import ToolchainError
+from toolchain._errors import ToolchainError, ToolchainValueError
 from toolchain.discovery._documents import Hit, SearchOutcome, ToolDocument
 from toolchain.discovery._text import document_prose
 
@@ -348,7 +348,7 @@ class OpenAIEmbeddings:
         batch_size: int = 512,
     ) -> None:
         if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+            raise ToolchainValueError("batch_size must be at least 1")
         self.model = model
         self._base_url = base_url
         self._api_key = api_key

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolchain._errors import describe_exception
+from toolchain._errors import ToolchainValueError, describe_exception
 from toolchain.discovery._bm25 import BM25Search
 from toolchain.discovery._documents import Hit, SearchBackend, SearchOutcome, ToolDocument
 
@@ -81,7 +81,7 @@ class HybridSearch:
         depth: int = 30,
     ) -> None:
         if not 0.0 <= low <= high:
-            raise ValueError("the thresholds must satisfy 0 <= low <= high")
+            raise ToolchainValueError("the thresholds must satisfy 0 <= low <= high")
         self.bm25 = bm25 if bm25 is not None else BM25Search()
         self.embeddings = embeddings
         self._high = high

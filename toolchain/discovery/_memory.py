@@ -37,6 +37,7 @@ from typing import Any, cast
 import msgspec
 
 from toolchain._context import ExecutionContext, StateKey
+from toolchain._errors import ToolchainValueError
 from toolchain._extension import Extension
 from toolchain._hooks import ToolHook
 from toolchain._observations import to_builtins
@@ -86,7 +87,7 @@ class WorkingMemory(Extension):
         kept: int = 500,
     ) -> None:
         if shown < 1 or kept < shown:
-            raise ValueError("shown must be at least 1, and kept at least shown")
+            raise ToolchainValueError("shown must be at least 1, and kept at least shown")
         self.schemas: dict[str, Extraction] = {}
         self.extractors: dict[str, Extractor] = {}
         if index is not None:

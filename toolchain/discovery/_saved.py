@@ -14,6 +14,7 @@ from typing import Final, cast
 import msgspec
 
 from toolchain._context import ExecutionContext
+from toolchain._errors import ToolchainLookupError, ToolchainValueError
 from toolchain._redact import logger
 from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest
@@ -100,9 +101,9 @@ def decide(state: object, call_id: str, decision: Approval, seal: Seal) -> objec
     saved = _read(state)
     held = [data for data in saved.pending if data.call_id == call_id]
     if not held:
-        raise KeyError(f"no call {call_id!r} is waiting for approval")
+        raise ToolchainLookupError(f"no call {call_id!r} is waiting for approval")
     if not seal.matches(held[0]):
-        raise ValueError(
+        raise ToolchainValueError(
             f"the held call {call_id!r} does not carry this ToolSearch's seal: the "
             "state was edited, or held by a process with another approval_key "
             "(give every process the same ToolSearch(approval_key=...))"

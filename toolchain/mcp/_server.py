@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any, TextIO, TypedDict, TypeVar, cast
 from typing_extensions import Unpack
 
 from toolchain._context import ExecutionContext
-from toolchain._errors import ToolError
+from toolchain._errors import (
+    ToolchainLookupError,
+    ToolchainStateError,
+    ToolchainValueError,
+    ToolError,
+)
 from toolchain._extension import Extension
 from toolchain._redact import credential_values
 from toolchain._result import ToolResult
@@ -107,9 +112,11 @@ class MCPServer(Extension):
         on_tools_changed: ToolsChanged | None = None,
     ) -> None:
         if (command is None) == (url is None):
-            raise ValueError("give an MCP server either a command (stdio) or a url (HTTP)")
+            raise ToolchainValueError("give an MCP server either a command (stdio) or a url (HTTP)")
         if timeout is not None and timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds or None, not {timeout}")
+            raise ToolchainValueError(
+                f"timeout must be a positive number of seconds or None, not {timeout}"
+            )
         self.command, self.args = command, tuple(args)
         self.env, self.cwd, self._stderr = dict(env) if env is not None else None, cwd, stderr
         self.url, self.headers, self._http_client = url, dict(headers or {}), http_client
@@ -184,7 +191,7 @@ class MCPServer(Extension):
         except KeyError:
             known = ", ".join(self._tools.current) or "none"
             message = f"the MCP server {self.name!r} has no tool {name!r} (tools: {known})"
-            raise KeyError(message) from None
+            raise ToolchainLookupError(message) from None
 
     def offers(self, tool: MCPTool) -> bool:
         """Whether ``tool`` is one of the tools the server lists now."""
@@ -247,7 +254,7 @@ class MCPServer(Extension):
         previous = self._connection
         if previous is not None and previous.runner is not None:
             if previous.alive:
-                raise RuntimeError(f"the MCP server {self.name!r} is already connected")
+                raise ToolchainStateError(f"the MCP server {self.name!r} is already connected")
             await self.close()  # the connection ended by itself: start afresh
         # The SDK takes most of a second to import: in a worker thread, the loop runs on.
         await asyncio.to_thread(load_sdk)

@@ -15,7 +15,7 @@ import os
 import tempfile
 from typing import Any, TextIO
 
-from toolchain._extras import requires_extra
+from toolchain._extras import MissingExtra, requires_extra
 
 __all__ = ["Endpoint", "StderrLog", "load_sdk"]
 
@@ -32,7 +32,7 @@ def load_sdk() -> None:
         except ModuleNotFoundError:
             raise
         except ImportError as error:  # installed, but not a version this library speaks
-            raise ImportError(
+            raise MissingExtra(
                 f"toolchain.mcp needs mcp>=2.3,<3: pip install 'gent-py[mcp]' ({error})"
             ) from error
 

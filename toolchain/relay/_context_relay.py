@@ -20,6 +20,7 @@ from toolchain import (
     ToolHook,
     ToolResult,
 )
+from toolchain._errors import ToolchainValueError
 from toolchain._hooks import Shown
 from toolchain._redact import logger
 from toolchain._tokens import count_tokens
@@ -81,7 +82,7 @@ class ContextRelay(Extension):
         max_read_chars: int = 20_000,
     ) -> None:
         if threshold < 1 or preview < 0:
-            raise ValueError("threshold must be at least 1 and preview at least 0")
+            raise ToolchainValueError("threshold must be at least 1 and preview at least 0")
         self.threshold = threshold
         self.unit: Unit = unit
         self.per_tool = dict(per_tool or {})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import string
 from typing import get_args
 
+from toolchain._errors import ToolchainValueError
 from toolchain.relay._references import RelayMode
 
 __all__ = ["relay_guide"]
@@ -75,6 +76,6 @@ def relay_guide(mode: RelayMode, *, few_shot: bool) -> str:
     True
     """
     if mode not in get_args(RelayMode):
-        raise ValueError(f"mode must be 'opaque' or 'json', not {mode!r}")
+        raise ToolchainValueError(f"mode must be 'opaque' or 'json', not {mode!r}")
     text = _GUIDE + ("\n\n" + _EXAMPLES if few_shot else "")
     return string.Template(text).substitute(_GUIDE_WORDS[mode])

@@ -48,6 +48,7 @@ from __future__ import annotations
 from typing import Any, TypeVar, cast, get_args
 
 from toolchain import ExecutionContext, Tool, ToolError, ToolResult
+from toolchain._errors import ToolchainTypeError, ToolchainValueError
 from toolchain.relay._grep import MAX_MATCHES, MAX_PATTERN, MAX_WINDOW, compile_pattern, grep
 from toolchain.relay._inputs import GrepInput, LinesInput, ReferenceInput, SliceInput, for_mode
 from toolchain.relay._references import (
@@ -94,11 +95,13 @@ class _ReaderTool(Tool[InputT, str]):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
         if mode not in get_args(RelayMode):
-            raise ValueError(f"mode must be 'opaque' or 'json', not {mode!r}")
+            raise ToolchainValueError(f"mode must be 'opaque' or 'json', not {mode!r}")
         if isinstance(max_chars, bool) or not isinstance(cast(object, max_chars), int):
-            raise TypeError("max_chars must be an int")
+            raise ToolchainTypeError("max_chars must be an int")
         if max_chars < _MIN_MAX_CHARS:
-            raise ValueError(f"max_chars must be at least {_MIN_MAX_CHARS} (notes need room)")
+            raise ToolchainValueError(
+                f"max_chars must be at least {_MIN_MAX_CHARS} (notes need room)"
+            )
         self.reader = reader
         self.mode: RelayMode = mode
         self.max_chars = max_chars

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+from toolchain._errors import ToolchainValueError
 from toolchain.stores._protocol import DEFAULT_TTL
 
 __all__ = ["is_well_formed_id", "resolve_ttl"]
@@ -20,7 +21,7 @@ def resolve_ttl(ttl: float | None) -> float:
     if ttl is None:
         return DEFAULT_TTL
     if not (math.isfinite(ttl) and ttl > 0):
-        raise ValueError(f"ttl must be a positive, finite number of seconds, not {ttl!r}")
+        raise ToolchainValueError(f"ttl must be a positive, finite number of seconds, not {ttl!r}")
     return float(ttl)
 
 

@@ -18,6 +18,7 @@ from typing import Final
 
 import msgspec
 
+from toolchain._errors import ToolchainValueError
 from toolchain.variables._problems import clip
 
 __all__ = ["MAX_EXPANSION", "Budget", "as_text", "left_as_written", "too_long"]
@@ -48,7 +49,7 @@ class Budget:
 
     def __init__(self, limit: int) -> None:
         if limit < 0:
-            raise ValueError(f"max_expansion must be at least 0, not {limit}")
+            raise ToolchainValueError(f"max_expansion must be at least 0, not {limit}")
         self.limit = limit
         self.left = limit
         self.over = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from toolchain._errors import ToolchainValueError
 from toolchain.stores._strings import any_string
 from toolchain.variables._expansion import MAX_EXPANSION, Budget, as_text, left_as_written
 from toolchain.variables._scanner import Scanner
@@ -106,7 +107,7 @@ def _holds_reference(text: str) -> bool:
 
 def _check_max_pending(max_pending: int) -> int:
     if max_pending < 1:
-        raise ValueError(f"max_pending must be at least 1, not {max_pending}")
+        raise ToolchainValueError(f"max_pending must be at least 1, not {max_pending}")
     return max_pending
 
 

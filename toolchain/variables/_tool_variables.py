@@ -18,6 +18,7 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
+from toolchain._errors import ToolchainValueError
 from toolchain._redact import logger
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
 from toolchain.stores._results import results_of
@@ -87,12 +88,12 @@ class ToolVariables(Extension):
         guide_at: int = GUIDE_AT,
     ) -> None:
         if max_variables < 1 or max_bytes < 1 or min(max_expansion, listed, guide_at) < 0:
-            raise ValueError(
+            raise ToolchainValueError(
                 "max_variables and max_bytes must be at least 1, max_expansion, "
                 "listed and guide_at at least 0"
             )
         if instruction_style not in ("auto", "full", "minimal"):
-            raise ValueError(
+            raise ToolchainValueError(
                 f"instruction_style is 'auto', 'full' or 'minimal', not {instruction_style!r}"
             )
         self.naming = naming
@@ -204,13 +205,13 @@ class ToolVariables(Extension):
         """
         cleaned = clean_name(name.removeprefix("$"))
         if not cleaned:
-            raise ValueError(f"{name!r} cannot be a variable name")
+            raise ToolchainValueError(f"{name!r} cannot be a variable name")
         plain = to_builtins(value)
         kept = await keep_value(
             self, ctx, results_of(ctx), cleaned, tool, plain, PROGRAM_CALL + cleaned
         )
         if kept is None:
-            raise ValueError(
+            raise ToolchainValueError(
                 f"${cleaned} was not saved: it is over the {self.max_bytes:,} bytes "
                 "variables may hold"
             )
