@@ -254,7 +254,9 @@ class StepEngine(ABC, Generic[AnswerT]):
         steps = self._step_calls(task, history)
         plain = steps.plain
         messages = plain.messages
-        hooked = bool(self.step_hooks or self.extensions)
+        # Extensions whose hooks are all left at their defaults (tools only) leave a step
+        # plain: only step hooks and prompt sections change what a step sends.
+        hooked = bool(self.step_hooks or self._extensions.sectioned)
         stream = (
             Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
         )

@@ -424,8 +424,10 @@ def _overhead_tools(kind: str, extension: Extension) -> set[str]:
     ``tool_search``, not the tools a search finds (the run would have those anyway)."""
     tools = {tool.name for tool in extension.tools()}
     if kind == "discovery":
-        index: object = getattr(extension, "index", None)
-        tools -= set(getattr(index, "tools", {}))
+        from toolchain.discovery import ToolSearch  # loaded: the run has one (_kinds)
+
+        if isinstance(extension, ToolSearch):
+            tools -= set(extension.index.tools)
     return tools
 
 

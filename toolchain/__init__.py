@@ -78,7 +78,7 @@ from toolchain._errors import (
     ToolInputTypeError,
 )
 from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
-from toolchain._extension import Extension, TextFilter, installed_extensions
+from toolchain._extension import Extension, StepView, TextFilter, installed_extensions
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
 from toolchain._observations import (
@@ -143,6 +143,7 @@ __all__ = [
     "StateBag",
     "StateKey",
     "Stats",
+    "StepView",
     "TextContent",
     "TextFilter",
     "Tool",

@@ -376,20 +376,23 @@ def _agent(
         return f"{head}\n\n{tail}" if head else tail
 
     hooks: list[StepHook] = []
+    # The task lists are extensions (a step hook and an answer check each), after the
+    # prompt's own: their step hooks run after discovery's, whose choice they keep.
+    extensions: list[Extension] = list(prompt.extensions)
     response_model = options.get("response_model")
     # A typed answer is the model's to write: the last task done does not end the run.
     ends_run = response_model is None
     if prompt.tasks is not None:
         tasks = TaskList(prompt.tasks, ends_run=ends_run)
         tasks.chain = chain
-        for tool in tasks.tools():
-            chain.register_tool(tool)
-        hooks.append(tasks)
+        extensions.append(tasks)
     if prompt.dynamic_tasks:
-        planned = DynamicTaskList(ends_run=ends_run)
-        for tool in planned.tools():
+        extensions.append(DynamicTaskList(ends_run=ends_run))
+    for extension in extensions[len(prompt.extensions) :]:
+        # On the chain itself, where they are listed before the other extensions'
+        # tools (the agent's view then has nothing of theirs to add).
+        for tool in extension.tools():
             chain.register_tool(tool)
-        hooks.append(planned)
     if prompt.hooks:
         hooks.append(PromptHooks(prompt.hooks, prompt.definitions, prompt.system_text, head))
     hooks += prompt.step_hooks
@@ -398,7 +401,7 @@ def _agent(
         "options": _generate_options(options),
         "prompt_builder": builder,
         "step_hooks": hooks,
-        "extensions": prompt.extensions,
+        "extensions": extensions,
         "text_format": prompt.text_format,
         "name": options.get("name", "prompt"),
     }

@@ -19,7 +19,7 @@ from toolchain._concurrency import run_sync
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolCallParseError, duplicate_tool
 from toolchain._events import ToolCallParseFailed
-from toolchain._extension import Extension, install_extensions
+from toolchain._extension import Extension, checked_extensions, install_extensions
 from toolchain._observations import ObservationEncoding, encoder_for
 from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolChainResult
@@ -198,7 +198,7 @@ class ToolChainBase:
         # available_tools_prompt
         self._listing: dict[str, tuple[AnyTool, object, str, str, str]] = {}
         self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
-        self.extensions: tuple[Extension, ...] = tuple(extensions)
+        self.extensions = checked_extensions(extensions, f"{type(self).__name__}()")
         for extension in self.extensions:
             for tool in extension.tools():
                 self.register_tool(tool)
