@@ -33,13 +33,13 @@ from agents._step_state import TASKS_PENDING, Done, RunStop, StepCall, StepRecor
 from agents._system_prompt import PromptBuilder, PromptContext
 from agents.events import (
     AnswerReady,
-    IterationFinished,
-    IterationStarted,
     LimitReached,
     ObservationReady,
     RunEvent,
     RunFinished,
+    StepFinished,
     StepReady,
+    StepStarted,
 )
 from agents.models import (
     GenerateOptions,
@@ -264,12 +264,12 @@ class StepEngine(ABC, Generic[AnswerT]):
         stop: RunStop
 
         while True:
-            index = len(run.iterations) + 1
+            index = len(run.steps) + 1
             try:
                 check_limits(ctx, deadline, loop.time())
-                ctx.stats.increment(Stats.ITERATIONS)
-                if ctx.events.has_subscribers(IterationStarted):
-                    ctx.events.emit(IterationStarted(ctx, index))
+                ctx.stats.increment(Stats.STEPS)
+                if ctx.events.has_subscribers(StepStarted):
+                    ctx.events.emit(StepStarted(ctx, index))
                 started = time.perf_counter()
                 call = plain
                 # Without hooks, extensions or a StepReady observer, no StepRequest is built.
@@ -302,9 +302,9 @@ class StepEngine(ABC, Generic[AnswerT]):
                 halted = RunStop("error", why)
             if halted is None and step.held and self._replies.held_too_often(ctx):
                 halted = RunStop("limit", TASKS_PENDING)
-            iteration = run.add(ctx, response, step, started)
-            if ctx.events.has_subscribers(IterationFinished):
-                ctx.events.emit(IterationFinished(ctx, iteration))
+            done = run.add(ctx, response, step, started)
+            if ctx.events.has_subscribers(StepFinished):
+                ctx.events.emit(StepFinished(ctx, done))
             if halted is not None:
                 stop = halted
                 if halted.kind == "limit":

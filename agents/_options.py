@@ -46,7 +46,7 @@ class RunOptions(TypedDict, total=False):
     critical_rules: str
     """Rules the model must never break, given their own prompt section."""
     limits: Limits
-    """Bounds on each run (iterations, tool calls, tokens, errors, time)."""
+    """Bounds on each run (steps, tool calls, tokens, errors, time)."""
     options: GenerateOptions
     """Sampling options for every model call."""
     prompt_builder: PromptBuilder
@@ -77,9 +77,9 @@ AGENT_PEERS: Final[Mapping[str, str]] = {
     "system_prompt": "behavior",
     "instructions": "behavior",
     "system": "behavior",
-    "max_iterations": "limits=Limits(max_iterations=...)",
-    "max_steps": "limits=Limits(max_iterations=...)",
-    "max_turns": "limits=Limits(max_iterations=...)",
+    "max_iterations": "limits=Limits(max_steps=...)",
+    "max_steps": "limits=Limits(max_steps=...)",
+    "max_turns": "limits=Limits(max_steps=...)",
     "output_type": "termination=TypedTermination(...)",
     "result_type": "termination=TypedTermination(...)",
     "response_model": "termination=TypedTermination(...)",

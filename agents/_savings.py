@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents.events import IterationFinished, StepReady
+from agents.events import StepFinished, StepReady
 from agents.models import Message
 from agents.result import Savings
 from formats import FormattedSection, TextFormat
@@ -109,7 +109,7 @@ class Ledger:
         events = self._ctx.events
         watch = self._unsubscribe.append
         watch(events.subscribe(StepReady, self._step_ready))
-        watch(events.subscribe(IterationFinished, self._step_done))
+        watch(events.subscribe(StepFinished, self._step_done))
         for event_type, handler in self._handlers().items():
             watch(events.subscribe(event_type, handler))
         if self._resolvers():
@@ -161,14 +161,14 @@ class Ledger:
             # have described them (text: in the prompt's listing; native: as specs).
             self._per_request.append((index, search, self._deferred(request, registered), True))
 
-    def _step_done(self, event: IterationFinished) -> None:
-        iteration = event.iteration
-        index = iteration.index
+    def _step_done(self, event: StepFinished) -> None:
+        done = event.step
+        index = done.index
         request = self._pending.pop(index, None)
         variables = self._kinds.get("variables")
         owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
         others = False
-        for chain_result in iteration.tool_results:
+        for chain_result in done.tool_results:
             if variables is not None:
                 self._renamed(index, variables, chain_result)
             for seen, call in zip(chain_result.observations, chain_result.raw.calls, strict=False):
@@ -189,11 +189,11 @@ class Ledger:
         owner = owners.pop()
         self._extra[index] = owner
         self._cost[owner] += self._request_tokens(request)
-        step_tokens = self._count(iteration.output)
+        step_tokens = self._count(done.output)
         if self._native:
             step_tokens += sum(tokens for _, tokens in owned)
         else:  # the reply as written, and the observation as wrapped
-            step_tokens += sum(self._count(result.text) for result in iteration.tool_results)
+            step_tokens += sum(self._count(result.text) for result in done.tool_results)
         self._carried.append(_Carried(index, owner, step_tokens, kept=False))
 
     def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:

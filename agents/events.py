@@ -10,8 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from typing_extensions import deprecated
+
+from agents._renamed import renamed_names
 from agents.models import Message, ModelResponse
-from agents.result import AgentResult, Iteration
+from agents.result import AgentResult, StepResult
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, ToolCallError, ToolChainResult
 
@@ -19,8 +22,6 @@ __all__ = [
     "AfterModelCall",
     "AnswerReady",
     "BeforeModelCall",
-    "IterationFinished",
-    "IterationStarted",
     "LimitReached",
     "ModelCallFailed",
     "ModelTextDelta",
@@ -30,7 +31,9 @@ __all__ = [
     "RunEnded",
     "RunEvent",
     "RunFinished",
+    "StepFinished",
     "StepReady",
+    "StepStarted",
     "ToolCallFinished",
     "ToolCallStarted",
 ]
@@ -38,19 +41,47 @@ __all__ = [
 AnswerT = TypeVar("AnswerT")
 
 
+class _OfAStep:
+    """An event of one step of a run: ``step`` is its number, from 1."""
+
+    __slots__ = ()
+
+    step: int
+
+    @property
+    @deprecated("the event's `iteration` is its `step` now; the old name goes in the next release")
+    def iteration(self) -> int:
+        """``step``, under its old name (for one release)."""
+        return self.step
+
+
 # -- observer events (ctx.events) ------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class IterationStarted:
+class StepStarted(_OfAStep):
+    """A step begins: its limits were checked, its model call is next
+    (``IterationStarted`` until this release)."""
+
     ctx: ExecutionContext
-    iteration: int
+    step: int
 
 
 @dataclass(frozen=True, slots=True)
-class IterationFinished:
+class StepFinished:
+    """A step ended, its record made: what the model said and what came of it
+    (``IterationFinished`` until this release)."""
+
     ctx: ExecutionContext
-    iteration: Iteration
+    step: StepResult
+
+    @property
+    @deprecated(
+        "StepFinished.iteration is StepFinished.step now; the old name goes in the next release"
+    )
+    def iteration(self) -> StepResult:
+        """``step``, under its old name (for one release)."""
+        return self.step
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,36 +95,36 @@ class StepReady:
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeModelCall:
+class BeforeModelCall(_OfAStep):
     """A model call begins. ``base_url`` is where the model sends it, when it says so (a
     ``base_url`` property, as the OpenAI and Anthropic adapters have; ``""`` for a
     `ScriptedModel`); its credentials are the adapter's to keep: read it with care."""
 
     ctx: ExecutionContext
-    iteration: int
+    step: int
     model: str
     messages: Sequence[Message]
     base_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
-class AfterModelCall:
+class AfterModelCall(_OfAStep):
     ctx: ExecutionContext
-    iteration: int
+    step: int
     model: str
     response: ModelResponse
     duration: float
 
 
 @dataclass(frozen=True, slots=True)
-class ModelCallFailed:
+class ModelCallFailed(_OfAStep):
     """A model call ended without a reply; the run ends with ``stopped_by`` ``error``
     (or ``limit`` when its time ran out). ``kind`` names the failure: the
     ``ModelError`` class, ``timeout``, or the class a broken model raised;
     ``message`` is redacted."""
 
     ctx: ExecutionContext
-    iteration: int
+    step: int
     model: str
     kind: str
     message: str
@@ -101,11 +132,11 @@ class ModelCallFailed:
 
 
 @dataclass(frozen=True, slots=True)
-class OutputRejected:
+class OutputRejected(_OfAStep):
     """The model's output could not be used as written; ``feedback`` was sent back."""
 
     ctx: ExecutionContext
-    iteration: int
+    step: int
     kind: str  # "format", "tool_calls", "answer", "no_action", "empty"
     feedback: str
 
@@ -123,23 +154,23 @@ class RunEnded:
 
 
 @dataclass(frozen=True, slots=True)
-class ModelTextDelta:
+class ModelTextDelta(_OfAStep):
     """Text the model is writing; ``section`` is the open section (None between)."""
 
-    iteration: int
+    step: int
     section: str | None
     text: str
 
 
 @dataclass(frozen=True, slots=True)
-class ModelToolCallDelta:
+class ModelToolCallDelta(_OfAStep):
     """A piece of a native tool call the model is writing (``ToolCallingAgent``).
 
     ``index`` is the call's position in the reply; ``id`` and ``name`` come with its
     first piece, then pieces of the argument JSON.
     """
 
-    iteration: int
+    step: int
     index: int
     id: str
     name: str
@@ -147,16 +178,16 @@ class ModelToolCallDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallStarted:
-    iteration: int
+class ToolCallStarted(_OfAStep):
+    step: int
     index: int
     name: str
     args: dict[str, object]
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallFinished:
-    iteration: int
+class ToolCallFinished(_OfAStep):
+    step: int
     index: int
     name: str
     error: ToolCallError | None
@@ -164,23 +195,23 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True)
-class ObservationReady:
+class ObservationReady(_OfAStep):
     """What the model will read next: tool results or corrective feedback."""
 
-    iteration: int
+    step: int
     text: str
     tool_results: tuple[ToolChainResult, ...]
 
 
 @dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
-class AnswerReady(Generic[AnswerT]):
-    iteration: int
+class AnswerReady(_OfAStep, Generic[AnswerT]):
+    step: int
     answer: AnswerT
 
 
 @dataclass(frozen=True, slots=True)
-class LimitReached:
-    iteration: int
+class LimitReached(_OfAStep):
+    step: int
     limit: str
 
 
@@ -198,4 +229,9 @@ RunEvent = (
     | AnswerReady[AnswerT]
     | LimitReached
     | RunFinished[AnswerT]
+)
+
+
+__getattr__ = renamed_names(
+    __name__, {"IterationStarted": "StepStarted", "IterationFinished": "StepFinished"}
 )

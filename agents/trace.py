@@ -30,11 +30,11 @@ import msgspec
 from agents.events import (
     AfterModelCall,
     BeforeModelCall,
-    IterationFinished,
-    IterationStarted,
     OutputRejected,
     RunEnded,
+    StepFinished,
     StepReady,
+    StepStarted,
 )
 from agents.models import GenerateOptions
 from agents.result import AgentResult
@@ -45,7 +45,7 @@ from toolchain.runtime import REDACTED, escape_controls, redact, redact_data
 __all__ = ["TRACED_EVENTS", "ConsoleTraceWriter", "JSONLTraceWriter"]
 
 TRACED_EVENTS: tuple[type[object], ...] = (
-    IterationStarted,
+    StepStarted,
     StepReady,
     BeforeModelCall,
     AfterModelCall,
@@ -53,7 +53,7 @@ TRACED_EVENTS: tuple[type[object], ...] = (
     BeforeToolCall,
     AfterToolCall,
     ToolCallParseFailed,
-    IterationFinished,
+    StepFinished,
     RunEnded,
 )
 
@@ -79,7 +79,7 @@ def _ending(result: AgentResult[Any]) -> dict[str, object]:
         "limit": result.limit,
         "error": result.error,
         "paused": result.paused,
-        "steps": len(result.iterations),
+        "steps": len(result.steps),
         "usage": result.usage,
     }
 
@@ -91,9 +91,9 @@ class JSONLTraceWriter:
     >>> from toolchain import ExecutionContext
     >>> out, ctx = io.StringIO(), ExecutionContext()
     >>> detach = JSONLTraceWriter(out).attach(ctx)
-    >>> ctx.events.emit(IterationStarted(ctx, 1))
+    >>> ctx.events.emit(StepStarted(ctx, 1))
     >>> detach()
-    >>> '"event":"IterationStarted"' in out.getvalue()
+    >>> '"event":"StepStarted"' in out.getvalue()
     True
     """
 
@@ -213,7 +213,7 @@ class ConsoleTraceWriter:
     def attach(self, ctx: ExecutionContext) -> Callable[[], None]:
         """Subscribe to ``ctx``'s events; returns a function that detaches."""
         handlers: list[tuple[type[Any], Callable[[Any], object]]] = [
-            (IterationStarted, self._step),
+            (StepStarted, self._step),
             (AfterModelCall, self._reply),
             (OutputRejected, self._rejected),
             (BeforeToolCall, self._call),
@@ -230,8 +230,8 @@ class ConsoleTraceWriter:
 
     # -- the lines -------------------------------------------------------------------
 
-    def _step(self, event: IterationStarted) -> None:
-        self._print(f"step {event.iteration}")
+    def _step(self, event: StepStarted) -> None:
+        self._print(f"step {event.step}")
 
     def _reply(self, event: AfterModelCall) -> None:
         usage = event.response.usage
@@ -270,7 +270,7 @@ class ConsoleTraceWriter:
             detail = result.limit or result.error or result.paused or ""
             self._print(f"stopped by {result.stopped_by}: {self._block(detail, '  ')}")
         tokens = result.usage.input_tokens + result.usage.output_tokens
-        steps = len(result.iterations)
+        steps = len(result.steps)
         name = self._text(event.ctx.name)
         self._print(f"({name}: {steps} step{'s' if steps != 1 else ''}, {tokens} tokens)")
 

@@ -65,7 +65,7 @@ def _agent(*, native: bool, search: bool) -> Built:
     clock = loop.Clock()
     model = loop.InstantModel(loop.native_script() if native else loop.script(), clock)
     chain = YAMLToolChain().register_tool(loop.Lookup(clock))
-    limits = Limits(max_iterations=loop.ITERATIONS + 1)
+    limits = Limits(max_steps=loop.ITERATIONS + 1)
     extensions = [_search()] if search else []
     if native:
         return (

@@ -26,10 +26,10 @@ from opentelemetry.trace import SpanKind
 from agents.events import (
     AfterModelCall,
     BeforeModelCall,
-    IterationFinished,
     ModelCallFailed,
     OutputRejected,
     RunEnded,
+    StepFinished,
     StepReady,
 )
 from agents.otel import _conventions as sc
@@ -121,7 +121,7 @@ class RunSpans:
             BeforeToolCall: self._tool_called,
             AfterToolCall: self._calls.end,
             ToolCallParseFailed: self._unreadable,
-            IterationFinished: self._step_ended,
+            StepFinished: self._step_ended,
             RunEnded: self._run_ended,
         }
         for kind, read in readers().items():
@@ -207,11 +207,11 @@ class RunSpans:
             sc.PROVIDER: provider,
             sc.REQUEST_MODEL: model,
             sc.REQUEST_STREAM: self._streaming,
-            sc.STEP: event.iteration,
+            sc.STEP: event.step,
             **sc.server_attributes(event.base_url),
         }
         request = self._request
-        if request is not None and request.index == event.iteration:
+        if request is not None and request.index == event.step:
             attributes.update(sc.request_attributes(request.options))
         transcript = self._transcript
         self._cut = 0
@@ -274,7 +274,7 @@ class RunSpans:
             self._end(chat)
 
     def _rejected(self, event: OutputRejected) -> None:
-        attributes: sc.Attributes = {sc.STEP: event.iteration, "gent.rejection.kind": event.kind}
+        attributes: sc.Attributes = {sc.STEP: event.step, "gent.rejection.kind": event.kind}
         if self._capture:
             attributes["gent.rejection.feedback"] = bounded_text(event.feedback)
         self.span.add_event("gent.output_rejected", attributes)
@@ -290,7 +290,7 @@ class RunSpans:
     def _tool_called(self, event: BeforeToolCall) -> None:
         self._calls.begin(key_of(event), event.name, event.args)
 
-    def _step_ended(self, event: IterationFinished) -> None:
+    def _step_ended(self, event: StepFinished) -> None:
         self._calls.close_ended()
 
     # -- the end ---------------------------------------------------------------------
@@ -301,7 +301,7 @@ class RunSpans:
         self._close(error_type or sc.OTHER_ERROR, message or result.stopped_by)
         attributes: sc.Attributes = {
             sc.STOPPED_BY: result.stopped_by,
-            sc.STEPS: len(result.iterations),
+            sc.STEPS: len(result.steps),
             sc.INPUT_TOKENS: result.usage.input_tokens,
             sc.OUTPUT_TOKENS: result.usage.output_tokens,
             **self._totals,

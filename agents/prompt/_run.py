@@ -39,18 +39,18 @@ from agents._options import check_keywords
 from agents._run_inputs import check_extension_state, check_history
 from agents._system_prompt import REACT_GUIDE, PromptContext
 from agents.events import (
-    IterationFinished,
     ModelTextDelta,
     ModelToolCallDelta,
     RunEvent,
     RunFinished,
+    StepFinished,
 )
 from agents.models import GenerateOptions, Message, Model, ToolChoice, Usage, resolve_model
 from agents.prompt._prompt import SUB_AGENTS, AgentTool, Plugin, Prompt
 from agents.prompt._prompt_hooks import STEPS, PromptHooks
 from agents.prompt._tasks import DynamicTaskList, TaskList
 from agents.react import ReActAgent
-from agents.result import AgentResult, Iteration
+from agents.result import AgentResult, StepResult
 from agents.steps import StepHook
 from agents.terminations import Termination, TypedTermination
 from agents.tool_calling import ToolCallingAgent
@@ -96,9 +96,9 @@ class PromptOptions(TypedDict, total=False):
     tool_choice: ToolChoice
     response_model: type[Any]
     """Validate the answer into this pydantic model (a ``final_answer`` tool in native mode)."""
-    stop_when: Callable[[Iteration], bool]
+    stop_when: Callable[[StepResult], bool]
     """Checked after each step; True ends the run there (``stopped_by == "paused"``)."""
-    on_step: Callable[[Iteration], object]
+    on_step: Callable[[StepResult], object]
     on_chunk: Callable[[ModelTextDelta | ModelToolCallDelta], object]
     on_finish: Callable[[AgentResult[Any]], object]
     on_error: Callable[[str], object]
@@ -207,18 +207,15 @@ class PromptRun(Generic[AnswerT]):
         """Every tool call of the run, in order."""
         result = await self.result()
         return tuple(
-            call
-            for iteration in result.iterations
-            for chain in iteration.tool_results
-            for call in chain.raw.calls
+            call for step in result.steps for chain in step.tool_results for call in chain.raw.calls
         )
 
     async def tool_results(self) -> tuple[RawToolCallResult | ToolCallError, ...]:
         """Each call's result, or its error, in the order of ``tool_calls``."""
         result = await self.result()
         found: list[RawToolCallResult | ToolCallError] = []
-        for iteration in result.iterations:
-            for chain in iteration.tool_results:
+        for step in result.steps:
+            for chain in step.tool_results:
                 for ok, error in zip(chain.raw.results, chain.raw.errors, strict=True):
                     outcome = ok if ok is not None else error
                     assert outcome is not None
@@ -235,8 +232,8 @@ _PEERS = {
     "system_prompt": "system",
     "instructions": "system",
     "max_tokens": "max_output_tokens",
-    "max_iterations": "limits=Limits(max_iterations=...)",
-    "max_steps": "limits=Limits(max_iterations=...)",
+    "max_iterations": "limits=Limits(max_steps=...)",
+    "max_steps": "limits=Limits(max_steps=...)",
     "output_type": "response_model",
     "result_type": "response_model",
     "tools": "prompt.def_tool(...) inside build",
@@ -304,14 +301,14 @@ async def _execute(
     on_step = options.get("on_step")
     stop_when = options.get("stop_when")
 
-    def finished(event: IterationFinished) -> None:
-        steps.append(event.iteration)
+    def finished(event: StepFinished) -> None:
+        steps.append(event.step)
         if on_step is not None:
-            on_step(event.iteration)
-        if stop_when is not None and stop_when(event.iteration):
+            on_step(event.step)
+        if stop_when is not None and stop_when(event.step):
             ctx.pause("the stop condition was met")
 
-    unsubscribe = ctx.events.subscribe(IterationFinished, finished)
+    unsubscribe = ctx.events.subscribe(StepFinished, finished)
     on_chunk, on_finish, on_error = (
         options.get("on_chunk"),
         options.get("on_finish"),

@@ -120,8 +120,8 @@ def _run(agent: Any, server: LoopbackServer, turns: Sequence[str | Calls]) -> Ag
 def _errors(result: AgentResult[str]) -> list[tuple[str, str]]:
     return [
         (error.kind, error.message)
-        for iteration in result.iterations
-        for chain_result in iteration.tool_results
+        for step in result.steps
+        for chain_result in step.tool_results
         for error in chain_result.raw.errors
         if error is not None
     ]

@@ -140,7 +140,7 @@ async def test_react_a_call_to_an_inactive_tool_is_answered_as_unknown() -> None
     assert result.ok, result.error
     observation = model.requests[1].messages[-1].text_content()
     assert NOT_ACTIVE in observation
-    [made] = result.iterations[0].tool_results
+    [made] = result.steps[0].tool_results
     mul_error, add_error = made.raw.errors
     assert mul_error is not None and mul_error.kind == "unknown_tool"
     assert add_error is None
@@ -170,7 +170,7 @@ async def test_native_active_tools_are_the_only_specs_sent_and_others_are_refuse
     assert NOT_ACTIVE in replies["c-mul"].text_content()
     assert replies["c-mul"].name == "mul"
     assert replies["c-add"].text_content().startswith("5")
-    [made] = result.iterations[0].tool_results
+    [made] = result.steps[0].tool_results
     assert [e.kind if e is not None else None for e in made.raw.errors] == ["unknown_tool", None]
 
 
@@ -187,7 +187,7 @@ async def test_a_hook_changes_the_model_of_one_step(kind: Kind) -> None:
     assert result.answer == "from the other model"
     assert len(model.requests) == 1 and len(other.requests) == 1
     assert other.requests[0].messages == result.messages[:-1]
-    assert result.iterations[1].output == answer(kind, "from the other model")
+    assert result.steps[1].output == answer(kind, "from the other model")
 
 
 @KINDS
@@ -294,7 +294,7 @@ async def test_a_failing_hook_ends_the_run_as_an_error(
     assert result.stopped_by == "error"
     assert result.error == expected
     assert len(model.requests) == 1  # no call was made with an unchecked request
-    assert len(result.iterations) == 1
+    assert len(result.steps) == 1
     assert result.messages[: len(model.requests[0].messages)] == model.requests[0].messages
     assert result.messages[-2].role == "assistant"  # step 1 kept: the call and its result
 

@@ -88,10 +88,10 @@ async def test_an_observer_of_parse_failures_that_raises_leaves_the_documented_e
 def test_reaching_a_limit_is_not_passing_it() -> None:
     stats = Stats()
     stats.increment(Stats.TOOL_CALLS, 2)
-    stats.increment(Stats.ITERATIONS, 3)
-    limits = Limits(max_tool_calls=2, max_iterations=3)
+    stats.increment(Stats.STEPS, 3)
+    limits = Limits(max_tool_calls=2, max_steps=3)
     assert limits.exceeded(stats) is None
-    assert limits.exceeded(stats, starting_iteration=True) == "max_iterations"
+    assert limits.exceeded(stats, starting_step=True) == "max_steps"
     stats.increment(Stats.TOOL_CALLS)
     assert limits.exceeded(stats) == "max_tool_calls"
     assert limits.tool_call_refused(stats, "add") == "max_tool_calls=2"

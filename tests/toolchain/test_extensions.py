@@ -223,7 +223,7 @@ def test_native_agent_gets_the_tools_sections_hooks_and_a_streamed_filtered_answ
     assert tool_message.role == "tool"
     assert tool_message.text_content().startswith("[shout] HI")
     assert tool_message.text_content().endswith("<recorder>\nresults so far: 1\n</recorder>")
-    streamed = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.iteration == 2)
+    streamed = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.step == 2)
     assert streamed == "It is cooked, truly cooked."
     finished = events[-1]
     assert isinstance(finished, RunFinished)
@@ -356,7 +356,7 @@ def test_a_step_hook_that_holds_answers_back_still_does_for_a_release_with_a_war
         agent = ReActAgent(model, step_hooks=[pending])
     result = agent.run_sync("Finish.")
     assert (result.answer, pending.asked) == ("done", 2)
-    assert "one more thing first" in result.iterations[0].feedback
+    assert "one more thing first" in result.steps[0].feedback
 
 
 def test_an_extension_given_as_a_step_hook_is_refused() -> None:
