@@ -35,7 +35,6 @@ from agents.events import (
     ModelToolCallDelta,
     ObservationReady,
     OutputRejected,
-    RunEnded,
     RunEvent,
     RunFinished,
     StepFinished,
@@ -77,6 +76,12 @@ from toolchain import Limits
 if TYPE_CHECKING:
     from agents.models import AnthropicModel, OpenAIChatModel
 
+    # The old names, for one release: typed as what they are; at run time they warn.
+    Iteration = StepResult
+    IterationFinished = StepFinished
+    IterationStarted = StepStarted
+    RunEnded = RunFinished
+
 # Public objects keep the __module__ of the module that defines them (no httpx-style
 # pass setting it to "agents"): typing.get_type_hints and pydantic resolve a class's
 # string annotations in that module's namespace, and here most of those names are
@@ -112,7 +117,6 @@ __all__ = [
     "PromptContext",
     "PromptRun",
     "ReActAgent",
-    "RunEnded",
     "RunEvent",
     "RunFinished",
     "RunOptions",
@@ -154,13 +158,15 @@ def _adapter(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# The names "iteration" had until this release are the "step" ones, with a warning.
+# The names "iteration" had until this release are the "step" ones, and RunEnded (the
+# bus's event for the fact RunFinished streams) is RunFinished: each with a warning.
 __getattr__ = renamed_names(
     __name__,
     {
         "Iteration": "StepResult",
         "IterationFinished": "StepFinished",
         "IterationStarted": "StepStarted",
+        "RunEnded": "RunFinished",
     },
     otherwise=_adapter,
 )

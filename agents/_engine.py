@@ -268,6 +268,7 @@ class StepEngine(ABC, Generic[AnswerT]):
             try:
                 check_limits(ctx, deadline, loop.time())
                 ctx.stats.increment(Stats.STEPS)
+                ctx.step = index  # what the step's call events carry
                 if ctx.events.has_subscribers(StepStarted):
                     ctx.events.emit(StepStarted(ctx, index))
                 started = time.perf_counter()
@@ -334,10 +335,11 @@ class StepEngine(ABC, Generic[AnswerT]):
                 stop = RunStop("answer", "")
                 break
 
-        result = run.result(ctx, stop, self.extensions, ledger)
+        ctx.step = 0  # no step of this loop runs any more
+        finished = run.finished(ctx, stop, self.extensions, ledger)  # on ctx.events too
         if settles:  # the run's spans exported before it returns, within its deadline
             await run_ending(settles, deadline)
-        yield RunFinished(result)
+        yield finished
 
     def _step_calls(
         self, task: str | Sequence[ContentPart], history: Sequence[Message]

@@ -1,6 +1,6 @@
 """A run's record and bounds: its context made ready, the limits checked before each
 step, the conversation and steps kept as it goes, and the ``AgentResult`` it
-ends with.
+ends with (told by its ``RunFinished``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 from agents._savings import Ledger, run_savings
 from agents._step_log import log, log_end, log_step
 from agents._step_state import RunStop, StepRecord
-from agents.events import RunEnded
+from agents.events import RunFinished
 from agents.models import Message, ModelResponse, Usage
 from agents.result import AgentResult, StepResult
 from toolchain import ExecutionContext, Extension, Limits
@@ -101,15 +101,16 @@ class RunRecord(Generic[AnswerT]):
             log_step(ctx, done, step)
         return done
 
-    def result(
+    def finished(
         self,
         ctx: ExecutionContext,
         stop: RunStop,
         extensions: Sequence[Extension],
         ledger: Ledger | None = None,
-    ) -> AgentResult[AnswerT]:
-        """The run's result, logged and announced (``RunEnded``); ``ledger`` counted
-        what its extensions saved."""
+    ) -> RunFinished[AnswerT]:
+        """The run's end: its result, logged, and the one `RunFinished` that tells it,
+        emitted on ``ctx.events`` here and yielded last by the stream. ``ledger``
+        counted what its extensions saved."""
         result = AgentResult(
             answer=self.answer,
             stopped_by=stop.kind,
@@ -124,6 +125,7 @@ class RunRecord(Generic[AnswerT]):
             savings=run_savings(ctx, ledger),
         )
         log_end(ctx, result)
-        if ctx.events.has_subscribers(RunEnded):
-            ctx.events.emit(RunEnded(ctx, result))
-        return result
+        finished = RunFinished(ctx, result)
+        if ctx.events.has_subscribers(RunFinished):
+            ctx.events.emit(finished)
+        return finished

@@ -26,11 +26,11 @@ from agents.models import Message
 from agents.result import Savings
 from formats import FormattedSection, TextFormat
 from toolchain import (
-    BeforeToolCall,
     ExecutionContext,
     Extension,
     StateKey,
     Tool,
+    ToolCallStarted,
     ToolChain,
     ToolChainResult,
 )
@@ -113,7 +113,7 @@ class Ledger:
         for event_type, handler in self._handlers().items():
             watch(events.subscribe(event_type, handler))
         if self._resolvers():
-            watch(events.subscribe(BeforeToolCall, self._before_call))
+            watch(events.subscribe(ToolCallStarted, self._before_call))
         self._ctx.state.set(_LEDGER, self)
 
     def close(self) -> dict[str, Savings]:
@@ -264,7 +264,7 @@ class Ledger:
     def _resolvers(self) -> bool:
         return "relay" in self._kinds or "variables" in self._kinds
 
-    def _before_call(self, event: BeforeToolCall) -> None:
+    def _before_call(self, event: ToolCallStarted) -> None:
         owner = self._resolved.pop(event.id, None) if event.id else None
         if owner is None or event.raw_args is None:
             return

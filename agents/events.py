@@ -1,14 +1,32 @@
 """What an agent run reports: observer events on the context, and streamed run events.
 
 Observer events go through ``ctx.events`` (subscribe for logging, tracing, metrics);
-run events are what ``ReActAgent.stream`` yields to the caller, in order.
+run events are what ``ReActAgent.stream`` yields to the caller, in order. One fact is
+one event, built once where it happens: a fact both channels tell is delivered to both
+as the same object. A call starting and ending (`ToolCallStarted`, `ToolCallFinished`:
+the chain builds them, ``toolchain``'s events) and a run ending (`RunFinished`, built
+when the run's result is) go to ``ctx.events`` and into the stream alike.
+
+Each fact and its event (bus: ``ctx.events``; stream: ``stream()``):
+
+- a step starts: `StepStarted` (bus); its request is ready: `StepReady` (bus);
+- a model call starts, ends or fails: `BeforeModelCall`, `AfterModelCall`,
+  `ModelCallFailed` (bus); the model writes: `ModelTextDelta`, `ModelToolCallDelta`
+  (stream);
+- a tool call starts and ends: `ToolCallStarted`, `ToolCallFinished` (bus and stream,
+  the same object);
+- a reply is rejected: `OutputRejected` (bus); what the model reads next:
+  `ObservationReady` (stream); an answer is taken: `AnswerReady` (stream); a limit
+  ends the run: `LimitReached` (stream);
+- a step ends: `StepFinished` (bus); the run ends: `RunFinished` (bus and stream, the
+  same object).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from typing_extensions import deprecated
 
@@ -16,7 +34,7 @@ from agents._renamed import renamed_names
 from agents.models import Message, ModelResponse
 from agents.result import AgentResult, StepResult
 from agents.steps import StepRequest
-from toolchain import ExecutionContext, ToolCallError, ToolChainResult
+from toolchain import ExecutionContext, ToolCallFinished, ToolCallStarted, ToolChainResult
 
 __all__ = [
     "AfterModelCall",
@@ -28,7 +46,6 @@ __all__ = [
     "ModelToolCallDelta",
     "ObservationReady",
     "OutputRejected",
-    "RunEnded",
     "RunEvent",
     "RunFinished",
     "StepFinished",
@@ -141,15 +158,6 @@ class OutputRejected(_OfAStep):
     feedback: str
 
 
-@dataclass(frozen=True, slots=True)
-class RunEnded:
-    """A run ended, answered or not: the last event it emits. ``result`` is what
-    ``run`` returns (``stopped_by``, the answer, the limit or error that ended it)."""
-
-    ctx: ExecutionContext
-    result: AgentResult[Any]  # an observer may watch runs of any answer type
-
-
 # -- run events (ReActAgent.stream) ----------------------------------------------------
 
 
@@ -178,23 +186,6 @@ class ModelToolCallDelta(_OfAStep):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallStarted(_OfAStep):
-    step: int
-    index: int
-    name: str
-    args: dict[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallFinished(_OfAStep):
-    step: int
-    index: int
-    name: str
-    error: ToolCallError | None
-    duration: float
-
-
-@dataclass(frozen=True, slots=True)
 class ObservationReady(_OfAStep):
     """What the model will read next: tool results or corrective feedback."""
 
@@ -217,6 +208,13 @@ class LimitReached(_OfAStep):
 
 @dataclass(frozen=True)  # no slots: Cls[T](...) must work (sets __orig_class__)
 class RunFinished(Generic[AnswerT]):
+    """A run ended, answered or not: the last event on ``ctx.events`` and the last item
+    of the stream, one object for both. ``result`` is what ``run`` returns
+    (``stopped_by``, the answer, the limit or error that ended it); an observer may
+    watch runs of any answer type. ``RunEnded`` until this release, when the bus had
+    its own event for the fact."""
+
+    ctx: ExecutionContext
     result: AgentResult[AnswerT]
 
 
@@ -232,6 +230,16 @@ RunEvent = (
 )
 
 
+if TYPE_CHECKING:  # the old names, for one release: typed as what they are; they warn
+    IterationFinished = StepFinished
+    IterationStarted = StepStarted
+    RunEnded = RunFinished
+
 __getattr__ = renamed_names(
-    __name__, {"IterationStarted": "StepStarted", "IterationFinished": "StepFinished"}
+    __name__,
+    {
+        "IterationFinished": "StepFinished",
+        "IterationStarted": "StepStarted",
+        "RunEnded": "RunFinished",
+    },
 )

@@ -268,7 +268,7 @@ class ReActAgent(StepEngine[AnswerT]):
                     if narrowed
                     else self.tool_chain.execute(ctx, content, self.text_format)
                 )
-                async for item in run_tools(ctx, index, work, deadline):
+                async for item in run_tools(ctx, work, deadline):
                     if isinstance(item, Done):
                         result: ToolChainResult = item.value
                         step.results.append(result)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from typing_extensions import deprecated
 
@@ -199,5 +199,8 @@ def render_transcript(messages: Sequence[Message]) -> str:
         blocks.append(f"==== {header} ====\n" + "\n".join(parts))
     return "\n\n".join(blocks)
 
+
+if TYPE_CHECKING:  # the old name, for one release: typed as what it is; it warns
+    Iteration = StepResult
 
 __getattr__ = renamed_names(__name__, {"Iteration": "StepResult"})

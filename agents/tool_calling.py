@@ -236,7 +236,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         observations: list[CallObservation] = []
         if work:
             chain_work = self.tool_chain.execute_calls(ctx, work, self.text_format)
-            async for item in run_tools(ctx, index, chain_work, deadline):
+            async for item in run_tools(ctx, chain_work, deadline):
                 if isinstance(item, Done):
                     result: ToolChainResult = item.value
                     step.results.append(result)

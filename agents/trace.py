@@ -1,9 +1,9 @@
 """Traces of a run, written from the observer events on its context (``ctx.events``).
 
 - `JSONLTraceWriter`: one JSON object per event, for programs: ``{"event":
-  "AfterToolCall", "t": 0.0123, "run": "...", ...}``, where ``t`` is seconds since the
+  "ToolCallFinished", "t": 0.0123, "run": "...", ...}``, where ``t`` is seconds since the
   writer was attached. Media bytes are base64. The last line of a run is its
-  ``RunEnded`` (how it stopped, the answer, the limit or error).
+  ``RunFinished`` (how it stopped, the answer, the limit or error).
 - `ConsoleTraceWriter`: the same run as plain text for people, as it happens: each step,
   the model's reply, each tool call with its result or error, rejected replies, and the
   answer or why the run stopped.
@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, TypeGuard
 
 import msgspec
 
@@ -31,7 +31,7 @@ from agents.events import (
     AfterModelCall,
     BeforeModelCall,
     OutputRejected,
-    RunEnded,
+    RunFinished,
     StepFinished,
     StepReady,
     StepStarted,
@@ -39,7 +39,7 @@ from agents.events import (
 from agents.models import GenerateOptions
 from agents.result import AgentResult
 from agents.steps import StepRequest
-from toolchain import AfterToolCall, BeforeToolCall, ExecutionContext, ToolCallParseFailed
+from toolchain import ExecutionContext, ToolCallFinished, ToolCallParseFailed, ToolCallStarted
 from toolchain.runtime import REDACTED, escape_controls, redact, redact_data
 
 __all__ = ["TRACED_EVENTS", "ConsoleTraceWriter", "JSONLTraceWriter"]
@@ -50,11 +50,11 @@ TRACED_EVENTS: tuple[type[object], ...] = (
     BeforeModelCall,
     AfterModelCall,
     OutputRejected,
-    BeforeToolCall,
-    AfterToolCall,
+    ToolCallStarted,
+    ToolCallFinished,
     ToolCallParseFailed,
     StepFinished,
-    RunEnded,
+    RunFinished,
 )
 
 
@@ -69,6 +69,11 @@ def _without_header_values(options: GenerateOptions) -> GenerateOptions:
     if not options.headers:
         return options
     return dataclasses.replace(options, headers=dict.fromkeys(options.headers, REDACTED))
+
+
+def _run_end(event: object) -> TypeGuard[RunFinished[Any]]:
+    """Whether ``event`` tells a run's end (of any answer type: a trace takes them all)."""
+    return isinstance(event, RunFinished)
 
 
 def _ending(result: AgentResult[Any]) -> dict[str, object]:
@@ -132,7 +137,7 @@ class JSONLTraceWriter:
                 record["messages"] = len(value)
             elif isinstance(value, StepRequest):
                 record[name] = self._step(value)
-            elif isinstance(event, RunEnded) and name == "result":
+            elif name == "result" and _run_end(event):
                 record.update(_ending(event.result))
             else:
                 record[name] = value
@@ -216,9 +221,9 @@ class ConsoleTraceWriter:
             (StepStarted, self._step),
             (AfterModelCall, self._reply),
             (OutputRejected, self._rejected),
-            (BeforeToolCall, self._call),
-            (AfterToolCall, self._result),
-            (RunEnded, self._ended),
+            (ToolCallStarted, self._call),
+            (ToolCallFinished, self._result),
+            (RunFinished, self._ended),
         ]
         removers = [ctx.events.subscribe(kind, handler) for kind, handler in handlers]
 
@@ -245,11 +250,11 @@ class ConsoleTraceWriter:
     def _rejected(self, event: OutputRejected) -> None:
         self._print(f"  ! reply rejected ({event.kind}): {self._block(event.feedback, '    ')}")
 
-    def _call(self, event: BeforeToolCall) -> None:
+    def _call(self, event: ToolCallStarted) -> None:
         where = f" [{self._text(event.id)}]" if event.id else ""
         self._print(f"  -> {self._text(event.name)} {self._text(_json(event.args))}{where}")
 
-    def _result(self, event: AfterToolCall) -> None:
+    def _result(self, event: ToolCallFinished) -> None:
         name, took = self._text(event.name), f"{event.duration:.3f} s"
         if event.error is not None:
             message = self._block(event.error.message, "    ")
@@ -262,7 +267,7 @@ class ConsoleTraceWriter:
         output = self._block(_json(event.result.text), "    ")
         self._print(f"  <- {name} ok in {took}: {output}{extra}")
 
-    def _ended(self, event: RunEnded) -> None:
+    def _ended(self, event: RunFinished[Any]) -> None:
         result = event.result
         if result.stopped_by == "answer":
             self._print(f"answer: {self._block(_json(result.answer), '  ')}")

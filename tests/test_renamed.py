@@ -1,6 +1,6 @@
-"""What "iteration" named until this release is a "step" now; every old name still works
-for one release, warns once where it is used (naming the new one), and is the very object
-the new name is."""
+"""What "iteration" named until this release is a "step" now, and a fact told by two events
+is told by one; every old name still works for one release, warns once where it is used
+(naming the new one), and is the very object the new name is."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
+import toolchain
 from agents import (
     ModelTextDelta,
     ReActAgent,
@@ -23,7 +24,14 @@ from agents import (
 )
 from agents.evals import CaseFileError, parse_case
 from agents.evals.runner import DEFAULT_MAX_STEPS, CaseResult, EvalSettings
-from toolchain import ExecutionContext, Limits, Stats
+from formats import XMLFormat
+from toolchain import ExecutionContext, Limits, Stats, ToolCallFinished, ToolCallStarted, tool
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
 
 
 @contextmanager
@@ -49,6 +57,11 @@ def one_warning(*names: str) -> Iterator[list[warnings.WarningMessage]]:
         ("agents.events", "IterationStarted", "StepStarted"),
         ("agents.events", "IterationFinished", "StepFinished"),
         ("agents.evals.runner", "DEFAULT_MAX_ITERATIONS", "DEFAULT_MAX_STEPS"),
+        # One event per fact: the bus's names for facts the stream told with its own.
+        ("agents", "RunEnded", "RunFinished"),
+        ("agents.events", "RunEnded", "RunFinished"),
+        ("toolchain", "BeforeToolCall", "ToolCallStarted"),
+        ("toolchain", "AfterToolCall", "ToolCallFinished"),
     ],
 )
 def test_an_old_name_is_the_new_object_with_one_warning(module: str, old: str, new: str) -> None:
@@ -59,6 +72,20 @@ def test_an_old_name_is_the_new_object_with_one_warning(module: str, old: str, n
     assert old not in imported.__all__  # not offered: only found when asked for
     with pytest.raises(AttributeError, match="has no attribute 'Iterations'"):
         _ = imported.Iterations
+
+
+def test_an_observer_of_an_old_event_name_still_sees_every_call() -> None:
+    ctx = ExecutionContext()
+    with one_warning("toolchain.BeforeToolCall"):
+        before = toolchain.BeforeToolCall  # typed as ToolCallStarted, for a release
+    with one_warning("toolchain.AfterToolCall"):
+        after = toolchain.AfterToolCall
+    seen: list[object] = []
+    ctx.events.subscribe(before, seen.append)
+    ctx.events.subscribe(after, seen.append)
+    chain = toolchain.JSONToolChain().register_tool(shout)
+    chain.execute_sync(ctx, '{"tool": "shout", "args": {"text": "hi"}}', XMLFormat())
+    assert [type(event) for event in seen] == [ToolCallStarted, ToolCallFinished]
 
 
 def test_limits_take_and_show_max_iterations_as_max_steps() -> None:

@@ -10,12 +10,14 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, overload
 
 from typing_extensions import deprecated
 
-from toolchain._events import EventBus
 from toolchain._hooks import Hooks
+
+if TYPE_CHECKING:
+    from toolchain._events import EventBus
 
 __all__ = ["Cancelled", "ExecutionContext", "Limits", "StateBag", "StateKey", "Stats"]
 
@@ -367,7 +369,11 @@ class ExecutionContext:
         self.hooks: Hooks[ExecutionContext] = Hooks(
             parent=parent.hooks if parent is not None else None
         )
-        self.events = EventBus(on_error=self._observer_failed)
+        # Imported here: the events name ExecutionContext in their fields, so their module
+        # imports this one (typing.get_type_hints resolves them), not the other way round.
+        from toolchain._events import EventBus
+
+        self.events: EventBus = EventBus(on_error=self._observer_failed)
         self._cancelled = threading.Event()
         self._cancel_reason = ""
         self.pause_reason = ""
@@ -375,6 +381,10 @@ class ExecutionContext:
         decide something (an approval); ``""`` while the run goes on."""
         self.finish_text: str | None = None
         """Set by ``finish``: the answer the run ends with after its current step."""
+        self.step = 0
+        """The step of the agent loop running on this context, from 1, set as each step
+        starts (0 while no loop runs one: a chain executed on its own). The events of a
+        call carry it (``ToolCallStarted.step``)."""
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._call_ids = itertools.count(1)

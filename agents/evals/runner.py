@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import deprecated
 
@@ -359,5 +359,8 @@ async def run_cases(
 
     return list(await asyncio.gather(*(one(target, case) for target, case in plan)))
 
+
+if TYPE_CHECKING:  # the old name, for one release: typed as what it is; it warns
+    DEFAULT_MAX_ITERATIONS = DEFAULT_MAX_STEPS
 
 __getattr__ = renamed_names(__name__, {"DEFAULT_MAX_ITERATIONS": "DEFAULT_MAX_STEPS"})

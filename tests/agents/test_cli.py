@@ -83,8 +83,8 @@ def test_demo_writes_a_trace(tmp_path: Path) -> None:
     status, _ = run_cli("demo", "--trace", str(trace))
     assert status == 0
     events = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
-    assert events.count("BeforeToolCall") == 8
-    assert events[-2:] == ["StepFinished", "RunEnded"]
+    assert events.count("ToolCallStarted") == 8
+    assert events[-2:] == ["StepFinished", "RunFinished"]
 
 
 def test_demo_with_an_unconfigured_model_says_which_variable_to_set() -> None:

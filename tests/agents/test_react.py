@@ -344,15 +344,15 @@ async def test_trace_writer_records_a_run_as_json_lines() -> None:
         "StepReady",
         "BeforeModelCall",
         "AfterModelCall",
-        "BeforeToolCall",
-        "AfterToolCall",
+        "ToolCallStarted",
+        "ToolCallFinished",
         "StepFinished",
         "StepStarted",
         "StepReady",
         "BeforeModelCall",
         "AfterModelCall",
         "StepFinished",
-        "RunEnded",
+        "RunFinished",
     ]
     assert all(r["run"] == ctx.run_id for r in records)
     ended = records[-1]

@@ -432,7 +432,7 @@ def test_the_trace_shows_steps_native_calls_and_tool_results() -> None:
     assert steps[1]["request"]["messages"] == 3 and steps[1]["changed"] is False
     [made] = next(r for r in records if r["event"] == "AfterModelCall")["response"]["tool_calls"]
     assert made == {"id": "c1", "name": "add", "arguments": '{"a":1,"b":2}'}
-    [after] = [r for r in records if r["event"] == "AfterToolCall"]
+    [after] = [r for r in records if r["event"] == "ToolCallFinished"]
     assert after["id"] == "c1" and after["result"]["text"] == 3
 
 

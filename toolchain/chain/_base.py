@@ -48,7 +48,7 @@ class ToolChain(Protocol):
       all, after emitting ``ToolCallParseFailed``) and ``KeyboardInterrupt``; every
       other failure (unknown tool, invalid arguments, a tool that raises, hangs or
       returns junk, a hook, a limit, the run's cancellation) is that call's error;
-    - every call it starts ends in exactly one ``AfterToolCall`` event, failed or not,
+    - every call it starts ends in exactly one ``ToolCallFinished`` event, failed or not,
       so stats and traces add up;
     - ``raw.calls``, ``raw.results``, ``raw.errors`` and ``observations`` line up with
       the calls, in order; ``text`` is the observation already wrapped by

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from toolchain._events import BeforeToolCall
+from toolchain._events import ToolCallStarted
 from toolchain._hooks import check_guards
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 from toolchain.chain import _step_seam
@@ -64,8 +64,8 @@ async def run_call(
         )
         if refusal is not None:
             return await _refused(chain, ctx, index, call, refusal, started, slot)
-    if ctx.events.has_subscribers(BeforeToolCall):
-        ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
+    if ctx.events.has_subscribers(ToolCallStarted):
+        ctx.events.emit(ToolCallStarted(ctx, index, call.name, call.args, call.id, raw_args))
     if runner is None:
         result, problem = await invoke(chain, ctx, tool, call, index, signals)
     else:

@@ -32,11 +32,11 @@ from tests.support.agent_kinds import KINDS, Kind, agent, answer
 from tests.toolchain.mcp.mcp_server import BIG_TEXT_LINES, PNG, report_rows, report_table
 from tests.toolchain.mcp.servers import SERVER, HTTPServer
 from toolchain import (
-    BeforeToolCall,
     ExecutionContext,
     ImageContent,
     JSONToolChain,
     TextContent,
+    ToolCallStarted,
     ToolChainResult,
     ToolError,
     YAMLToolChain,
@@ -602,11 +602,11 @@ async def test_a_server_killed_mid_call_fails_that_call_and_the_run_goes_on(
         ctx = ExecutionContext()
         loop = asyncio.get_running_loop()
 
-        def kill_during_sleep(event: BeforeToolCall) -> None:
+        def kill_during_sleep(event: ToolCallStarted) -> None:
             if event.name == "sleep":
                 loop.call_later(0.3, os.kill, pid, signal.SIGKILL)
 
-        ctx.events.subscribe(BeforeToolCall, kill_during_sleep)
+        ctx.events.subscribe(ToolCallStarted, kill_during_sleep)
         result: AgentResult[str] = await ToolCallingAgent(
             model, tool_chain=server.attach(JSONToolChain()), clock=fixed_clock
         ).run("Weather in Paris, slowly", ctx=ctx)
