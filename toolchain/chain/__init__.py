@@ -15,7 +15,8 @@ True
 # goes through, in order: _check (plan and check), _run (the tool run), _schedule (the
 # action's calls together), _observe (what the model reads); _pipeline wires them, _stages
 # holds what they hand each other, _view is a chain with tools added (never changing it),
-# _step_seam is where a durable runner drives the calls.
+# _step_seam is where a durable runner drives the calls, _resume holds an action whose
+# calls wait for a person and runs them once decided (toolchain._approvals decides).
 
 from toolchain.chain._base import CallSyntax, ChainOptions, ToolChain, ToolChainBase
 

@@ -10,22 +10,30 @@ scheduling of an action's calls around this is ``_schedule``'s.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from toolchain import _approvals as approvals
 from toolchain._events import BeforeToolCall
 from toolchain._hooks import check_guards
+from toolchain._oneline import log_line
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 from toolchain.chain import _step_seam
 from toolchain.chain._check import before_hooks, precheck, unknown_tool
 from toolchain.chain._observe import finish, observation_hooks
-from toolchain.chain._run import after_hooks, invoke
-from toolchain.chain._stages import ChainSettings, Outcome, Signals
+from toolchain.chain._run import UNVALIDATED, after_hooks, invoke
+from toolchain.chain._stages import AnyTool, ChainSettings, Outcome, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["run_call"]
+__all__ = ["held_outcome", "observed", "run_call"]
+
+_log = logger("toolchain")
 
 
 async def run_call(
@@ -64,6 +72,8 @@ async def run_call(
         )
         if refusal is not None:
             return await _refused(chain, ctx, index, call, refusal, started, slot)
+    if tool.requires_approval is not False or approvals.nesting:  # may wait for a person
+        return await _gated(chain, ctx, index, call, tool, raw_args, started, slot, signals)
     if ctx.events.has_subscribers(BeforeToolCall):
         ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
     if runner is None:
@@ -73,10 +83,85 @@ async def run_call(
         result, problem = await runner.run_tool(
             ctx, call, tool, slot, lambda: invoke(chain, ctx, ran, ran_call, index, signals)
         )
-    return await _observed(chain, ctx, index, call, result, problem, started)
+    return await observed(chain, ctx, index, call, result, problem, started)
 
 
-async def _observed(
+async def _gated(
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    index: int,
+    call: ToolCall,
+    tool: AnyTool,
+    raw_args: Mapping[str, object],
+    started: float,
+    slot: object,
+    signals: Signals,
+) -> Outcome:
+    """`run_call`'s end for a call that may wait for a person (``toolchain._approvals``):
+    its tool needs approval, decided here on the validated input (which then runs as
+    it is); or its tool makes calls of its own, which may (a composite's sub-calls). A
+    call nobody can decide now is held: it ends in no ``AfterToolCall`` until resumed
+    (``toolchain.chain._resume``). The call's time limit stops while a person decides."""
+    stop, start = (
+        functools.partial(signals.stop_clock, index),
+        functools.partial(signals.start_clock, index),
+    )
+    value: object = UNVALIDATED
+    if tool.requires_approval is not False:
+        try:
+            checked = await approvals.check(
+                ctx, tool, call, default=chain.approve, stop_clock=stop, start_clock=start
+            )
+        except asyncio.CancelledError as error:  # the run's cancellation, as it waited
+            why = signals.why.get(index)
+            if why is None and not ctx.cancelled:
+                raise  # someone else cancelled the whole execution
+            reason = ctx.cancel_reason or "cancelled"
+            message = f"{call.name} was cancelled while it waited for approval: {reason}"
+            checked = ToolCallError(why or "cancelled", message, error)
+        if isinstance(checked, ToolCallError):
+            return await _refused(chain, ctx, index, call, checked, started, slot)
+        if isinstance(checked, approvals.Hold):
+            held = approvals.CallHeld(checked.request, call=call, tool=tool, value=checked.value)
+            return held_outcome(held)
+        if checked is not None:
+            value = checked.value
+    if ctx.events.has_subscribers(BeforeToolCall):
+        ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, raw_args))
+    token = approvals.enclosing.set(approvals.Enclosing(chain.approve, stop, start))
+    try:
+        runner = _step_seam.current() if slot is not None else None
+        if runner is None:
+            result, problem = await invoke(chain, ctx, tool, call, index, signals, value)
+        else:
+            result, problem = await runner.run_tool(
+                ctx, call, tool, slot, lambda: invoke(chain, ctx, tool, call, index, signals, value)
+            )
+    finally:
+        approvals.enclosing.reset(token)
+    nested = approvals.held_in(problem)
+    if nested is not None:  # a call the tool made waits for a person: so does this one
+        nested.call = call
+        return held_outcome(nested)
+    return await observed(chain, ctx, index, call, result, problem, started)
+
+
+def held_outcome(held: approvals.CallHeld) -> Outcome:
+    """The outcome a held call stands under until it is decided: a ``held`` error,
+    neither counted as a failure nor ended by an ``AfterToolCall``."""
+    error = approvals.held_error(held)
+    request = held.request
+    _log.info(
+        "tool call %s (%s) is held for approval",
+        log_line(request.tool, 80),
+        log_line(request.call_id, 80),
+        extra={"tool": request.tool, "call_id": request.call_id, "error_kind": "held"},
+    )
+    assert held.call is not None
+    return Outcome(held.call, None, error, f"Error: {error.message}")
+
+
+async def observed(
     chain: ChainSettings,
     ctx: ExecutionContext,
     index: int,
@@ -114,4 +199,4 @@ async def _refused(
     if replayed is None:
         return finish(chain, ctx, index, call, None, refusal, started)
     result, problem = replayed
-    return await _observed(chain, ctx, index, call, result, problem, started)
+    return await observed(chain, ctx, index, call, result, problem, started)

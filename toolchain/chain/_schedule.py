@@ -1,5 +1,6 @@
-"""Stage 3 of a chain, for the action: its calls run concurrently, under timeouts and
-the run's cancellation, and none can hang it.
+"""Stage 3 of a chain, for the action: its calls run concurrently (at most the chain's
+``max_concurrency`` at a time), under timeouts and the run's cancellation, and none can
+hang it.
 
 Each call runs eagerly, as its own task, up to its first real suspension: most finish
 there, and the chain has their outcome without waiting. One call alone is driven in the
@@ -22,7 +23,7 @@ from toolchain._result import ErrorKind, ToolCall
 from toolchain.chain import _step_seam
 from toolchain.chain._observe import fail
 from toolchain.chain._pipeline import run_call
-from toolchain.chain._stages import ChainSettings, Outcome, Signals
+from toolchain.chain._stages import ChainSettings, Outcome, Signals, Start
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
@@ -40,16 +41,29 @@ async def run_action(
     chain: ChainSettings,
     ctx: ExecutionContext,
     items: list[ToolCall | str],
+    start: Start = run_call,
 ) -> list[Outcome]:
-    """Run every item of an action (more than one) concurrently; outcomes in order."""
+    """Run every item of an action (more than one) concurrently, at most the chain's
+    ``max_concurrency`` at a time; outcomes in order. ``start`` runs one item (the
+    stages of a call; a held call's rest, when an action resumes)."""
     runner = _step_seam.current() if _step_seam.active else None
-    if runner is not None and runner.sequential(
-        [chain.registry.get(item.name) if isinstance(item, ToolCall) else None for item in items]
+    turns = chain.max_concurrency
+    if (turns is not None and turns == 1) or (
+        runner is not None
+        and runner.sequential(
+            [
+                chain.registry.get(item.name) if isinstance(item, ToolCall) else None
+                for item in items
+            ]
+        )
     ):
-        # A durable run whose calls make steps of their own (sub-agents): one at a
-        # time, so their steps take the same places in the record on every replay.
-        return [await run_alone(chain, ctx, item, index) for index, item in enumerate(items)]
+        # One at a time, in order: as the chain asks, or a durable run whose calls
+        # make steps of their own (sub-agents), so that their steps take the same
+        # places in the record on every replay.
+        return [await run_alone(chain, ctx, item, index, start) for index, item in enumerate(items)]
     signals = Signals()
+    if turns is not None and turns < len(items):
+        start = _in_turn(start, asyncio.Semaphore(turns))
     done: list[Outcome | None] = [None] * len(items)
     tasks: dict[int, asyncio.Task[Outcome]] = {}
     finished: list[asyncio.Task[Outcome]] = []
@@ -57,7 +71,7 @@ async def run_action(
     for index, item in enumerate(items):
         if runner is not None:  # a durable run's step state is per call: a context each
             context = contextvars.copy_context()
-        task, first = eager_task(run_call(chain, ctx, index, item, signals), context=context)
+        task, first = eager_task(start(chain, ctx, index, item, signals), context=context)
         if not first.done:
             tasks[index] = task
             continue
@@ -79,7 +93,11 @@ async def run_action(
 
 
 async def run_alone(
-    chain: ChainSettings, ctx: ExecutionContext, item: ToolCall | str, index: int = 0
+    chain: ChainSettings,
+    ctx: ExecutionContext,
+    item: ToolCall | str,
+    index: int = 0,
+    start: Start = run_call,
 ) -> Outcome:
     """One call, driven in the caller's own task: no task, no loop turn when it
     finishes without suspending, and task-bound state (cancel scopes) intact.
@@ -89,7 +107,7 @@ async def run_alone(
     driven) and reported.
     """
     signals = Signals()
-    step = run_call(chain, ctx, index, item, signals)
+    step = start(chain, ctx, index, item, signals)
     waiting_on: object
     try:
         waiting_on = step.send(None)
@@ -111,6 +129,15 @@ async def run_alone(
 
     limit = chain.timeout_of(item)
     timer = None if limit is None else loop.call_later(limit, signal, "timeout")
+
+    def rearm(_: int) -> None:  # the call went on after a wait that is not timed
+        nonlocal timer
+        if limit is not None:
+            if timer is not None:
+                timer.cancel()
+            timer = loop.call_later(limit, signal, "timeout")
+
+    signals.rearm = rearm
     remove = ctx.on_cancel(on_cancel)
     grace: asyncio.TimerHandle | None = None
     try:
@@ -136,6 +163,8 @@ async def run_alone(
             if kind == "abandon":
                 abandon(step)
                 return _stopped(chain, ctx, item, signals.why.get(index), abandoned=True)
+            if kind == "timeout" and index in signals.untimed:
+                continue  # it waits for a person: its time starts afresh after (rearm)
             if kind in ("timeout", "cancelled") and index not in signals.why:
                 signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
                 grace = loop.call_later(chain.cancel_grace, signal, "abandon")
@@ -210,7 +239,22 @@ async def _wait(
         loop.call_soon_threadsafe(cancel_all)
 
     remove = ctx.on_cancel(on_cancel)
-    timers = _arm_timeouts(chain, items, tasks, stop)
+    own: dict[int, asyncio.TimerHandle] = {}  # calls timed afresh after an untimed wait
+
+    def rearm(index: int) -> None:
+        limit = chain.timeout_of(items[index])
+        if limit is None or index not in tasks:
+            return
+        earlier = own.pop(index, None)
+        if earlier is not None:
+            earlier.cancel()
+        own[index] = loop.call_later(limit, stop, index, "timeout")
+
+    def timed(index: int) -> bool:
+        return index not in signals.untimed and index not in own
+
+    signals.rearm = rearm
+    timers = _arm_timeouts(chain, items, tasks, stop, timed)
     try:
         await waiter
     except asyncio.CancelledError:
@@ -219,7 +263,7 @@ async def _wait(
         raise
     finally:
         remove()
-        for timer in timers:
+        for timer in (*timers, *own.values()):
             timer.cancel()
 
 
@@ -228,8 +272,10 @@ def _arm_timeouts(
     items: list[ToolCall | str],
     tasks: Mapping[int, asyncio.Task[Outcome]],
     stop: Callable[[int, ErrorKind], None],
+    timed: Callable[[int], bool],
 ) -> list[asyncio.TimerHandle]:
-    """One timer per distinct timeout in the action, cancelling the calls still running.
+    """One timer per distinct timeout in the action, cancelling the calls still running
+    that it ``timed`` (not those waiting for a person or their turn: `Signals.untimed`).
 
     Calls start together, so a call's deadline is the action's start plus its
     timeout; timers are far cheaper than an ``asyncio.timeout`` around each call.
@@ -241,7 +287,7 @@ def _arm_timeouts(
 
     def expire(limit: float) -> None:
         for index, value in limits.items():
-            if value == limit:
+            if value == limit and timed(index):
                 stop(index, "timeout")
 
     loop = asyncio.get_running_loop()
@@ -288,6 +334,33 @@ def _stopped(
         message += " (it ignored cancellation and was abandoned)"
         _log.warning("abandoned tool call %s (%s): it ignored cancellation", call.name, call.id)
     return fail(ctx, call, why or "cancelled", message, TimeoutError(message))
+
+
+def _in_turn(start: Start, turns: asyncio.Semaphore) -> Start:
+    """``start`` run when one of ``turns`` is free (the chain's ``max_concurrency``). A
+    call waiting for its turn is not timed: its time limit counts from its start."""
+
+    async def in_turn(
+        chain: ChainSettings,
+        ctx: ExecutionContext,
+        index: int,
+        item: ToolCall | str,
+        signals: Signals,
+    ) -> Outcome:
+        if turns.locked():
+            signals.stop_clock(index)
+            try:
+                await turns.acquire()
+            finally:
+                signals.start_clock(index)
+        else:
+            await turns.acquire()  # free: taken without suspending (eager calls stay eager)
+        try:
+            return await start(chain, ctx, index, item, signals)
+        finally:
+            turns.release()
+
+    return in_turn
 
 
 def _future_of(value: object) -> asyncio.Future[object] | None:

@@ -18,14 +18,18 @@ it runs; `ChainSettings` is what the stages read of the chain (``ToolChainBase``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from toolchain._approvals import Approver
 from toolchain._content import ContentPart
 from toolchain._result import ErrorKind, ToolCall, ToolCallError, ToolResult
 from toolchain._tool import Tool
 
-__all__ = ["AnyTool", "ChainSettings", "Outcome", "Signals"]
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+
+__all__ = ["AnyTool", "ChainSettings", "Outcome", "Signals", "Start"]
 
 AnyTool = Tool[Any, Any]
 
@@ -41,13 +45,28 @@ class Outcome(NamedTuple):  # one per call, built on every call: a tuple is chea
 
 
 class Signals:
-    """Which calls of one action the chain has cancelled, why, and when."""
+    """Which calls of one action the chain has cancelled, why, and when; which it does
+    not time now (a call waiting for a person's decision, or for its turn)."""
 
-    __slots__ = ("at", "why")
+    __slots__ = ("at", "rearm", "untimed", "why")
 
     def __init__(self) -> None:
         self.why: dict[int, ErrorKind] = {}
         self.at: dict[int, float] = {}
+        self.untimed: set[int] = set()
+        """Calls whose time limit does not run now: it starts afresh when they go on."""
+        self.rearm: Callable[[int], None] | None = None
+        """Set by the scheduler once it times the action's calls: times a call afresh."""
+
+    def stop_clock(self, index: int) -> None:
+        """Call ``index`` waits for something that is not its own work: do not time it."""
+        self.untimed.add(index)
+
+    def start_clock(self, index: int) -> None:
+        """Call ``index`` goes on: its time limit counts from now."""
+        self.untimed.discard(index)
+        if self.rearm is not None:
+            self.rearm(index)
 
 
 class ChainSettings(Protocol):
@@ -69,3 +88,21 @@ class ChainSettings(Protocol):
     def encode_output(self) -> Callable[[object], str]:
         """A successful call's output as the model reads it."""
         ...
+
+    @property
+    def approve(self) -> Approver | None:
+        """Decides calls that need approval when the run has no approver of its own."""
+        ...
+
+    @property
+    def max_concurrency(self) -> int | None:
+        """At most this many calls of an action run at once (None: all of them)."""
+        ...
+
+
+Start = Callable[
+    [ChainSettings, "ExecutionContext", int, "ToolCall | str", Signals],
+    Coroutine[Any, Any, Outcome],
+]
+"""What the scheduler runs for one item of an action: `run_call` (the stages of a call),
+or, when an action resumes, a held call's rest (``toolchain.chain._resume``)."""
