@@ -26,8 +26,10 @@ from toolchain import (
     ExecutionContext,
     JSONToolChain,
     Tool,
+    ToolCall,
     ToolChainResult,
     ToolDefinitionError,
+    ToolHook,
     ToolResult,
     tool,
 )
@@ -673,6 +675,23 @@ async def test_cancelling_the_run_while_a_person_decides_ends_the_call_not_the_c
         == [("cancelled", "refund was cancelled while it waited for approval: the customer left")]
         * calls
     )
+
+
+async def test_a_slow_async_guard_on_a_single_call_times_out_as_that_calls_error() -> None:
+    """A guard (ToolSearch's approval is one) that outlasts the chain's time limit: the
+    call fails with ``timeout``; the chain raised ``CancelledError`` for a lone call."""
+
+    class Slow(ToolHook):
+        async def guard_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> None:
+            await asyncio.sleep(1.0)
+
+    shop = Refunds()
+    ctx = ExecutionContext()
+    ctx.hooks.add(Slow())
+    result = await shop.chain(timeout=0.05).execute(ctx, action(("lookup", {"order_id": "A"})), FMT)
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "timeout"
+    assert shop.done == []
 
 
 def test_discoverys_approval_types_are_the_cores() -> None:

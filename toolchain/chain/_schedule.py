@@ -178,6 +178,14 @@ async def run_alone(
     except StopIteration as stop:
         outcome: Outcome = stop.value
         return outcome
+    except asyncio.CancelledError:
+        # The chain's own cancellation (a timeout, the run's) reached a stage that does
+        # not turn it into the call's error (an async hook or guard): the call ends as
+        # stopped, as it would in a task of its own, and never cancels the caller.
+        why = signals.why.get(index)
+        if why is None:
+            raise
+        return _stopped(chain, ctx, item, why, abandoned=False)
     finally:
         remove()
         for handle in (timer, grace):
