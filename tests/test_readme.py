@@ -89,6 +89,10 @@ SCRIPTS: dict[str, list[Turn]] = {
         calls(("get_weather", {"city": "Oslo"})),
         "Yes: light rain and 9 °C in Oslo today, so take one.",
     ],
+    "Approvals": [
+        calls(("refund", {"order_id": "A17", "amount_eur": 80})),
+        "Refunded 80 EUR on order A17.",
+    ],
     "Tool-output variables": [
         calls(("get_weather", {"location": "NYC"}), ("get_weather", {"location": "London"})),
         calls(("compare_weather", {"a": "$weather_nyc", "b": "$weather_london"})),
