@@ -122,7 +122,8 @@ SCRIPTS: dict[str, list[Turn]] = {
         calls(("publish_page", {"page_id": "page-7"})),
         "page-7 is live, with the mountain photo img-42.",
     ],
-    "docs/approvals.md: Tool discovery's callback (`ToolSearch`)": [],  # a ScriptedModel plays the model
+    # a ScriptedModel plays the model:
+    "docs/approvals.md: Tool discovery's callback (`ToolSearch`)": [],
     "docs/run-prompt.md: A prompt built from `def_*` calls": [
         calls(("get_weather", {"city": "NYC"})),
         calls(("researcher", {"topic": "NYC summers"})),
