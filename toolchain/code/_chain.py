@@ -1,0 +1,451 @@
+"""`PythonToolChain`: a chain whose action is one Python program calling the tools.
+
+The model writes a program (the action section's content, or the ``code`` of the one
+native tool ``run_python``); the program runs in Monty (``_sandbox``), type-checked
+first against the tools' stubs (``_stubs``). Each tool call it makes is a call of this
+chain, through the same stages as a JSON call (checked, hooks and guards, run under its
+timeout, observed, events and raw results), so nothing a JSON call would do is skipped.
+What the model reads back is only what the program printed and the value of its last
+expression; the tools' outputs stay in the sandbox unless the program shows them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Self, Unpack
+
+import pydantic_monty as monty
+from typing_extensions import TypedDict
+
+from formats import FormattedSection, TextFormat
+from toolchain._context import ExecutionContext
+from toolchain._errors import ToolchainStateError, duplicate_tool
+from toolchain._events import AfterToolCall, BeforeToolCall
+from toolchain._extension import install_extensions
+from toolchain._observations import to_builtins, to_json
+from toolchain._result import (
+    CallObservation,
+    ErrorKind,
+    RawToolCallResult,
+    RawToolChainResult,
+    ToolCall,
+    ToolChainResult,
+    ToolResult,
+)
+from toolchain._syntax._json import unfence
+from toolchain._tool import Tool, check_tool
+from toolchain.chain._base import ChainOptions, ToolChainBase
+from toolchain.chain._check import plan
+from toolchain.chain._config import ChainConfig
+from toolchain.chain._observe import fail, section_name
+from toolchain.chain._schedule import run_action, run_alone
+from toolchain.chain._stages import AnyTool, Outcome, Problem
+from toolchain.chain._view import added_tools
+from toolchain.code._sandbox import Failed, Finished, Limits, ToolReply, ToolRequest, run_program
+from toolchain.code._stubs import Stubs, tool_stubs
+
+__all__ = ["PROGRAM_TOOL", "ProgramInput", "ProgramOutput", "PythonSyntax", "PythonToolChain"]
+
+PROGRAM_TOOL = "run_python"
+"""The one tool a native agent's model calls: its ``code`` is the program."""
+
+_KINDS: dict[str, ErrorKind] = {
+    "type_check": "invalid_arguments",
+    "syntax": "parse",
+    "exception": "tool_error",
+    "timeout": "timeout",
+    "memory": "limit",
+    "recursion": "limit",
+    "tool_calls": "limit",
+    "crashed": "tool_error",
+}
+
+
+class ProgramInput(TypedDict):
+    """The arguments of ``run_python``."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class ProgramOutput:
+    """What a program left, as ``raw`` keeps it: what it printed (up to the limit) and
+    the value of its last expression (``None`` when it has none)."""
+
+    printed: str
+    value: object
+
+
+class _RunPython(Tool[ProgramInput, ProgramOutput]):
+    """The native tool standing for a chain's programs; its chain runs each call."""
+
+    name = PROGRAM_TOOL
+    description = "Run a Python program that calls the tools."
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+
+    def call(self, ctx: ExecutionContext, input: ProgramInput) -> ToolResult[ProgramOutput]:
+        raise ToolchainStateError(
+            "run_python runs only through its PythonToolChain (chain.execute_calls)"
+        )
+
+
+_GUIDANCE = (
+    "Write one Python program that calls the tools: each tool is an async function "
+    "(signatures below); await every call, and use asyncio.gather(...) for independent "
+    "calls (import asyncio). Only print() output and the value of the last expression "
+    "come back to you: print what you need, not whole results. The program has no files, "
+    "network, environment or imports beyond a small standard library (asyncio, json, re, "
+    "math, datetime...), and it is type-checked against the signatures before it runs."
+)
+
+
+class PythonSyntax:
+    """A program as the action: the whole content (unfenced) is one call of
+    ``run_python``; outputs are written as JSON (a chain's ``observations`` may say
+    otherwise)."""
+
+    label = "Python"
+
+    def read(self, content: str, tools: Mapping[str, AnyTool], limit: int) -> list[ToolCall | str]:
+        code = unfence(content)
+        return [ToolCall(PROGRAM_TOOL, {"code": code})]
+
+    def write(self, output: object) -> str:
+        return to_json(output)
+
+    def schema_text(self, schema: Mapping[str, object]) -> str:
+        return to_json(schema)
+
+    def guidance(self) -> str:
+        return _GUIDANCE
+
+
+class PythonToolChain(ToolChainBase):
+    """Tool calls written as one Python program, run in the Monty sandbox (extra ``[code]``).
+
+    The tools are offered to the model as typed ``async def`` stubs (``available_tools_prompt``),
+    and the program is type-checked against them before it runs: a wrong argument name
+    or type, a misspelt result key, a wrong arity is answered with the checker's message
+    and no tool runs. Under ``ToolCallingAgent`` the chain offers one native tool,
+    ``run_python(code)``, whose description carries the stubs.
+
+    Every call the program makes is a call of this chain (validated into the tool's input
+    type, hooks, guards, timeouts, events, ``raw``); the model reads only what the program
+    printed and the value of its last expression, written as ``observations`` says.
+
+    Bounds, per program, beside every ``ChainOptions`` one:
+
+    - ``program_timeout``: seconds the program itself may run (10; time spent in tools
+      is bounded by their own timeout, not this);
+    - ``program_memory``: bytes of sandbox heap (64 MiB);
+    - ``max_tool_calls``: tool calls (100); the program is stopped before the next one;
+    - ``max_print_chars``: printed characters kept (20,000); the rest is counted and
+      the model told;
+    - ``max_recursion``: nested calls (200);
+    - ``type_check``: check programs against the stubs first (True);
+    - ``pool``: a ``pydantic_monty.Monty`` pool (entered) to run in; by default the
+      process's own, started on first use and closed at exit.
+
+    >>> from formats import XMLFormat
+    >>> from toolchain import ExecutionContext, tool
+    >>> @tool
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> chain = PythonToolChain().register_tool(add)
+    >>> program = "x = await add(2, 3)\\nprint('sum', x)\\nx * 10"
+    >>> print(chain.execute_sync(ExecutionContext(), program, XMLFormat()).text)
+    <observation>
+    <run_python>
+    sum 5
+    50
+    </run_python>
+    </observation>
+    """
+
+    def __init__(
+        self,
+        *,
+        pool: monty.Monty | None = None,
+        type_check: bool = True,
+        program_timeout: float = 10.0,
+        program_memory: int = 64 * 2**20,
+        max_tool_calls: int = 100,
+        max_print_chars: int = 20_000,
+        max_recursion: int = 200,
+        **options: Unpack[ChainOptions],
+    ) -> None:
+        options.setdefault("observations", "json")
+        self.pool = pool
+        self.type_check = type_check
+        self.limits = Limits(
+            timeout=program_timeout,
+            memory=program_memory,
+            tool_calls=max_tool_calls,
+            print_chars=max_print_chars,
+            recursion=max_recursion,
+        )
+        self._stubs: tuple[ChainConfig, Stubs] | None = None
+        self._program: tuple[str, _RunPython] | None = None
+        super().__init__(PythonSyntax(), **options)
+
+    # -- what the model sees: one tool, and the tools as stubs ------------------------
+
+    @property
+    def tools(self) -> Mapping[str, AnyTool]:
+        """The one tool the model calls directly: ``run_python``."""
+        return {PROGRAM_TOOL: self.program_tool}
+
+    @property
+    def registry(self) -> Mapping[str, AnyTool]:
+        return self.tools
+
+    @property
+    def program_tools(self) -> Mapping[str, AnyTool]:
+        """The tools a program may call, by name."""
+        return dict(self.config.offered)
+
+    @property
+    def stubs(self) -> Stubs:
+        """The stubs of the tools a program may call (made again after a change)."""
+        config = self.config
+        known = self._stubs
+        if known is None or known[0] is not config:
+            known = self._stubs = (config, tool_stubs(config.offered.values()))
+        return known[1]
+
+    @property
+    def program_tool(self) -> AnyTool:
+        """``run_python``, described with the current stubs."""
+        text = self.stubs.text
+        known = self._program
+        if known is None or known[0] != text:
+            description = f"{_GUIDANCE}\n\nThe tools:\n```python\n{text}\n```"
+            known = self._program = (text, _RunPython(description))
+        return known[1]
+
+    def available_tools_prompt(self, names: Iterable[str] | None = None) -> str:
+        """The tools as typed Python stubs (what programs are checked against)."""
+        return f"```python\n{self.stubs.text}\n```"
+
+    def register_tool(self, tool: AnyTool) -> Self:
+        """Add a tool programs may call; returns the chain (see ``ToolChainBase``)."""
+        check_tool(tool)
+        existing = self.config.tools.get(tool.name)
+        if existing is None and tool.name == PROGRAM_TOOL:
+            existing = self.program_tool
+        if existing is not None:
+            raise duplicate_tool(tool.name, existing)
+        tool.input_schema()  # fail now, not at the first call, on a bad input type
+        self._registry.add(tool)
+        return self
+
+    def with_tools(self, tools: Sequence[AnyTool]) -> Self:
+        """This chain with ``tools`` callable from programs too (see ``ToolChainBase``)."""
+        added = added_tools(self.config.tools, self._added, tools)
+        if len(added) == len(self._added):
+            return self
+        return self._view(added=added)
+
+    def narrowed(self, active: Iterable[str]) -> Self:
+        """This chain with only the ``active`` tools callable from programs; naming
+        ``run_python`` alone (what agents pass) keeps every tool."""
+        wanted = [name for name in active if name != PROGRAM_TOOL]
+        if not wanted:
+            return self
+        return super().narrowed(wanted)
+
+    # -- running programs --------------------------------------------------------------
+
+    async def _run(
+        self,
+        config: ChainConfig,
+        ctx: ExecutionContext,
+        items: list[ToolCall | str],
+        text_format: TextFormat,
+    ) -> ToolChainResult:
+        if not items:
+            return ToolChainResult()
+        if config.extensions:
+            install_extensions(ctx, config.extensions)
+        stubs = self.stubs
+        made: list[Outcome] = []
+        programs: list[Outcome] = []
+        for index, item in enumerate(plan(ctx, items, config.max_calls)):
+            if isinstance(item, Problem):
+                programs.append(fail(ctx, ToolCall(PROGRAM_TOOL, {}), "parse", item.message))
+                continue
+            programs.append(await self._program_call(config, ctx, index, item, stubs, made))
+        return self._result(config, made, programs, text_format)
+
+    async def _program_call(
+        self,
+        config: ChainConfig,
+        ctx: ExecutionContext,
+        index: int,
+        call: ToolCall,
+        stubs: Stubs,
+        made: list[Outcome],
+    ) -> Outcome:
+        """One program: run, its calls added to ``made``, its outcome what the model reads."""
+        started = time.perf_counter()
+        code = call.args.get("code")
+        if call.name != PROGRAM_TOOL or call.rejected is not None or not isinstance(code, str):
+            why = (
+                call.rejected.message
+                if call.rejected is not None
+                else f"only {PROGRAM_TOOL} can be called: write a program that calls "
+                f"{call.name}(...)"
+                if call.name != PROGRAM_TOOL
+                else f'{PROGRAM_TOOL} takes {{"code": "<a Python program>"}}'
+            )
+            return fail(ctx, call, "invalid_arguments", why)
+        if ctx.events.has_subscribers(BeforeToolCall):
+            ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id))
+
+        async def call_tools(requests: Sequence[ToolRequest]) -> list[ToolReply]:
+            return await self._call_tools(config, ctx, requests, made)
+
+        end = await run_program(
+            code, stubs, self.limits, call_tools, pool=self.pool, check_types=self.type_check
+        )
+        outcome = self._program_outcome(config, ctx, call, end)
+        if ctx.events.has_subscribers(AfterToolCall):
+            ctx.events.emit(
+                AfterToolCall(
+                    ctx,
+                    index,
+                    call.name,
+                    call.args,
+                    outcome.result,
+                    outcome.error,
+                    time.perf_counter() - started,
+                    call.id,
+                )
+            )
+        return outcome
+
+    async def _call_tools(
+        self,
+        config: ChainConfig,
+        ctx: ExecutionContext,
+        requests: Sequence[ToolRequest],
+        made: list[Outcome],
+    ) -> list[ToolReply]:
+        """The calls a program waits on, run as one action's calls are: each through
+        every stage of the chain (``run_alone`` / ``run_action``), at most ``max_calls``
+        at a time."""
+        replies: list[ToolReply] = []
+        size = config.max_calls
+        for start in range(0, len(requests), size):
+            chunk = [ToolCall(r.name, dict(r.args)) for r in requests[start : start + size]]
+            planned = plan(ctx, list[ToolCall | str](chunk), size)
+            if len(planned) == 1:
+                outcomes = [await run_alone(config, ctx, planned[0], len(made))]
+            else:
+                outcomes = await run_action(config, ctx, planned)
+            made.extend(outcomes)
+            replies.extend(_reply(outcome) for outcome in outcomes)
+        return replies
+
+    def _program_outcome(
+        self, config: ChainConfig, ctx: ExecutionContext, call: ToolCall, end: Finished | Failed
+    ) -> Outcome:
+        limit = self.limits.print_chars
+        if isinstance(end, Failed):
+            message = end.message
+            if end.printed:
+                message += f"\nPrinted before it stopped:\n{end.printed.rstrip()}"
+                if end.printed_total > limit:
+                    message += f"\n{_print_note(end.printed_total, limit)}"
+            return fail(ctx, call, _KINDS[end.kind], message)
+        parts: list[str] = []
+        if end.printed:
+            parts.append(end.printed.rstrip("\n"))
+        if end.printed_total > limit:
+            parts.append(_print_note(end.printed_total, limit))
+        if end.value is not None:
+            parts.append(_shown(config, end.value))
+        for request in end.unawaited:
+            parts.append(
+                f"Note: {request.name}(...) on line {request.line} was never awaited, so it "
+                f"did not run; write `await {request.name}(...)`"
+            )
+        if not parts:
+            parts.append(
+                "(the program printed nothing and its last expression has no value: print "
+                "what you need)"
+            )
+        text = "\n".join(parts)
+        output = ProgramOutput(end.printed, end.value)
+        return Outcome(call, ToolResult[object](output), None, text)
+
+    def _result(
+        self,
+        config: ChainConfig,
+        made: list[Outcome],
+        programs: list[Outcome],
+        text_format: TextFormat,
+    ) -> ToolChainResult:
+        """The observation holds the programs only; ``raw`` holds every tool call the
+        programs made, then the programs (the calls inside come first: they ended first)."""
+        share = min(config.max_output_chars, max(1, config.max_observation_chars // len(programs)))
+        reserved = self._reserved_names(config, text_format)
+        sections: list[FormattedSection] = []
+        observations: list[CallObservation] = []
+        for outcome in programs:
+            text = outcome.text
+            if len(text) > share:
+                text = (
+                    f"{text[:share]}\n[output truncated: {share} of {len(text)} characters "
+                    "shown; print less, e.g. a summary or a slice]"
+                )
+            name = section_name(PROGRAM_TOOL, {PROGRAM_TOOL: self.program_tool}, reserved)
+            sections.append(FormattedSection(name, text))
+            call = outcome.call
+            observations.append(CallObservation(call.id, call.name, text, (), "", outcome.error))
+        everything = [*made, *programs]
+        raw = RawToolChainResult(
+            tuple(o.call for o in everything),
+            tuple(
+                None
+                if o.result is None
+                else RawToolCallResult(o.call.name, o.result.text, o.result, o.call.id)
+                for o in everything
+            ),
+            tuple(o.error for o in everything),
+        )
+        text = text_format.wrap_observation(text_format.format_sections(sections))
+        return ToolChainResult(text, (), raw, tuple(observations))
+
+
+def _reply(outcome: Outcome) -> ToolReply:
+    """What a call gives the program: its output as plain data, or its error raised."""
+    if outcome.error is not None or outcome.result is None:
+        message = outcome.error.message if outcome.error is not None else "no result"
+        return ToolReply(error=message)
+    try:
+        return ToolReply(to_builtins(outcome.result.text))
+    except Exception as error:  # an output with no plain-data form
+        return ToolReply(
+            error=f"{outcome.call.name} returned a value a program cannot hold: {error}"
+        )
+
+
+def _shown(config: ChainConfig, value: object) -> str:
+    """The last expression's value in the chain's ``observations`` encoding."""
+    try:
+        return config.encode_output(value)
+    except Exception:  # a value of the sandbox's own (a class it defined): its repr
+        return repr(value)
+
+
+def _print_note(total: int, limit: int) -> str:
+    return (
+        f"[output limit: the program printed {total:,} characters; only the first "
+        f"{limit:,} are shown. Print less: a summary, a count or a slice]"
+    )
