@@ -293,7 +293,8 @@ async def _drive(
             drive.waiting[current.call_id] = request
             snapshot = await step(current.resume, {"future": ...})
         elif isinstance(current, monty.FutureSnapshot):
-            due = [drive.waiting.pop(i) for i in current.pending_call_ids if i in drive.waiting]
+            ids = sorted(current.pending_call_ids)  # in the order the program made them
+            due = [drive.waiting.pop(i) for i in ids if i in drive.waiting]
             replies: Sequence[ToolReply] = await drive.call_tools(due) if due else ()
             results: dict[int, monty.ExternalSettledResult] = {}
             for request, reply in zip(due, replies, strict=True):

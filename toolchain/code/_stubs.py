@@ -121,16 +121,20 @@ def _output_type(tool: AnyTool, types: _Types) -> str:
     return types.of(schema, _defs(schema), 0, _camel(tool.name) + "Result", output=True)
 
 
-def _output_schema(output: object) -> dict[str, object] | None:
+def _output_schema(output_type: object) -> dict[str, object] | None:
     """The JSON Schema of an output type as the program receives it (serialised), or
     None when no library can describe it (then the stub says ``Any``)."""
-    if isinstance(output, type) and issubclass(output, msgspec.Struct):
-        return _from_msgspec(cast(object, output))
+    if _is_struct(output_type):  # pydantic cannot describe a msgspec Struct
+        return _from_msgspec(output_type)
     try:
-        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(cast("type[Any]", output))
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(cast("type[Any]", output_type))
         return adapter.json_schema(mode="serialization")
     except Exception:  # a type pydantic cannot describe (a msgspec Struct inside, say)
-        return _from_msgspec(cast(object, output))
+        return _from_msgspec(output_type)
+
+
+def _is_struct(output_type: object) -> bool:
+    return isinstance(output_type, type) and issubclass(output_type, msgspec.Struct)
 
 
 def _from_msgspec(output: object) -> dict[str, object] | None:
