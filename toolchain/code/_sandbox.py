@@ -344,11 +344,15 @@ def _failure(drive: _Drive, error: monty.MontyError) -> Failed:
             f"tools' signatures:\n{error.display().strip()}",
         )
     if isinstance(error, monty.MontyCrashedError):
-        why = "it ran too long" if error.timed_out else f"exit status {error.exit_status}"
-        _log.warning("a sandbox worker died while running a program (%s)", why)
+        what = (
+            "stopped answering and was ended"
+            if error.timed_out
+            else f"died (exit status {error.exit_status})"
+        )
+        _log.warning("the sandbox worker running a program %s", what)
         return Failed(
             "crashed",
-            f"the sandbox worker running the program died ({why}); the program was stopped. "
+            f"the sandbox worker running the program {what}; the program was stopped. "
             "Tool calls it finished before that ran once and are not repeated; run what is "
             "left in a new program",
             printed,

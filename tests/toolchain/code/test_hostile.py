@@ -219,3 +219,26 @@ def test_a_worker_that_dies_ends_its_program_and_the_run_goes_on() -> None:
         crashed = result.raw.results[0]
         assert crashed is not None and crashed.output == "done"  # the call that ran is kept
         assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
+
+
+def test_a_worker_that_hangs_ends_its_program_and_the_run_goes_on() -> None:
+    before = _monty_children()
+    with pydantic_monty.Monty(min_processes=1, max_processes=1) as pool:
+        ours = _monty_children() - before
+
+        @tool
+        def freeze() -> str:
+            """Stops the worker running the program (it never answers again)."""
+            for pid in ours:
+                os.kill(pid, signal.SIGSTOP)
+            return "frozen"
+
+        made = PythonToolChain(pool=pool, program_timeout=0.3).register_tool(freeze)
+        made.register_tool(lookup)
+        result = run(made, "await freeze()\nprint('after')")
+        text = shown(result)
+        assert text.startswith(
+            "Error: the sandbox worker running the program stopped answering and was ended; "
+            "the program was stopped."
+        )
+        assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
