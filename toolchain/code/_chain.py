@@ -94,12 +94,13 @@ class _RunPython(Tool[ProgramInput, ProgramOutput]):
 
 
 _GUIDANCE = (
-    "Write one Python program that calls the tools: each tool is an async function "
-    "(the signatures are in the tool listing); await every call, and use asyncio.gather(...) for independent "
-    "calls (import asyncio). Only print() output and the value of the last expression "
-    "come back to you: print what you need, not whole results. The program has no files, "
-    "network, environment or imports beyond a small standard library (asyncio, json, re, "
-    "math, datetime...), and it is type-checked against the signatures before it runs."
+    "Write one Python program that calls the tools: each tool is an async function (the "
+    "signatures are in the tool listing); await every call, and use asyncio.gather(...) "
+    "for independent calls (import asyncio). Only print() output and the value of the "
+    "last expression come back to you: print what you need, not whole results. The "
+    "program has no files, network, environment or imports beyond a small standard "
+    "library (asyncio, json, re, math, datetime...), and it is type-checked against the "
+    "signatures before it runs."
 )
 
 
