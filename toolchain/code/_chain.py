@@ -277,10 +277,22 @@ class PythonToolChain(ToolChainBase):
         made: list[Outcome] = []
         programs: list[Outcome] = []
         for index, item in enumerate(plan(ctx, items, config.max_calls)):
+            started = time.perf_counter()
             if isinstance(item, Problem):
-                programs.append(fail(ctx, ToolCall(PROGRAM_TOOL, {}), "parse", item.message))
-                continue
-            programs.append(await self._program_call(config, ctx, index, item, stubs, made))
+                call = ToolCall(PROGRAM_TOOL, {})
+                outcome = fail(ctx, call, "parse", item.message)
+            else:
+                call = item
+                outcome = await self._program_call(config, ctx, index, item, stubs, made)
+            if ctx.events.has_subscribers(AfterToolCall):  # every call ends in one
+                duration = time.perf_counter() - started
+                result, error = outcome.result, outcome.error
+                ctx.events.emit(
+                    AfterToolCall(
+                        ctx, index, call.name, call.args, result, error, duration, call.id
+                    )
+                )
+            programs.append(outcome)
         return self._result(config, made, programs, text_format)
 
     async def _program_call(
@@ -293,7 +305,6 @@ class PythonToolChain(ToolChainBase):
         made: list[Outcome],
     ) -> Outcome:
         """One program: run, its calls added to ``made``, its outcome what the model reads."""
-        started = time.perf_counter()
         code = call.args.get("code")
         if call.name != PROGRAM_TOOL or call.rejected is not None or not isinstance(code, str):
             why = (
@@ -314,21 +325,7 @@ class PythonToolChain(ToolChainBase):
         end = await run_program(
             code, stubs, self.limits, call_tools, pool=self.pool, check_types=self.type_check
         )
-        outcome = self._program_outcome(config, ctx, call, end)
-        if ctx.events.has_subscribers(AfterToolCall):
-            ctx.events.emit(
-                AfterToolCall(
-                    ctx,
-                    index,
-                    call.name,
-                    call.args,
-                    outcome.result,
-                    outcome.error,
-                    time.perf_counter() - started,
-                    call.id,
-                )
-            )
-        return outcome
+        return self._program_outcome(config, ctx, call, end)
 
     async def _call_tools(
         self,
