@@ -230,8 +230,12 @@ class PythonToolChain(ToolChainBase):
         return known[1]
 
     def available_tools_prompt(self, names: Iterable[str] | None = None) -> str:
-        """The tools as typed Python stubs (what programs are checked against)."""
-        return f"```python\n{self.stubs.text}\n```"
+        """The tools as typed Python stubs (what programs are checked against); ``names``
+        lists only those (a step's active tools; ``run_python`` alone stands for all)."""
+        wanted = None if names is None else [n for n in names if n != PROGRAM_TOOL]
+        if not wanted:
+            return f"```python\n{self.stubs.text}\n```"
+        return f"```python\n{self.narrowed(wanted).stubs.text}\n```"
 
     def register_tool(self, tool: AnyTool) -> Self:
         """Add a tool programs may call; returns the chain (see ``ToolChainBase``)."""

@@ -90,3 +90,24 @@ def test_the_native_tool_carries_the_same_stubs() -> None:
     chain.register_tool(ping)
     assert "async def ping() -> str:" in chain.available_tools_prompt()
     assert "async def ping() -> str:" in next(iter(chain.tools.values())).description
+
+
+def test_a_listing_of_some_tools_shows_only_their_stubs() -> None:
+    chain = PythonToolChain().register_tool(get_weather).register_tool(ping)
+    some = chain.available_tools_prompt(["ping"])
+    assert "async def ping() -> str:" in some
+    assert "get_weather" not in some
+    assert chain.available_tools_prompt(["run_python"]) == chain.available_tools_prompt()
+
+
+def test_the_type_check_alone_answers_without_running_anything() -> None:
+    """The function the planted-mistakes measurement reuses (internal, no tool runs)."""
+    from toolchain.code._sandbox import type_check
+    from toolchain.code._stubs import tool_stubs
+
+    stubs = tool_stubs([get_weather, FetchRecord()])
+    assert type_check('w = await get_weather("Oslo")\nw["temp_c"]', stubs) is None
+    message = type_check('w = await get_weather("Oslo")\nw["temp"]', stubs)
+    assert message is not None
+    assert message.startswith('program.py:2:3: error[invalid-key] Unknown key "temp"')
+    assert type_check("r = await fetch_record(id='7')", stubs) is not None
