@@ -43,7 +43,15 @@ from toolchain.chain._observe import fail, section_name
 from toolchain.chain._schedule import run_action, run_alone
 from toolchain.chain._stages import AnyTool, Outcome, Problem
 from toolchain.chain._view import added_tools
-from toolchain.code._sandbox import Failed, Finished, Limits, ToolReply, ToolRequest, run_program
+from toolchain.code._sandbox import (
+    Failed,
+    Finished,
+    Limits,
+    Paused,
+    ToolReply,
+    ToolRequest,
+    run_program,
+)
 from toolchain.code._stubs import Stubs, tool_stubs
 
 __all__ = ["PROGRAM_TOOL", "ProgramInput", "ProgramOutput", "PythonSyntax", "PythonToolChain"]
@@ -329,6 +337,7 @@ class PythonToolChain(ToolChainBase):
         end = await run_program(
             code, stubs, self.limits, call_tools, pool=self.pool, check_types=self.type_check
         )
+        assert not isinstance(end, Paused)  # _call_tools never holds a program
         return self._program_outcome(config, ctx, call, end)
 
     async def _call_tools(

@@ -16,7 +16,6 @@ every run, closed when the interpreter exits. A chain given its own pool uses th
 from __future__ import annotations
 
 import atexit
-import functools
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,12 +28,15 @@ from toolchain._redact import logger
 from toolchain.code._stubs import Stubs
 
 __all__ = [
+    "HOLD",
     "Failed",
     "Finished",
     "Limits",
+    "Paused",
     "ProgramEnd",
     "ToolReply",
     "ToolRequest",
+    "resume_program",
     "run_program",
     "shared_pool",
     "type_check",
@@ -102,9 +104,30 @@ class Failed:
     line: int | None = None
 
 
-ProgramEnd: TypeAlias = Finished | Failed
+@dataclass(frozen=True)
+class Paused:
+    """A program stopped while it waits on calls that wait for a person: the worker's
+    state at that point (``dump``, Monty's own snapshot), the calls it waits on, and
+    what it has done so far. `resume_program` goes on from there, in any worker."""
 
-CallTools = Callable[[Sequence[ToolRequest]], Awaitable[Sequence[ToolReply]]]
+    dump: bytes
+    due: tuple[ToolRequest, ...]
+    """The calls the program waits on, answered together when it resumes."""
+    code: str
+    waiting: tuple[tuple[int, ToolRequest], ...]
+    """Calls made and not yet waited on (by Monty's call id)."""
+    made: int
+    printed: str
+    printed_total: int
+
+
+ProgramEnd: TypeAlias = Finished | Failed | Paused
+
+HOLD = None
+"""What ``call_tools`` returns instead of replies to stop the program where it waits
+(its calls wait for a person): the program ends `Paused`."""
+
+CallTools = Callable[[Sequence[ToolRequest]], Awaitable[Sequence[ToolReply] | None]]
 
 # -- the pool ----------------------------------------------------------------------
 
@@ -143,11 +166,11 @@ class _Printed:
 
     __slots__ = ("limit", "parts", "size", "total")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, kept: str = "", total: int = 0) -> None:
         self.limit = limit
-        self.parts: list[str] = []
-        self.size = 0
-        self.total = 0
+        self.parts: list[str] = [kept] if kept else []
+        self.size = len(kept)
+        self.total = total
 
     def __call__(self, stream: Literal["stdout", "stderr"], text: str) -> None:
         self.total += len(text)
@@ -186,22 +209,62 @@ async def run_program(
 ) -> ProgramEnd:
     """Run ``code`` against the tools ``stubs`` describes; ``call_tools`` runs the calls
     it waits on. Never raises for anything the program does: every end is a value."""
-    printed = _Printed(limits.print_chars)
-    drive = _Drive(code, stubs, limits, call_tools, printed)
-    worker_pool = pool if pool is not None else await run_in_worker(shared_pool)
-    session = worker_pool.checkout(
-        script_name=SCRIPT,
-        limits={
+    drive = _Drive(code, stubs, limits, call_tools, _Printed(limits.print_chars))
+    lookup = dict.fromkeys(stubs.signatures, _never_called)
+
+    def start(session: monty.MontySession) -> monty.SyncSnapshot:
+        return session.feed_start(code, print_callback=drive.printed, external_lookup=lookup)
+
+    checkout: dict[str, Any] = {
+        "limits": {
             "max_feed_duration_secs": limits.timeout,
             "max_memory": limits.memory,
             "max_recursion_depth": limits.recursion,
             # Each call is two suspensions (the call, then its future); name lookups too.
             "max_suspensions": 4 * limits.tool_calls + 64,
         },
-        type_check=check_types,
-        type_check_stubs=stubs.text if check_types else None,
-        type_check_format="concise",
-    )
+        "type_check": check_types,
+        "type_check_stubs": stubs.text if check_types else None,
+        "type_check_format": "concise",
+    }
+    return await _in_session(drive, pool, checkout, start, None)
+
+
+async def resume_program(
+    paused: Paused,
+    replies: Sequence[ToolReply],
+    stubs: Stubs,
+    limits: Limits,
+    call_tools: CallTools,
+    *,
+    pool: monty.Monty | None = None,
+) -> ProgramEnd:
+    """Go on with a `Paused` program, its awaited calls answered by ``replies`` (in the
+    order of ``paused.due``), in a fresh worker: the program continues from where it
+    waited, not from its start (its limits are the dump's own)."""
+    printed = _Printed(limits.print_chars, paused.printed, paused.printed_total)
+    drive = _Drive(paused.code, stubs, limits, call_tools, printed, dict(paused.waiting))
+    drive.made = paused.made
+    lookup = dict.fromkeys(stubs.signatures, _never_called)
+
+    def load(session: monty.MontySession) -> monty.SyncSnapshot:
+        return session.load_snapshot(paused.dump, print_callback=printed, external_lookup=lookup)
+
+    answers = _answers(paused.due, replies)
+    return await _in_session(drive, pool, {}, load, answers)
+
+
+async def _in_session(
+    drive: _Drive,
+    pool: monty.Monty | None,
+    checkout: dict[str, Any],
+    begin: Callable[[monty.MontySession], monty.SyncSnapshot],
+    answers: dict[int, monty.ExternalSettledResult] | None,
+) -> ProgramEnd:
+    """Drive a program in a worker of ``pool`` from ``begin`` (a feed, or a snapshot
+    loaded and first answered with ``answers``) to its end."""
+    worker_pool = pool if pool is not None else await run_in_worker(shared_pool)
+    session = worker_pool.checkout(script_name=SCRIPT, **checkout)
     busy = threading.Lock()  # a step and the session's exit never overlap
 
     def step(fn: Callable[..., Any], *args: Any) -> Awaitable[Any]:
@@ -217,18 +280,29 @@ async def run_program(
     try:
         await step(session.__enter__)
         entered = True
-        lookup = dict.fromkeys(stubs.signatures, _never_called)
-        snapshot: monty.SyncSnapshot = await step(
-            functools.partial(
-                session.feed_start, code, print_callback=printed, external_lookup=lookup
-            )
-        )
+        snapshot: monty.SyncSnapshot = await step(begin, session)
+        if answers is not None:
+            assert isinstance(snapshot, monty.FutureSnapshot)  # where a pause was taken
+            snapshot = await step(snapshot.resume, answers)
         return await _drive(drive, snapshot, step)
     except monty.MontyError as error:
         return _failure(drive, error)
     finally:
         if entered:
             _release(session, busy)
+
+
+def _answers(
+    due: Sequence[ToolRequest], replies: Sequence[ToolReply]
+) -> dict[int, monty.ExternalSettledResult]:
+    """Replies as Monty takes them: each call's value, or its error raised there."""
+    results: dict[int, monty.ExternalSettledResult] = {}
+    for request, reply in zip(due, replies, strict=True):
+        if reply.error is None:
+            results[request.call_id] = {"return_value": reply.value}
+        else:
+            results[request.call_id] = {"exc_type": "RuntimeError", "message": reply.error}
+    return results
 
 
 def _release(session: monty.MontySession, busy: threading.Lock) -> None:
@@ -295,14 +369,19 @@ async def _drive(
         elif isinstance(current, monty.FutureSnapshot):
             ids = sorted(current.pending_call_ids)  # in the order the program made them
             due = [drive.waiting.pop(i) for i in ids if i in drive.waiting]
-            replies: Sequence[ToolReply] = await drive.call_tools(due) if due else ()
-            results: dict[int, monty.ExternalSettledResult] = {}
-            for request, reply in zip(due, replies, strict=True):
-                if reply.error is None:
-                    results[request.call_id] = {"return_value": reply.value}
-                else:
-                    results[request.call_id] = {"exc_type": "RuntimeError", "message": reply.error}
-            snapshot = await step(current.resume, results)
+            replies = await drive.call_tools(due) if due else ()
+            if replies is None:  # HOLD: calls wait for a person; keep the program as it is
+                dump: bytes = await step(current.dump)
+                return Paused(
+                    dump,
+                    tuple(due),
+                    drive.code,
+                    tuple(drive.waiting.items()),
+                    drive.made,
+                    drive.printed.text,
+                    drive.printed.total,
+                )
+            snapshot = await step(current.resume, _answers(due, replies))
         else:  # a name read but not called: a tool is a function, anything else undefined
             if current.variable_name in drive.stubs.signatures and current.object_id is None:
                 snapshot = await step(current.resume_auto)
