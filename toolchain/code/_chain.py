@@ -12,7 +12,7 @@ expression; the tools' outputs stay in the sandbox unless the program shows them
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self, Unpack
 
@@ -48,6 +48,8 @@ from toolchain.code._sandbox import (
     Finished,
     Limits,
     Paused,
+    ProgramEnd,
+    Stop,
     ToolReply,
     ToolRequest,
     run_program,
@@ -68,6 +70,7 @@ _KINDS: dict[str, ErrorKind] = {
     "recursion": "limit",
     "tool_calls": "limit",
     "crashed": "tool_error",
+    "cancelled": "cancelled",
 }
 
 
@@ -334,8 +337,17 @@ class PythonToolChain(ToolChainBase):
         async def call_tools(requests: Sequence[ToolRequest]) -> list[ToolReply]:
             return await self._call_tools(config, ctx, requests, made)
 
-        end = await run_program(
-            code, stubs, self.limits, call_tools, pool=self.pool, check_types=self.type_check
+        end = await _unless_cancelled(
+            ctx,
+            lambda stop: run_program(
+                code,
+                stubs,
+                self.limits,
+                call_tools,
+                pool=self.pool,
+                check_types=self.type_check,
+                stop=stop,
+            ),
         )
         assert not isinstance(end, Paused)  # _call_tools never holds a program
         return self._program_outcome(config, ctx, call, end)
@@ -432,6 +444,20 @@ class PythonToolChain(ToolChainBase):
         )
         text = text_format.wrap_observation(text_format.format_sections(sections))
         return ToolChainResult(text, (), raw, tuple(observations))
+
+
+async def _unless_cancelled(
+    ctx: ExecutionContext, run: Callable[[Stop], Awaitable[ProgramEnd]]
+) -> ProgramEnd:
+    """``run(stop)``, stopped at once when the run is cancelled: a program that catches
+    its calls' cancellation and goes on must not hold the run (its worker is ended,
+    and it fails ``cancelled``)."""
+    stop = Stop()
+    remove = ctx.on_cancel(lambda: stop(ctx.cancel_reason or "cancelled"))
+    try:
+        return await run(stop)
+    finally:
+        remove()
 
 
 def _reply(outcome: Outcome) -> ToolReply:

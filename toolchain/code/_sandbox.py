@@ -15,7 +15,11 @@ every run, closed when the interpreter exits. A chain given its own pool uses th
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import contextlib
+import os
+import signal
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +38,7 @@ __all__ = [
     "Limits",
     "Paused",
     "ProgramEnd",
+    "Stop",
     "ToolReply",
     "ToolRequest",
     "resume_program",
@@ -47,7 +52,15 @@ SCRIPT = "program.py"
 """The program's file name in tracebacks and type errors."""
 
 FailureKind = Literal[
-    "type_check", "syntax", "exception", "timeout", "memory", "recursion", "tool_calls", "crashed"
+    "type_check",
+    "syntax",
+    "exception",
+    "timeout",
+    "memory",
+    "recursion",
+    "tool_calls",
+    "crashed",
+    "cancelled",
 ]
 
 
@@ -129,6 +142,28 @@ HOLD = None
 
 CallTools = Callable[[Sequence[ToolRequest]], Awaitable[Sequence[ToolReply] | None]]
 
+
+class Stop:
+    """Ends a program from outside, at once (the run was cancelled): a step running is
+    cut short by ending its worker, and no step runs after. Callable from any thread."""
+
+    __slots__ = ("_end", "reason")
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._end: Callable[[], None] | None = None
+
+    def __call__(self, reason: str) -> None:
+        self.reason = reason
+        end = self._end
+        if end is not None:
+            end()
+
+
+class _Stopped(Exception):
+    """Raised in place of a step once the program was stopped."""
+
+
 # -- the pool ----------------------------------------------------------------------
 
 _pool: monty.Monty | None = None
@@ -206,6 +241,7 @@ async def run_program(
     *,
     pool: monty.Monty | None = None,
     check_types: bool = True,
+    stop: Stop | None = None,
 ) -> ProgramEnd:
     """Run ``code`` against the tools ``stubs`` describes; ``call_tools`` runs the calls
     it waits on. Never raises for anything the program does: every end is a value."""
@@ -227,7 +263,7 @@ async def run_program(
         "type_check_stubs": stubs.text if check_types else None,
         "type_check_format": "concise",
     }
-    return await _in_session(drive, pool, checkout, start, None)
+    return await _in_session(drive, pool, checkout, start, None, stop or Stop())
 
 
 async def resume_program(
@@ -238,6 +274,7 @@ async def resume_program(
     call_tools: CallTools,
     *,
     pool: monty.Monty | None = None,
+    stop: Stop | None = None,
 ) -> ProgramEnd:
     """Go on with a `Paused` program, its awaited calls answered by ``replies`` (in the
     order of ``paused.due``), in a fresh worker: the program continues from where it
@@ -251,7 +288,7 @@ async def resume_program(
         return session.load_snapshot(paused.dump, print_callback=printed, external_lookup=lookup)
 
     answers = _answers(paused.due, replies)
-    return await _in_session(drive, pool, {}, load, answers)
+    return await _in_session(drive, pool, {}, load, answers, stop or Stop())
 
 
 async def _in_session(
@@ -260,36 +297,69 @@ async def _in_session(
     checkout: dict[str, Any],
     begin: Callable[[monty.MontySession], monty.SyncSnapshot],
     answers: dict[int, monty.ExternalSettledResult] | None,
+    stop: Stop,
 ) -> ProgramEnd:
     """Drive a program in a worker of ``pool`` from ``begin`` (a feed, or a snapshot
     loaded and first answered with ``answers``) to its end."""
     worker_pool = pool if pool is not None else await run_in_worker(shared_pool)
     session = worker_pool.checkout(script_name=SCRIPT, **checkout)
     busy = threading.Lock()  # a step and the session's exit never overlap
+    worker: list[int] = []  # the worker's pid, once the session has one
 
-    def step(fn: Callable[..., Any], *args: Any) -> Awaitable[Any]:
-        """One blocking step of the worker protocol, on a worker thread."""
+    def end_worker() -> None:
+        if busy.locked() and worker:
+            _kill(worker[0])  # the step running returns at once: its worker is gone
+
+    async def step(fn: Callable[..., Any], *args: Any) -> Any:
+        """One blocking step of the worker protocol, on a worker thread. Once the
+        program is stopped (or this task cancelled) a step still running is ended at
+        once: its worker is killed (the pool replaces it), nothing runs on after."""
+        if stop.reason is not None:
+            raise _Stopped
 
         def locked() -> Any:
             with busy:
                 return fn(*args)
 
-        return run_in_worker(locked)
+        job = asyncio.ensure_future(run_in_worker(locked, tool=SCRIPT))
+        try:
+            return await asyncio.shield(job)
+        except asyncio.CancelledError:
+            end_worker()
+            with contextlib.suppress(BaseException):
+                await job
+            raise
 
     entered = False
+    stop._end = end_worker  # pyright: ignore[reportPrivateUsage]  # Stop is this module's
     try:
         await step(session.__enter__)
         entered = True
+        pid = session.worker_pid  # read between turns: it is None while one runs
+        if pid is not None:
+            worker.append(pid)
         snapshot: monty.SyncSnapshot = await step(begin, session)
         if answers is not None:
             assert isinstance(snapshot, monty.FutureSnapshot)  # where a pause was taken
             snapshot = await step(snapshot.resume, answers)
         return await _drive(drive, snapshot, step)
+    except _Stopped:
+        return _cancelled(drive, stop)
     except monty.MontyError as error:
-        return _failure(drive, error)
+        return _cancelled(drive, stop) if stop.reason is not None else _failure(drive, error)
     finally:
+        stop._end = None  # pyright: ignore[reportPrivateUsage]  # as above
         if entered:
             _release(session, busy)
+
+
+def _cancelled(drive: _Drive, stop: Stop) -> Failed:
+    return Failed(
+        "cancelled",
+        f"the program was stopped: the run was cancelled ({stop.reason})",
+        drive.printed.text,
+        drive.printed.total,
+    )
 
 
 def _answers(
@@ -321,6 +391,15 @@ def _release(session: monty.MontySession, busy: threading.Lock) -> None:
         release()
     else:
         threading.Thread(target=release, name="monty-release", daemon=True).start()
+
+
+def _kill(pid: int) -> None:
+    """End a worker whose program the run no longer waits for."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:  # it ended already
+        return
+    _log.info("ended the sandbox worker of a cancelled program (pid %d)", pid)
 
 
 def _never_called(*args: object, **kwargs: object) -> object:

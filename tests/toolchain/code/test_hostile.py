@@ -3,6 +3,7 @@ limit allows, and the run goes on (the next program on the same chain runs)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections import Counter
@@ -242,3 +243,27 @@ def test_a_worker_that_hangs_ends_its_program_and_the_run_goes_on() -> None:
             "the program was stopped."
         )
         assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
+
+
+async def test_a_program_that_ignores_the_runs_cancellation_is_stopped_with_its_worker() -> None:
+    """It catches its call's cancellation and spins: the run's cancellation ends it now,
+    not at its time limit, and no worker thread is left running it (the leak guard)."""
+
+    @tool
+    async def wait() -> str:
+        """Waits until cancelled."""
+        await asyncio.Event().wait()
+        return "never"
+
+    made = PythonToolChain(program_timeout=60.0).register_tool(wait)
+    ctx = ExecutionContext()
+    program = "try:\n    await wait()\nexcept Exception:\n    pass\nwhile True:\n    pass"
+    running = asyncio.ensure_future(made.execute(ctx, program, XMLFormat()))
+    await asyncio.sleep(0.2)
+    ctx.cancel("the user pressed stop")
+    result = await asyncio.wait_for(running, 30)  # a hang guard only: it returns at once
+    assert shown(result) == (
+        "Error: the program was stopped: the run was cancelled (the user pressed stop)"
+    )
+    error = result.raw.errors[-1]
+    assert error is not None and error.kind == "cancelled"
