@@ -28,6 +28,7 @@ from typing import Any, Literal, TypeAlias, cast
 import pydantic_monty as monty
 
 from toolchain._concurrency import run_in_worker
+from toolchain._errors import ToolchainError, ToolchainStateError
 from toolchain._redact import logger
 from toolchain.code._stubs import Stubs
 
@@ -160,7 +161,7 @@ class Stop:
             end()
 
 
-class _Stopped(Exception):
+class _Stopped(ToolchainError):
     """Raised in place of a step once the program was stopped."""
 
 
@@ -406,7 +407,7 @@ def _never_called(*args: object, **kwargs: object) -> object:
     """What a tool name is bound to when the program reads it without calling it: a
     host function; calling it suspends the program like any tool call (``resume``, never
     ``resume_auto``, answers it), so this body never runs."""
-    raise RuntimeError("a tool is called through its chain only")
+    raise ToolchainStateError("a tool is called through its chain only")
 
 
 async def _drive(
