@@ -253,3 +253,23 @@ def test_the_markdown_format_carries_a_program_too() -> None:
 
 def test_a_fenced_program_is_read_without_its_fence() -> None:
     assert body(run("```python\nawait add(40, 2)\n```").text) == "42"
+
+
+async def test_a_native_call_of_anything_but_a_program_is_answered_not_run() -> None:
+    made = chain()
+    seen: list[str] = []
+    ctx = ExecutionContext()
+    ctx.events.subscribe(AfterToolCall, lambda e: seen.append(e.name))
+    calls = [
+        ToolCall("add", {"a": 1}, "c1"),
+        ToolCall("run_python", {"code": 5}, "c2"),
+        ToolCall("run_python", {"code": "await add(1)"}, "c3"),
+    ]
+    result = await made.execute_calls(ctx, calls, XMLFormat())
+    assert [(o.id, o.text) for o in result.observations] == [
+        ("c1", "Error: only run_python can be called: write a program that calls add(...)"),
+        ("c2", 'Error: run_python takes {"code": "<a Python program>"}'),
+        ("c3", "2"),
+    ]
+    assert runs == Counter({"add": 1})  # the program's call only
+    assert seen == ["add", "run_python", "add", "run_python"]  # one end per call
