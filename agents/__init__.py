@@ -25,23 +25,23 @@ from typing import TYPE_CHECKING
 
 from agents._errors import AgentError, AgentStateError, AgentTypeError, AgentValueError
 from agents._options import RunOptions
+from agents._renamed import renamed_names
 from agents.compaction import SlidingWindow, SummarizingCompaction
 from agents.events import (
     AfterModelCall,
     AnswerReady,
     BeforeModelCall,
-    IterationFinished,
-    IterationStarted,
     LimitReached,
     ModelCallFailed,
     ModelTextDelta,
     ModelToolCallDelta,
     ObservationReady,
     OutputRejected,
-    RunEnded,
     RunEvent,
     RunFinished,
+    StepFinished,
     StepReady,
+    StepStarted,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -68,7 +68,7 @@ from agents.prompt import (
     run_prompt,
 )
 from agents.react import AgentOptions, ReActAgent
-from agents.result import AgentResult, Iteration, Savings, StopKind, render_transcript
+from agents.result import AgentResult, Savings, StepResult, StopKind, render_transcript
 from agents.steps import StepHook, StepHookError, StepRequest
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from agents.tool_calling import ToolCallingAgent, ToolCallingOptions
@@ -79,10 +79,16 @@ from toolchain import Limits
 if TYPE_CHECKING:
     from agents.models import AnthropicModel, OpenAIChatModel
 
+    # The old names, for one release: typed as what they are; at run time they warn.
+    Iteration = StepResult
+    IterationFinished = StepFinished
+    IterationStarted = StepStarted
+    RunEnded = RunFinished
+
 # Public objects keep the __module__ of the module that defines them (no httpx-style
 # pass setting it to "agents"): typing.get_type_hints and pydantic resolve a class's
 # string annotations in that module's namespace, and here most of those names are
-# missing (AgentResult, Iteration, StepRequest, the events and the option TypedDicts).
+# missing (AgentResult, StepResult, StepRequest, the events and the option TypedDicts).
 
 __all__ = [
     "AfterModelCall",
@@ -101,9 +107,6 @@ __all__ = [
     "GentError",
     "HookInput",
     "HookResult",
-    "Iteration",
-    "IterationFinished",
-    "IterationStarted",
     "JSONLTraceWriter",
     "LimitReached",
     "Limits",
@@ -122,17 +125,19 @@ __all__ = [
     "PromptContext",
     "PromptRun",
     "ReActAgent",
-    "RunEnded",
     "RunEvent",
     "RunFinished",
     "RunOptions",
     "Savings",
     "ScriptedModel",
     "SlidingWindow",
+    "StepFinished",
     "StepHook",
     "StepHookError",
     "StepReady",
     "StepRequest",
+    "StepResult",
+    "StepStarted",
     "StopKind",
     "SummarizingCompaction",
     "Termination",
@@ -152,10 +157,24 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
+def _adapter(name: str) -> object:
     """The provider adapters load on first use, as in ``agents.models`` (PEP 562)."""
     if name in ("AnthropicModel", "OpenAIChatModel"):
         import agents.models
 
         return getattr(agents.models, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The names "iteration" had until this release are the "step" ones, and RunEnded (the
+# bus's event for the fact RunFinished streams) is RunFinished: each with a warning.
+__getattr__ = renamed_names(
+    __name__,
+    {
+        "Iteration": "StepResult",
+        "IterationFinished": "StepFinished",
+        "IterationStarted": "StepStarted",
+        "RunEnded": "RunFinished",
+    },
+    otherwise=_adapter,
+)

@@ -33,13 +33,13 @@ from agents._step_state import TASKS_PENDING, Done, RunStop, StepCall, StepRecor
 from agents._system_prompt import PromptBuilder, PromptContext
 from agents.events import (
     AnswerReady,
-    IterationFinished,
-    IterationStarted,
     LimitReached,
     ObservationReady,
     RunEvent,
     RunFinished,
+    StepFinished,
     StepReady,
+    StepStarted,
 )
 from agents.models import (
     GenerateOptions,
@@ -254,7 +254,9 @@ class StepEngine(ABC, Generic[AnswerT]):
         steps = self._step_calls(task, history)
         plain = steps.plain
         messages = plain.messages
-        hooked = bool(self.step_hooks or self.extensions)
+        # Extensions whose hooks are all left at their defaults (tools only) leave a step
+        # plain: only step hooks and prompt sections change what a step sends.
+        hooked = bool(self.step_hooks or self._extensions.sectioned)
         stream = (
             Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
         )
@@ -262,12 +264,13 @@ class StepEngine(ABC, Generic[AnswerT]):
         stop: RunStop
 
         while True:
-            index = len(run.iterations) + 1
+            index = len(run.steps) + 1
             try:
                 check_limits(ctx, deadline, loop.time())
-                ctx.stats.increment(Stats.ITERATIONS)
-                if ctx.events.has_subscribers(IterationStarted):
-                    ctx.events.emit(IterationStarted(ctx, index))
+                ctx.stats.increment(Stats.STEPS)
+                ctx.step = index  # what the step's call events carry
+                if ctx.events.has_subscribers(StepStarted):
+                    ctx.events.emit(StepStarted(ctx, index))
                 started = time.perf_counter()
                 call = plain
                 # Without hooks, extensions or a StepReady observer, no StepRequest is built.
@@ -300,9 +303,9 @@ class StepEngine(ABC, Generic[AnswerT]):
                 halted = RunStop("error", why)
             if halted is None and step.held and self._replies.held_too_often(ctx):
                 halted = RunStop("limit", TASKS_PENDING)
-            iteration = run.add(ctx, response, step, started)
-            if ctx.events.has_subscribers(IterationFinished):
-                ctx.events.emit(IterationFinished(ctx, iteration))
+            done = run.add(ctx, response, step, started)
+            if ctx.events.has_subscribers(StepFinished):
+                ctx.events.emit(StepFinished(ctx, done))
             if halted is not None:
                 stop = halted
                 if halted.kind == "limit":
@@ -332,10 +335,11 @@ class StepEngine(ABC, Generic[AnswerT]):
                 stop = RunStop("answer", "")
                 break
 
-        result = run.result(ctx, stop, self.extensions, ledger)
+        ctx.step = 0  # no step of this loop runs any more
+        finished = run.finished(ctx, stop, self.extensions, ledger)  # on ctx.events too
         if settles:  # the run's spans exported before it returns, within its deadline
             await run_ending(settles, deadline)
-        yield RunFinished(result)
+        yield finished
 
     def _step_calls(
         self, task: str | Sequence[ContentPart], history: Sequence[Message]

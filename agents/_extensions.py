@@ -5,11 +5,17 @@ given is never changed, see ``ToolChainBase.with_tools``), a ``before_step`` is 
 hook and a ``check_answer`` may hold an answer back; each step, their prompt sections
 ride on the latest message; their guidance closes the system prompt, and their text
 filters rewrite what the model writes (the stream, and a text answer).
+
+``Extension`` declares each of those hooks with a no-op default; which ones an
+extension's class overrides is looked at once, here, when the agent is built, and only
+those are called: a hook left at its default costs a step nothing (an extension that
+brings only tools makes each step exactly as a plain run makes it).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from typing import Any, TypeVar, cast
 
@@ -21,6 +27,7 @@ from agents.steps import StepHook
 from formats import FormattedSection, TextFormat
 from toolchain import ExecutionContext, Extension, TextContent, TextFilter, Tool, ToolChain
 from toolchain.chain import ToolChainBase
+from toolchain.runtime import checked_extensions
 
 __all__ = [
     "AgentExtensions",
@@ -34,7 +41,15 @@ AnswerT = TypeVar("AnswerT")
 class AgentExtensions:
     """The extensions of one agent: the chain's own first, then those given to it."""
 
-    __slots__ = ("all", "answer_checks", "chain", "step_hooks")
+    __slots__ = (
+        "all",
+        "answer_checks",
+        "chain",
+        "filtering",
+        "guiding",
+        "sectioned",
+        "step_hooks",
+    )
 
     def __init__(
         self,
@@ -45,31 +60,40 @@ class AgentExtensions:
         callee: str,
     ) -> None:
         chain_extensions: Sequence[Extension] = getattr(chain, "extensions", ())
-        self.all: tuple[Extension, ...] = (
-            *chain_extensions,
-            *(e for e in given if e not in chain_extensions),
+        self.all: tuple[Extension, ...] = checked_extensions(
+            (*chain_extensions, *(e for e in given if e not in chain_extensions)), callee
         )
         tools = [tool for extension in self.all for tool in extension.tools()]
         self.chain: ToolChain = _offering(chain, tools, callee)
         """The chain the agent runs on: ``chain``, or a view of it with the tools."""
+        # Each hook's overriders, found by identity with the base class's default: per
+        # step, the hooks left at their default are never called.
+        base = Extension
+        self.guiding = tuple(e for e in self.all if type(e).instructions is not base.instructions)
+        self.sectioned: tuple[Extension, ...] = tuple(
+            e for e in self.all if type(e).prompt_section is not base.prompt_section
+        )
+        """The extensions with a prompt section: a step is plain without them."""
+        self.filtering = tuple(e for e in self.all if type(e).text_filter is not base.text_filter)
         extension_hooks = [
-            cast(StepHook, hook)
-            for extension in self.all
-            if callable(hook := getattr(extension, "before_step", None))
+            # before_step is typed on toolchain's StepView (it cannot name StepRequest):
+            # what it returns is checked to be a StepRequest where the hooks run.
+            cast(StepHook, e.before_step)
+            for e in self.all
+            if type(e).before_step is not base.before_step
         ]
         self.step_hooks: tuple[StepHook, ...] = (*extension_hooks, *hooks)
         """The extensions' ``before_step`` hooks, then ``hooks``: an agent's step hooks."""
-        self.answer_checks: tuple[AnswerCheck, ...] = tuple(
-            cast(AnswerCheck, check)
-            for hook in (*self.all, *hooks)
-            if callable(check := getattr(hook, "check_answer", None))
+        self.answer_checks: tuple[AnswerCheck, ...] = (
+            *(e.check_answer for e in self.all if type(e).check_answer is not base.check_answer),
+            *_hooks_checking_answers(hooks, callee),
         )
 
     def guides(self, prompt: str, fmt: TextFormat) -> str:
         """The system prompt with the extensions' ``instructions`` after it."""
         guides = [
             FormattedSection(extension.name, text, escape=False)
-            for extension in self.all
+            for extension in self.guiding
             if (text := extension.instructions().strip())
         ]
         if guides:
@@ -81,9 +105,11 @@ class AgentExtensions:
     ) -> list[Message]:
         """The conversation with this step's extension sections added to a copy of its
         last message; ``messages`` itself when no extension has anything to say."""
+        if not self.sectioned:
+            return messages
         named = [
             (extension.name, fmt.format_section(extension.name, text))
-            for extension in self.all
+            for extension in self.sectioned
             if (text := extension.prompt_section(ctx).strip())
         ]
         note_sections(ctx, named)  # what each extension's section costs the request
@@ -96,7 +122,7 @@ class AgentExtensions:
 
     def text_filters(self, ctx: ExecutionContext) -> list[TextFilter]:
         """Fresh filters for one reply of the model, from the extensions that have one."""
-        return [f for e in self.all if (f := e.text_filter(ctx)) is not None]
+        return [f for e in self.filtering if (f := e.text_filter(ctx)) is not None]
 
     def filtered(self, ctx: ExecutionContext, answer: AnswerT) -> AnswerT:
         """A text answer through the text filters (typed answers as they are)."""
@@ -104,6 +130,30 @@ class AgentExtensions:
         if not filters:
             return answer
         return cast(AnswerT, feed(filters, cast(str, answer)) + flush(filters))
+
+
+def _hooks_checking_answers(hooks: Sequence[StepHook], callee: str) -> list[AnswerCheck]:
+    """The ``check_answer`` of step hooks that have one: how an answer was held back
+    before ``Extension`` declared the hook. Kept, with a warning, for one release."""
+    checks: list[AnswerCheck] = []
+    for hook in hooks:
+        if isinstance(hook, Extension):
+            raise AgentTypeError(
+                f"{callee}: {type(hook).__name__} is an Extension: pass it in extensions=, "
+                "where its before_step runs as a step hook and its check_answer is asked"
+            )
+        check: object = getattr(hook, "check_answer", None)  # a step hook, not an extension
+        if callable(check):
+            warnings.warn(
+                f"{callee}: the step hook {type(hook).__name__} holds answers back with "
+                "check_answer; make it a toolchain.Extension (check_answer and before_step "
+                "are its hooks) and pass it in extensions=: step hooks are not asked from "
+                "the next release",
+                DeprecationWarning,
+                stacklevel=4,
+            )
+            checks.append(cast(AnswerCheck, check))
+    return checks
 
 
 def _offering(chain: ToolChain, tools: Sequence[Tool[Any, Any]], callee: str) -> ToolChain:

@@ -47,7 +47,7 @@ class RunOptions(TypedDict, total=False):
     critical_rules: str
     """Rules the model must never break, given their own prompt section."""
     limits: Limits
-    """Bounds on each run (iterations, tool calls, tokens, errors, time)."""
+    """Bounds on each run (steps, tool calls, tokens, errors, time)."""
     options: GenerateOptions
     """Sampling options for every model call."""
     prompt_builder: PromptBuilder
@@ -59,16 +59,18 @@ class RunOptions(TypedDict, total=False):
     """The run's name in contexts and traces (default ``agent``)."""
     step_hooks: Sequence[StepHook]
     """Called in order before each model call; may change that step's request (see
-    ``agents.steps``). Compactions (``agents.compaction``) are step hooks. A hook
-    with a ``check_answer(ctx) -> str | None`` method may also hold back an answer
-    while work is left (``run_prompt``'s task lists): its text is the feedback."""
+    ``agents.steps``). Compactions (``agents.compaction``) are step hooks. To also
+    hold back an answer while work is left, write an extension (its ``before_step``
+    and ``check_answer``, as ``run_prompt``'s task lists do); a step hook's own
+    ``check_answer`` is still asked, with a ``DeprecationWarning``, until the next
+    release."""
     extensions: Sequence[Extension]
     """Installed on each run's context: their tools are offered beside the chain's (the
     chain given is never changed; ``agent.tool_chain`` is then a view of it, see
     ``JSONToolChain.with_tools``), their prompt sections reach the model each step,
-    their text filters rewrite its answer (see ``toolchain.Extension``). An extension
-    with a ``before_step(ctx, request)`` method is also a step hook, run before
-    ``step_hooks``."""
+    their text filters rewrite its answer, their ``before_step`` runs as a step hook
+    before ``step_hooks`` and their ``check_answer`` may hold an answer back (see
+    ``toolchain.Extension``; each must inherit from it, else a ``TypeError``)."""
 
 
 # What users of other agent libraries write first, and what it is here.
@@ -76,9 +78,9 @@ AGENT_PEERS: Final[Mapping[str, str]] = {
     "system_prompt": "behavior",
     "instructions": "behavior",
     "system": "behavior",
-    "max_iterations": "limits=Limits(max_iterations=...)",
-    "max_steps": "limits=Limits(max_iterations=...)",
-    "max_turns": "limits=Limits(max_iterations=...)",
+    "max_iterations": "limits=Limits(max_steps=...)",
+    "max_steps": "limits=Limits(max_steps=...)",
+    "max_turns": "limits=Limits(max_steps=...)",
     "output_type": "termination=TypedTermination(...)",
     "result_type": "termination=TypedTermination(...)",
     "response_model": "termination=TypedTermination(...)",

@@ -1,6 +1,6 @@
 """A run's record and bounds: its context made ready, the limits checked before each
-step, the conversation and iterations kept as it goes, and the ``AgentResult`` it
-ends with.
+step, the conversation and steps kept as it goes, and the ``AgentResult`` it
+ends with (told by its ``RunFinished``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Generic, TypeVar
 from agents._savings import Ledger, run_savings
 from agents._step_log import log, log_end, log_step
 from agents._step_state import RunStop, StepRecord
-from agents.events import RunEnded
+from agents.events import RunFinished
 from agents.models import Message, ModelResponse, Usage
-from agents.result import AgentResult, Iteration
+from agents.result import AgentResult, StepResult
 from toolchain import ExecutionContext, Extension, Limits
 from toolchain.runtime import install_extensions, restore_state, saved_state
 
@@ -51,7 +51,7 @@ def check_limits(ctx: ExecutionContext, deadline: float | None, now: float) -> N
         raise RunStop("cancelled", ctx.cancel_reason)
     if deadline is not None and now >= deadline:
         raise RunStop("limit", "timeout")
-    limit = ctx.limits.exceeded(ctx.stats, starting_iteration=True)
+    limit = ctx.limits.exceeded(ctx.stats, starting_step=True)
     if limit is not None:
         raise RunStop("limit", limit)
 
@@ -66,13 +66,13 @@ def stopped_during_step(ctx: ExecutionContext) -> RunStop | None:
 
 
 class RunRecord(Generic[AnswerT]):
-    """What a run has done so far: the conversation, each iteration and the usage."""
+    """What a run has done so far: the conversation, each step and the usage."""
 
-    __slots__ = ("answer", "iterations", "messages", "usage")
+    __slots__ = ("answer", "messages", "steps", "usage")
 
     def __init__(self, messages: list[Message]) -> None:
         self.messages = messages
-        self.iterations: list[Iteration] = []
+        self.steps: list[StepResult] = []
         self.usage = Usage()
         self.answer: AnswerT | None = None
 
@@ -82,12 +82,12 @@ class RunRecord(Generic[AnswerT]):
         response: ModelResponse,
         step: StepRecord,
         started: float,
-    ) -> Iteration:
-        """Keep step ``step``: the model's message, its replies and its iteration."""
+    ) -> StepResult:
+        """Keep step ``step``: the model's message, its replies and its record."""
         self.messages.append(step.assistant)
         self.messages.extend(step.replies)  # calls already made keep their answers
-        iteration = Iteration(
-            index=len(self.iterations) + 1,
+        done = StepResult(
+            index=len(self.steps) + 1,
             output=response.text,
             sections=step.sections,
             tool_results=tuple(step.results),
@@ -96,24 +96,25 @@ class RunRecord(Generic[AnswerT]):
             duration=time.perf_counter() - started,
             tool_calls=step.tool_calls,
         )
-        self.iterations.append(iteration)
+        self.steps.append(done)
         if log.isEnabledFor(logging.DEBUG):
-            log_step(ctx, iteration, step)
-        return iteration
+            log_step(ctx, done, step)
+        return done
 
-    def result(
+    def finished(
         self,
         ctx: ExecutionContext,
         stop: RunStop,
         extensions: Sequence[Extension],
         ledger: Ledger | None = None,
-    ) -> AgentResult[AnswerT]:
-        """The run's result, logged and announced (``RunEnded``); ``ledger`` counted
-        what its extensions saved."""
+    ) -> RunFinished[AnswerT]:
+        """The run's end: its result, logged, and the one `RunFinished` that tells it,
+        emitted on ``ctx.events`` here and yielded last by the stream. ``ledger``
+        counted what its extensions saved."""
         result = AgentResult(
             answer=self.answer,
             stopped_by=stop.kind,
-            iterations=tuple(self.iterations),
+            steps=tuple(self.steps),
             messages=tuple(self.messages),
             stats=ctx.stats.snapshot(),
             usage=self.usage,
@@ -124,6 +125,7 @@ class RunRecord(Generic[AnswerT]):
             savings=run_savings(ctx, ledger),
         )
         log_end(ctx, result)
-        if ctx.events.has_subscribers(RunEnded):
-            ctx.events.emit(RunEnded(ctx, result))
-        return result
+        finished = RunFinished(ctx, result)
+        if ctx.events.has_subscribers(RunFinished):
+            ctx.events.emit(finished)
+        return finished

@@ -24,17 +24,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from agents._tool_specs import chain_tools, tool_spec
-from agents.events import IterationFinished, StepReady
+from agents.events import StepFinished, StepReady
 from agents.models import Message
 from agents.result import Savings
 from formats import FormattedSection, TextFormat
 from toolchain import (
-    BeforeToolCall,
     CallObservation,
     ExecutionContext,
     Extension,
     StateKey,
     Tool,
+    ToolCallStarted,
     ToolChain,
     ToolChainResult,
 )
@@ -131,7 +131,7 @@ class Ledger:
         events = self._ctx.events
         watch = self._unsubscribe.append
         watch(events.subscribe(StepReady, self._step_ready))
-        watch(events.subscribe(IterationFinished, self._step_done))
+        watch(events.subscribe(StepFinished, self._step_done))
         for event_type, handler in self._handlers().items():
             watch(events.subscribe(event_type, handler))
         self._ctx.state.set(_LEDGER, self)
@@ -198,14 +198,14 @@ class Ledger:
         self._fixed_for = (shown, registered, len(registered), tuple(fixed))
         return self._fixed_for[3]
 
-    def _step_done(self, event: IterationFinished) -> None:
-        iteration = event.iteration
-        index = iteration.index
+    def _step_done(self, event: StepFinished) -> None:
+        done = event.step
+        index = done.index
         request = self._pending.pop(index, None)
         variables = self._kinds.get("variables")
         owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
         others = False
-        for chain_result in iteration.tool_results:
+        for chain_result in done.tool_results:
             if variables is not None:
                 self._renamed(index, variables, chain_result)
             for seen, call in zip(chain_result.observations, chain_result.raw.calls, strict=False):
@@ -226,11 +226,11 @@ class Ledger:
         owner = owners.pop()
         self._extra[index] = owner
         self._cost[owner] += self._request_tokens(request)
-        step_tokens = self._count(iteration.output)
+        step_tokens = self._count(done.output)
         if self._native:
             step_tokens += sum(tokens for _, tokens in owned)
         else:  # the reply as written, and the observation as wrapped
-            step_tokens += sum(self._count(result.text) for result in iteration.tool_results)
+            step_tokens += sum(self._count(result.text) for result in done.tool_results)
         self._carried.append(_Carried(index, owner, step_tokens, kept=False))
 
     def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:
@@ -328,15 +328,15 @@ class Ledger:
         return self._format.format_sections([FormattedSection(tool, text, escape=escape)])
 
     def _resolved_by(self, owner: str, call_id: str) -> None:
-        """A call's arguments passed values by reference: its ``BeforeToolCall`` (which
+        """A call's arguments passed values by reference: its ``ToolCallStarted`` (which
         follows the hooks) has both forms. Listened to from the first such call on: most
         runs pass none, and their calls are not looked at."""
         self._resolved[call_id] = owner
         if not self._watching_calls:
             self._watching_calls = True
-            self._unsubscribe.append(self._ctx.events.subscribe(BeforeToolCall, self._before_call))
+            self._unsubscribe.append(self._ctx.events.subscribe(ToolCallStarted, self._before_call))
 
-    def _before_call(self, event: BeforeToolCall) -> None:
+    def _before_call(self, event: ToolCallStarted) -> None:
         owner = self._resolved.pop(event.id, None) if event.id else None
         if owner is None or event.raw_args is None:
             return
@@ -520,8 +520,11 @@ def _overhead_tools(kind: str, extension: Extension) -> tuple[str, ...]:
     if known is not None and known[0] == tools:
         return known[1]
     if kind == "discovery":
-        index: object = getattr(extension, "index", None)
-        found: Mapping[str, object] = getattr(index, "tools", {})
+        from toolchain.discovery import ToolSearch  # loaded: the run has one (_kinds)
+
+        found: Mapping[str, object] = (
+            extension.index.tools if isinstance(extension, ToolSearch) else {}
+        )
         names = tuple(tool.name for tool in tools if tool.name not in found)
     else:
         names = tuple(tool.name for tool in tools)

@@ -13,7 +13,7 @@ from typing import Any
 
 from agents._step_state import StepRecord
 from agents.events import ModelCallFailed
-from agents.result import AgentResult, Iteration
+from agents.result import AgentResult, StepResult
 from toolchain import ExecutionContext
 from toolchain.runtime import log_line, logger, redact
 
@@ -80,12 +80,12 @@ def log_model_failed(
     )
 
 
-def log_step(ctx: ExecutionContext, iteration: Iteration, step: StepRecord) -> None:
+def log_step(ctx: ExecutionContext, done: StepResult, step: StepRecord) -> None:
     """The DEBUG record of one step: what the model did and what it cost."""
     # Names as the model wrote them, so each one-line and bounded.
     calls = tuple(
-        log_line(call.name, 80) for result in iteration.tool_results for call in result.raw.calls
-    ) or tuple(log_line(call.name, 80) for call in iteration.tool_calls)
+        log_line(call.name, 80) for result in done.tool_results for call in result.raw.calls
+    ) or tuple(log_line(call.name, 80) for call in done.tool_calls)
     if calls:
         did = "called " + ", ".join(calls)
     elif step.has_answer:
@@ -94,18 +94,18 @@ def log_step(ctx: ExecutionContext, iteration: Iteration, step: StepRecord) -> N
         did = "was sent feedback"
     else:
         did = "made no call and gave no answer"
-    usage = iteration.usage
+    usage = done.usage
     log.debug(
         "%s step %d: the model %s (%d input, %d output tokens, %.3f s)",
         ctx.name,
-        iteration.index,
+        done.index,
         did,
         usage.input_tokens,
         usage.output_tokens,
-        iteration.duration,
+        done.duration,
         extra={
             "run": ctx.name,
-            "step": iteration.index,
+            "step": done.index,
             "calls": calls,
             "answered": step.has_answer,
             "input_tokens": usage.input_tokens,
@@ -127,6 +127,6 @@ def log_end(ctx: ExecutionContext, result: AgentResult[Any]) -> None:
         ctx.name,
         result.stopped_by,
         f" ({_clip(detail, _LOGGED_CHARS)})" if detail else "",
-        len(result.iterations),
-        extra={"run": ctx.name, "stopped_by": result.stopped_by, "steps": len(result.iterations)},
+        len(result.steps),
+        extra={"run": ctx.name, "stopped_by": result.stopped_by, "steps": len(result.steps)},
     )

@@ -1,6 +1,7 @@
 """A step's tool runs, shared by both agents' readers: a chain execution whose call
-events pass on as they happen, and the streak of failed steps. (A call to a tool the
-step's hooks turned off is the chain's to answer: ``toolchain.runtime.narrow_chain``.)
+events pass on to the stream as they happen (the very events the chain emitted on
+``ctx.events``), and the streak of failed steps. (A call to a tool the step's hooks
+turned off is the chain's to answer: ``toolchain.runtime.narrow_chain``.)
 """
 
 from __future__ import annotations
@@ -9,12 +10,11 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 
 from agents._race import Inbox, drain
 from agents._step_state import Done
-from agents.events import ToolCallFinished, ToolCallStarted
 from toolchain import (
-    AfterToolCall,
-    BeforeToolCall,
     ExecutionContext,
     Stats,
+    ToolCallFinished,
+    ToolCallStarted,
     ToolChainResult,
 )
 
@@ -23,24 +23,15 @@ __all__ = ["count_tool_errors", "run_tools"]
 
 async def run_tools(
     ctx: ExecutionContext,
-    index: int,
     work: Awaitable[ToolChainResult],
     deadline: float | None,
 ) -> AsyncIterator[ToolCallStarted | ToolCallFinished | Done[ToolChainResult]]:
-    """Run one chain execution, yielding its tool-call events as they happen."""
+    """Run one chain execution, yielding its tool-call events as they happen: the
+    chain's own, as emitted (one object per fact, on the bus and in the stream)."""
     queue: Inbox[ToolCallStarted | ToolCallFinished] = Inbox()
-
-    def started(event: BeforeToolCall) -> None:
-        queue.put_nowait(ToolCallStarted(index, event.index, event.name, dict(event.args)))
-
-    def finished(event: AfterToolCall) -> None:
-        queue.put_nowait(
-            ToolCallFinished(index, event.index, event.name, event.error, event.duration)
-        )
-
     unsubscribe = [
-        ctx.events.subscribe(BeforeToolCall, started),
-        ctx.events.subscribe(AfterToolCall, finished),
+        ctx.events.subscribe(ToolCallStarted, queue.put_nowait),
+        ctx.events.subscribe(ToolCallFinished, queue.put_nowait),
     ]
     try:
         async for item in drain(work, queue, ctx, deadline, race_cancel=False):

@@ -140,13 +140,13 @@ async def _demo(args: argparse.Namespace, console: Console, trace: OutputFile | 
                 if args.native:
                     calls = [native_calls[i].render() for i in sorted(native_calls)]
                     results = _native_results(event, agent.text_format)
-                _print_iteration(console, event.iteration, said, calls, results)
+                _print_step(console, event.step, said, calls, results)
                 said, calls, native_calls = [], [], {}
             elif isinstance(event, AnswerReady):
                 if args.native and "".join(said).strip() == str(event.answer).strip():
                     said = []  # a native reply without calls is the answer itself
                 if "".join(said).strip() or calls:
-                    _print_iteration(console, event.iteration, said, calls, [])
+                    _print_step(console, event.step, said, calls, [])
                 answer = literal(str(event.answer))
                 console.print(Panel(answer, title="answer", border_style="green"))
             elif isinstance(event, LimitReached):
@@ -155,7 +155,7 @@ async def _demo(args: argparse.Namespace, console: Console, trace: OutputFile | 
                 result = event.result
                 stats = result.stats
                 summary = (
-                    f"stopped by {result.stopped_by} after {len(result.iterations)} iterations, "
+                    f"stopped by {result.stopped_by} after {len(result.steps)} steps, "
                     f"{stats.get('tool_calls', 0)} tool calls, "
                     f"{result.usage.input_tokens} input / {result.usage.output_tokens} output "
                     "tokens"
@@ -217,7 +217,7 @@ def _native_results(event: ObservationReady, text_format: TextFormat) -> list[Te
     return shown or [literal(event.text, "dim")]
 
 
-def _print_iteration(
+def _print_step(
     console: Console, index: int, said: list[str], calls: list[str], results: list[Text]
 ) -> None:
     parts: list[Text] = []
@@ -226,7 +226,7 @@ def _print_iteration(
     for call in calls:
         parts.append(literal("→ " + call, "bold yellow"))
     parts.extend(results)
-    console.print(Panel(Group(*parts), title=f"iteration {index}", title_align="left"))
+    console.print(Panel(Group(*parts), title=f"step {index}", title_align="left"))
 
 
 def main(

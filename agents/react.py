@@ -1,6 +1,6 @@
 """``ReActAgent``: think, act through a tool chain, observe, until an answer or a limit.
 
-Each iteration: one model call, ``text_format.parse`` of its output, then either the
+Each step: one model call, ``text_format.parse`` of its output, then either the
 action sections run through the tool chain (their observation, media included, is the
 next user message) or the answer section ends the run through the termination. An
 action beats an answer written in the same output. With a ``DialectToolChain``, an
@@ -262,7 +262,7 @@ class ReActAgent(StepEngine[AnswerT]):
                 break
             try:
                 work = chain.execute(ctx, content, self.text_format)
-                async for item in run_tools(ctx, index, work, deadline):
+                async for item in run_tools(ctx, work, deadline):
                     if isinstance(item, Done):
                         result: ToolChainResult = item.value
                         step.results.append(result)

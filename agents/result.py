@@ -1,15 +1,18 @@
-"""The record of a run: each iteration and the final ``AgentResult``."""
+"""The record of a run: each step (`StepResult`) and the final ``AgentResult``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
+from typing_extensions import deprecated
+
+from agents._renamed import renamed_names
 from agents.models import Message, ToolCallRequest, Usage
 from toolchain import TextContent, ToolChainResult
 
-__all__ = ["AgentResult", "Iteration", "Savings", "StopKind", "render_transcript"]
+__all__ = ["AgentResult", "Savings", "StepResult", "StopKind", "render_transcript"]
 
 AnswerT = TypeVar("AnswerT")
 
@@ -19,8 +22,9 @@ continue the conversation once it is made."""
 
 
 @dataclass(frozen=True, slots=True)
-class Iteration:
-    """One model call and what came of it.
+class StepResult:
+    """One step of a run: its model call and what came of it (what the step's
+    `StepRequest` led to; ``Iteration`` until this release).
 
     ``sections`` is the parsed output (empty when it had none, and for native tool
     calling but for the ``thinking`` a ``DialectToolChain`` read from the text);
@@ -29,7 +33,7 @@ class Iteration:
     calls); ``feedback`` the corrective text sent back when the output could not be
     used as written.
 
-    >>> Iteration(1, "<answer>4</answer>", {"answer": ["4"]}).sections["answer"]
+    >>> StepResult(1, "<answer>4</answer>", {"answer": ["4"]}).sections["answer"]
     ['4']
     """
 
@@ -120,17 +124,18 @@ class AgentResult(Generic[AnswerT]):
     """How a run ended. ``answer`` is set when ``stopped_by == "answer"``.
 
     When a limit ends the run, ``limit`` names it and everything done so far is kept
-    in ``iterations`` and ``messages``.
+    in ``steps`` and ``messages``.
 
     >>> from agents import ReActAgent, ScriptedModel
     >>> result = ReActAgent(ScriptedModel(["<answer>4</answer>"])).run_sync("2 + 2?")
-    >>> result.ok, result.answer, result.stopped_by, len(result.iterations)
+    >>> result.ok, result.answer, result.stopped_by, len(result.steps)
     (True, '4', 'answer', 1)
     """
 
     answer: AnswerT | None
     stopped_by: StopKind
-    iterations: tuple[Iteration, ...]
+    steps: tuple[StepResult, ...]
+    """Every step of the run, in order (``iterations`` until this release)."""
     messages: tuple[Message, ...]
     stats: Mapping[str, int]
     usage: Usage
@@ -151,6 +156,14 @@ class AgentResult(Generic[AnswerT]):
     def ok(self) -> bool:
         """True when the run ended with an accepted answer."""
         return self.stopped_by == "answer"
+
+    @property
+    @deprecated(
+        "AgentResult.iterations is AgentResult.steps now; the old name goes in the next release"
+    )
+    def iterations(self) -> tuple[StepResult, ...]:
+        """``steps``, under its old name (for one release)."""
+        return self.steps
 
     def transcript(self) -> str:
         """Every message of the run as plain text, for reading and snapshot tests.
@@ -185,3 +198,9 @@ def render_transcript(messages: Sequence[Message]) -> str:
             header = f"tool {message.name} [{message.tool_call_id}]"
         blocks.append(f"==== {header} ====\n" + "\n".join(parts))
     return "\n\n".join(blocks)
+
+
+if TYPE_CHECKING:  # the old name, for one release: typed as what it is; it warns
+    Iteration = StepResult
+
+__getattr__ = renamed_names(__name__, {"Iteration": "StepResult"})

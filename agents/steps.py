@@ -21,9 +21,10 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, NoReturn, TypeAlias
+from typing import Final, Literal, NoReturn, Self, TypeAlias
 
 from agents._errors import AgentError
 from agents.models import GenerateOptions, Message, Model
@@ -33,11 +34,19 @@ from toolchain.runtime import HookFailed, run_hooks
 __all__ = ["StepHook", "StepHookError", "StepRequest", "apply_step_hooks"]
 
 
+class _Unchanged:
+    """``StepRequest.replace``'s "not given": ``described=None`` means "as ``tools``"."""
+
+
+_UNCHANGED: Final = _Unchanged()
+
+
 @dataclass(frozen=True, slots=True)
 class StepRequest:
-    """One model call about to be made.
+    """One model call about to be made (a ``toolchain.StepView``: what an extension's
+    ``before_step`` reads and changes).
 
-    - ``index``: the step (iteration) number, from 1.
+    - ``index``: the step number, from 1.
     - ``system_prompt``: the system message's text.
     - ``messages``: the conversation after the system message, oldest first.
     - ``task_index``: where this run's task sits in ``messages``; each of the run's
@@ -75,6 +84,27 @@ class StepRequest:
     def shown_tools(self) -> tuple[str, ...]:
         """The tools the model is told about: ``described``, or else ``tools``."""
         return self.tools if self.described is None else self.described
+
+    def replace(
+        self,
+        *,
+        tools: tuple[str, ...] | _Unchanged = _UNCHANGED,
+        described: tuple[str, ...] | _Unchanged | None = _UNCHANGED,
+    ) -> Self:
+        """A copy with the tools (``tools``, ``described``) changed, as an extension's
+        ``before_step`` changes them; a step hook may also ``dataclasses.replace`` any
+        field.
+
+        >>> from agents import ScriptedModel
+        >>> step = StepRequest(1, "", (), ("a", "b"), ScriptedModel([]), GenerateOptions())
+        >>> step.replace(described=("a",)).shown_tools
+        ('a',)
+        """
+        return dataclasses.replace(
+            self,
+            tools=self.tools if isinstance(tools, _Unchanged) else tools,
+            described=self.described if isinstance(described, _Unchanged) else described,
+        )
 
 
 # No string forward reference: options that name StepHook (RunOptions) resolve at run

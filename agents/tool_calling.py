@@ -16,7 +16,7 @@ With a ``DialectToolChain``, a reply that has no structured calls but text (a lo
 server with no tool parser passes the model's native call format through as text) is
 read by the chain's dialect reader: the calls it finds are made as if the API had
 sent them, the text around them (without the call markup or the thinking) is the
-reply's content, and the thinking is kept in the iteration's ``thinking`` section.
+reply's content, and the thinking is kept in the step's ``thinking`` section.
 Call markup that could not be read is sent back to the model as feedback, never
 taken as the answer.
 """
@@ -237,7 +237,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         if work:
             chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
             chain_work = chain.execute_calls(ctx, work, self.text_format)
-            async for item in run_tools(ctx, index, chain_work, deadline):
+            async for item in run_tools(ctx, chain_work, deadline):
                 if isinstance(item, Done):
                     result: ToolChainResult = item.value
                     step.results.append(result)

@@ -1,9 +1,9 @@
 """Traces of a run, written from the observer events on its context (``ctx.events``).
 
 - `JSONLTraceWriter`: one JSON object per event, for programs: ``{"event":
-  "AfterToolCall", "t": 0.0123, "run": "...", ...}``, where ``t`` is seconds since the
+  "ToolCallFinished", "t": 0.0123, "run": "...", ...}``, where ``t`` is seconds since the
   writer was attached. Media bytes are base64. The last line of a run is its
-  ``RunEnded`` (how it stopped, the answer, the limit or error).
+  ``RunFinished`` (how it stopped, the answer, the limit or error).
 - `ConsoleTraceWriter`: the same run as plain text for people, as it happens: each step,
   the model's reply, each tool call with its result or error, rejected replies, and the
   answer or why the run stopped.
@@ -23,38 +23,38 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, TypeGuard
 
 import msgspec
 
 from agents.events import (
     AfterModelCall,
     BeforeModelCall,
-    IterationFinished,
-    IterationStarted,
     OutputRejected,
-    RunEnded,
+    RunFinished,
+    StepFinished,
     StepReady,
+    StepStarted,
 )
 from agents.models import GenerateOptions
 from agents.result import AgentResult
 from agents.steps import StepRequest
-from toolchain import AfterToolCall, BeforeToolCall, ExecutionContext, ToolCallParseFailed
+from toolchain import ExecutionContext, ToolCallFinished, ToolCallParseFailed, ToolCallStarted
 from toolchain.runtime import REDACTED, escape_controls, redact, redact_data
 
 __all__ = ["TRACED_EVENTS", "ConsoleTraceWriter", "JSONLTraceWriter"]
 
 TRACED_EVENTS: tuple[type[object], ...] = (
-    IterationStarted,
+    StepStarted,
     StepReady,
     BeforeModelCall,
     AfterModelCall,
     OutputRejected,
-    BeforeToolCall,
-    AfterToolCall,
+    ToolCallStarted,
+    ToolCallFinished,
     ToolCallParseFailed,
-    IterationFinished,
-    RunEnded,
+    StepFinished,
+    RunFinished,
 )
 
 
@@ -71,6 +71,11 @@ def _without_header_values(options: GenerateOptions) -> GenerateOptions:
     return dataclasses.replace(options, headers=dict.fromkeys(options.headers, REDACTED))
 
 
+def _run_end(event: object) -> TypeGuard[RunFinished[Any]]:
+    """Whether ``event`` tells a run's end (of any answer type: a trace takes them all)."""
+    return isinstance(event, RunFinished)
+
+
 def _ending(result: AgentResult[Any]) -> dict[str, object]:
     """How a run ended, without its conversation (the steps traced it already)."""
     return {
@@ -79,7 +84,7 @@ def _ending(result: AgentResult[Any]) -> dict[str, object]:
         "limit": result.limit,
         "error": result.error,
         "paused": result.paused,
-        "steps": len(result.iterations),
+        "steps": len(result.steps),
         "usage": result.usage,
     }
 
@@ -91,9 +96,9 @@ class JSONLTraceWriter:
     >>> from toolchain import ExecutionContext
     >>> out, ctx = io.StringIO(), ExecutionContext()
     >>> detach = JSONLTraceWriter(out).attach(ctx)
-    >>> ctx.events.emit(IterationStarted(ctx, 1))
+    >>> ctx.events.emit(StepStarted(ctx, 1))
     >>> detach()
-    >>> '"event":"IterationStarted"' in out.getvalue()
+    >>> '"event":"StepStarted"' in out.getvalue()
     True
     """
 
@@ -132,7 +137,7 @@ class JSONLTraceWriter:
                 record["messages"] = len(value)
             elif isinstance(value, StepRequest):
                 record[name] = self._step(value)
-            elif isinstance(event, RunEnded) and name == "result":
+            elif name == "result" and _run_end(event):
                 record.update(_ending(event.result))
             else:
                 record[name] = value
@@ -213,12 +218,12 @@ class ConsoleTraceWriter:
     def attach(self, ctx: ExecutionContext) -> Callable[[], None]:
         """Subscribe to ``ctx``'s events; returns a function that detaches."""
         handlers: list[tuple[type[Any], Callable[[Any], object]]] = [
-            (IterationStarted, self._step),
+            (StepStarted, self._step),
             (AfterModelCall, self._reply),
             (OutputRejected, self._rejected),
-            (BeforeToolCall, self._call),
-            (AfterToolCall, self._result),
-            (RunEnded, self._ended),
+            (ToolCallStarted, self._call),
+            (ToolCallFinished, self._result),
+            (RunFinished, self._ended),
         ]
         removers = [ctx.events.subscribe(kind, handler) for kind, handler in handlers]
 
@@ -230,8 +235,8 @@ class ConsoleTraceWriter:
 
     # -- the lines -------------------------------------------------------------------
 
-    def _step(self, event: IterationStarted) -> None:
-        self._print(f"step {event.iteration}")
+    def _step(self, event: StepStarted) -> None:
+        self._print(f"step {event.step}")
 
     def _reply(self, event: AfterModelCall) -> None:
         usage = event.response.usage
@@ -245,11 +250,11 @@ class ConsoleTraceWriter:
     def _rejected(self, event: OutputRejected) -> None:
         self._print(f"  ! reply rejected ({event.kind}): {self._block(event.feedback, '    ')}")
 
-    def _call(self, event: BeforeToolCall) -> None:
+    def _call(self, event: ToolCallStarted) -> None:
         where = f" [{self._text(event.id)}]" if event.id else ""
         self._print(f"  -> {self._text(event.name)} {self._text(_json(event.args))}{where}")
 
-    def _result(self, event: AfterToolCall) -> None:
+    def _result(self, event: ToolCallFinished) -> None:
         name, took = self._text(event.name), f"{event.duration:.3f} s"
         if event.error is not None:
             message = self._block(event.error.message, "    ")
@@ -262,7 +267,7 @@ class ConsoleTraceWriter:
         output = self._block(_json(event.result.text), "    ")
         self._print(f"  <- {name} ok in {took}: {output}{extra}")
 
-    def _ended(self, event: RunEnded) -> None:
+    def _ended(self, event: RunFinished[Any]) -> None:
         result = event.result
         if result.stopped_by == "answer":
             self._print(f"answer: {self._block(_json(result.answer), '  ')}")
@@ -270,7 +275,7 @@ class ConsoleTraceWriter:
             detail = result.limit or result.error or result.paused or ""
             self._print(f"stopped by {result.stopped_by}: {self._block(detail, '  ')}")
         tokens = result.usage.input_tokens + result.usage.output_tokens
-        steps = len(result.iterations)
+        steps = len(result.steps)
         name = self._text(event.ctx.name)
         self._print(f"({name}: {steps} step{'s' if steps != 1 else ''}, {tokens} tokens)")
 

@@ -91,7 +91,7 @@ def _agent(*, native: bool, extensions: Sequence[Extension]) -> Built:
     clock = loop.Clock()
     model = loop.InstantModel(loop.native_script() if native else loop.script(), clock)
     chain = YAMLToolChain().register_tool(loop.Lookup(clock))
-    limits = Limits(max_iterations=loop.ITERATIONS + 1)
+    limits = Limits(max_steps=loop.ITERATIONS + 1)
     if native:
         return (
             ToolCallingAgent(model, tool_chain=chain, limits=limits, extensions=extensions),

@@ -121,7 +121,7 @@ class _Setup:
         self.model = StampedModel(native, referenced=variables)
         extensions = [ToolVariables()] if variables else []
         chain = JSONToolChain(extensions=extensions).register_tool(Lookup())
-        limits = Limits(max_iterations=ITERATIONS + 1)
+        limits = Limits(max_steps=ITERATIONS + 1)
         self.agent: ReActAgent[str] | ToolCallingAgent[str] = (
             ToolCallingAgent(self.model, tool_chain=chain, limits=limits)
             if native
@@ -133,7 +133,7 @@ class _Setup:
     async def run(self, keep: bool) -> None:
         self.model.stamps = []
         result = await self.agent.run("Look keys up.")
-        if not result.ok or len(result.iterations) != ITERATIONS:
+        if not result.ok or len(result.steps) != ITERATIONS:
             raise RuntimeError(f"the growth run did not finish as scripted: {result.stopped_by}")
         gaps = [b - a for a, b in zip(self.model.stamps, self.model.stamps[1:], strict=False)]
         if keep:

@@ -81,7 +81,7 @@ def durably(
         model.turn = 0
         model.clock.runs += 1
         result = await durable.run("Find the answer.")
-        if not result.ok or len(result.iterations) != ITERATIONS:
+        if not result.ok or len(result.steps) != ITERATIONS:
             raise RuntimeError(f"the durable run did not finish as scripted: {result.stopped_by}")
         return result
 

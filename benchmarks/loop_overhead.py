@@ -135,7 +135,7 @@ def build() -> tuple[ReActAgent[str], InstantModel, Clock]:
     clock = Clock()
     model = InstantModel(script(), clock)
     chain = YAMLToolChain().register_tool(Lookup(clock))
-    agent = ReActAgent(model, tool_chain=chain, limits=Limits(max_iterations=ITERATIONS + 1))
+    agent = ReActAgent(model, tool_chain=chain, limits=Limits(max_steps=ITERATIONS + 1))
     return agent, model, clock
 
 
@@ -143,7 +143,7 @@ def build_native() -> tuple[ToolCallingAgent[str], InstantModel, Clock]:
     clock = Clock()
     model = InstantModel(native_script(), clock)
     chain = YAMLToolChain().register_tool(Lookup(clock))
-    limits = Limits(max_iterations=ITERATIONS + 1)
+    limits = Limits(max_steps=ITERATIONS + 1)
     return ToolCallingAgent(model, tool_chain=chain, limits=limits), model, clock
 
 
@@ -151,7 +151,7 @@ async def agent_run(agent: ReActAgent[str] | ToolCallingAgent[str], model: Insta
     model.turn = 0
     model.clock.runs += 1
     result = await agent.run("Find the answer.")
-    if not result.ok or len(result.iterations) != ITERATIONS:
+    if not result.ok or len(result.steps) != ITERATIONS:
         raise RuntimeError(f"the benchmark run did not finish as scripted: {result.stopped_by}")
 
 

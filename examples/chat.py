@@ -127,8 +127,8 @@ def main() -> None:
 
     for line in read_lines():
         result = agent.run_sync(line, history=history)
-        for iteration in result.iterations:
-            for call in iteration.tool_calls:
+        for step in result.steps:
+            for call in step.tool_calls:
                 print(f"  -> {call.name}({call.arguments})")
         reply = (
             result.answer if result.ok else f"({result.stopped_by}: {result.error or result.limit})"

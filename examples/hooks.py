@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from formats import XMLFormat
 from toolchain import (
-    AfterToolCall,
     ExecutionContext,
     JSONToolChain,
     ToolCall,
+    ToolCallFinished,
     ToolCallRefused,
     ToolHook,
     tool,
@@ -39,7 +39,7 @@ def get_booking(booking_id: str) -> dict[str, str]:
 def main() -> None:
     ctx = ExecutionContext()
     ctx.hooks.add(NoDeletes())  # ordered; may rewrite arguments, refuse, replace results
-    ctx.events.subscribe(AfterToolCall, lambda event: print("observed:", event.name))
+    ctx.events.subscribe(ToolCallFinished, lambda event: print("observed:", event.name))
     chain = JSONToolChain().register_tool(delete_booking).register_tool(get_booking)
     action = (
         '[{"tool": "delete_booking", "args": {"booking_id": "BK001"}},'

@@ -27,5 +27,5 @@ agent = ReActAgent(
 )
 result = agent.run_sync("Twelve boxes of tea, please.")
 order: Order | None = result.answer
-print("feedback given:", result.iterations[0].feedback)
+print("feedback given:", result.steps[0].feedback)
 print("order:", order)

@@ -74,3 +74,51 @@ def test_nothing_else_is_reported(mistyped: dict[int, str]) -> None:
 def test_the_well_typed_tools_pass() -> None:
     output, status = run_mypy(FIXTURES / "welltyped_tool.py")
     assert status == 0, output
+
+
+# -- an extension's hooks, as `toolchain.Extension` declares them -------------------------
+
+
+@pytest.fixture(scope="module")
+def extension_hooks() -> tuple[dict[int, str], list[str]]:
+    output, status = run_mypy(FIXTURES / "extension_hooks.py")
+    assert status == 1, output
+    errors: dict[int, str] = {}
+    for match in re.finditer(r"extension_hooks\.py:(\d+): error: (.*)", output):
+        line = int(match.group(1))
+        errors[line] = f"{errors[line]}\n{match.group(2)}" if line in errors else match.group(2)
+    lines = (FIXTURES / "extension_hooks.py").read_text().splitlines()
+    return errors, lines
+
+
+def hook_line(lines: list[str], marker: str) -> int:
+    return next(i for i, line in enumerate(lines, 1) if line.endswith(f"# error: {marker}"))
+
+
+def test_a_before_step_typed_on_step_view_type_checks(
+    extension_hooks: tuple[dict[int, str], list[str]],
+) -> None:
+    """Only the marked lines are errors: a sync ``before_step(ctx, request: StepView)``
+    returning ``request.replace(...)``, an async one, a ``check_answer``, and
+    ``agents.StepRequest`` passed where a ``StepView`` is wanted all pass."""
+    errors, lines = extension_hooks
+    marked = ("signature", "return", "change", "check")
+    assert sorted(errors) == sorted(hook_line(lines, m) for m in marked)
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ("signature", 'Signature of "before_step" incompatible with supertype'),
+        ("return", 'Return type "str" of "before_step" incompatible'),
+        ("change", 'Unexpected keyword argument "system_prompt" for "replace" of "StepView"'),
+        ("check", 'Return type "bool" of "check_answer" incompatible'),
+    ],
+)
+def test_a_hook_typed_otherwise_than_extension_declares_it_is_rejected(
+    extension_hooks: tuple[dict[int, str], list[str]], marker: str, message: str
+) -> None:
+    """No context, another return type, a step change ``StepView.replace`` does not
+    offer, an answer check that is no feedback text."""
+    errors, lines = extension_hooks
+    assert message in errors[hook_line(lines, marker)]

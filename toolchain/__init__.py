@@ -85,8 +85,8 @@ from toolchain._errors import (
     ToolError,
     ToolInputTypeError,
 )
-from toolchain._events import AfterToolCall, BeforeToolCall, EventBus, ToolCallParseFailed
-from toolchain._extension import Extension, TextFilter, installed_extensions
+from toolchain._events import EventBus, ToolCallFinished, ToolCallParseFailed, ToolCallStarted
+from toolchain._extension import Extension, StepView, TextFilter, installed_extensions
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
 from toolchain._observations import (
@@ -119,11 +119,13 @@ if TYPE_CHECKING:
     from toolchain.dialects import DialectStream as DialectStream
     from toolchain.dialects import DialectToolChain as DialectToolChain
 
+    # The old names, for one release: typed as what they are; at run time they warn.
+    AfterToolCall = ToolCallFinished
+    BeforeToolCall = ToolCallStarted
+
 __all__ = [
-    "AfterToolCall",
     "ArgumentsError",
     "AudioContent",
-    "BeforeToolCall",
     "BinaryContent",
     "CallObservation",
     "Cancelled",
@@ -153,14 +155,17 @@ __all__ = [
     "StateBag",
     "StateKey",
     "Stats",
+    "StepView",
     "TextContent",
     "TextFilter",
     "Tool",
     "ToolCall",
     "ToolCallError",
+    "ToolCallFinished",
     "ToolCallParseError",
     "ToolCallParseFailed",
     "ToolCallRefused",
+    "ToolCallStarted",
     "ToolChain",
     "ToolChainResult",
     "ToolDefinitionError",
@@ -210,8 +215,21 @@ _MOVED = frozenset(
 )
 
 
+# The events of a call under the names they had until this release (issue 27: one event
+# per fact; agents streamed a ToolCallStarted of their own beside BeforeToolCall).
+_RENAMED = {"AfterToolCall": "ToolCallFinished", "BeforeToolCall": "ToolCallStarted"}
+
+
 def __getattr__(name: str) -> object:
     """``CompositeTool`` and the dialect names, imported on first use (PEP 562)."""
+    new = _RENAMED.get(name)
+    if new is not None:
+        warnings.warn(
+            f"toolchain.{name} is toolchain.{new} now; the old name goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
     if name in _MOVED:
         warnings.warn(
             f"toolchain.{name} moved to toolchain.runtime.{name}; "

@@ -6,14 +6,19 @@ import asyncio
 import itertools
 import threading
 import uuid
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast, overload
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, overload
 
-from toolchain._errors import ToolchainError
-from toolchain._events import EventBus
+from typing_extensions import deprecated
+
+from toolchain._errors import ToolchainError, ToolchainTypeError
 from toolchain._hooks import Hooks
+
+if TYPE_CHECKING:
+    from toolchain._events import EventBus
 
 __all__ = ["Cancelled", "ExecutionContext", "Limits", "StateBag", "StateKey", "Stats"]
 
@@ -74,13 +79,26 @@ class StateBag:
         return key in self._values
 
 
+class _RenamedCounter:
+    """``Stats.ITERATIONS``: ``Stats.STEPS`` under its old name, with a warning."""
+
+    def __get__(self, instance: object, owner: type[object] | None = None) -> str:
+        warnings.warn(
+            "Stats.ITERATIONS is Stats.STEPS now (the counter 'steps'); the old name goes "
+            "in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return Stats.STEPS
+
+
 class Stats:
     """Thread-safe named counters (tool calls, errors, tokens …).
 
     A child run's stats (``Stats(parent=...)``, made by `ExecutionContext.child`) add
     every increment up into the parent's too, and so on to the root, so a run's
     counters include its sub-agents' tool calls and tokens. The counters in
-    `LOCAL_COUNTERS` (iterations and error streaks, which describe one loop and
+    `LOCAL_COUNTERS` (steps and error streaks, which describe one loop and
     which ``set`` resets) stay in the child, as does ``set`` itself. The parent's
     increments never reach the child.
 
@@ -99,7 +117,9 @@ class Stats:
     CONSECUTIVE_TOOL_ERRORS = "consecutive_tool_errors"
     PARSE_ERRORS = "parse_errors"
     CONSECUTIVE_PARSE_ERRORS = "consecutive_parse_errors"
-    ITERATIONS = "iterations"
+    STEPS = "steps"
+    """The steps (model calls of the loop) a run started."""
+    ITERATIONS = _RenamedCounter()  # the old name of STEPS, for one release
     INPUT_TOKENS = "input_tokens"
     OUTPUT_TOKENS = "output_tokens"
     CACHED_INPUT_TOKENS = "cached_input_tokens"
@@ -107,7 +127,7 @@ class Stats:
     MODEL_CALLS = "model_calls"
     OBSERVER_ERRORS = "observer_errors"
     LOCAL_COUNTERS: frozenset[str] = frozenset(
-        {ITERATIONS, CONSECUTIVE_TOOL_ERRORS, CONSECUTIVE_PARSE_ERRORS}
+        {STEPS, CONSECUTIVE_TOOL_ERRORS, CONSECUTIVE_PARSE_ERRORS}
     )
     """Counters a child keeps to itself: its own loop's, not the run's."""
 
@@ -159,44 +179,113 @@ class Stats:
             return dict(sorted(self._counts.items()))
 
 
-@dataclass(frozen=True, slots=True)
+_DEFAULT_MAX_STEPS: Final = 20
+
+
+class _NotGiven:
+    """A keyword not given (``None`` is a value: no bound)."""
+
+
+_NOT_GIVEN: Final = _NotGiven()
+
+
+@dataclass(frozen=True, slots=True, init=False)  # __init__ below: it takes the old name too
 class Limits:
     """Bounds on a run. ``None`` means unbounded.
 
     One rule for every limit: a limit of N allows N. Reaching it is fine; the run
     stops only when something would go past it. With ``max_tool_calls=2`` a run
     may make two calls and still answer; a third call is refused (reported to the
-    model as that call's error) and the run then stops. With ``max_iterations=3`` the
+    model as that call's error) and the run then stops. With ``max_steps=3`` the
     fourth model call is never made; ``max_consecutive_tool_errors=2`` ends the run
     at the third failed action in a row.
 
-    >>> Limits(max_iterations=5).exceeded(Stats()) is None
+    >>> Limits(max_steps=5).exceeded(Stats()) is None
     True
     >>> stats = Stats(); stats.increment(Stats.TOOL_CALLS, 2)
     >>> Limits(max_tool_calls=2).exceeded(stats) is None  # reached, not passed
     True
     """
 
-    max_iterations: int | None = 20
-    max_tool_calls: int | None = None
-    # `lambda: {}`, not `dict`: the empty dict is then typed by the field.
-    max_tool_calls_per_tool: Mapping[str, int] = field(default_factory=lambda: {})
-    max_input_tokens: int | None = None
-    max_output_tokens: int | None = None
-    max_consecutive_parse_errors: int | None = 3
-    max_consecutive_tool_errors: int | None = 5
-    timeout: float | None = None
+    max_steps: int | None
+    """Model calls of the run's loop (its steps); ``max_iterations`` until this release."""
+    max_tool_calls: int | None
+    max_tool_calls_per_tool: Mapping[str, int]
+    max_input_tokens: int | None
+    max_output_tokens: int | None
+    max_consecutive_parse_errors: int | None
+    max_consecutive_tool_errors: int | None
+    timeout: float | None
     """Wall-clock seconds for the whole run."""
 
-    def exceeded(self, stats: Stats, *, starting_iteration: bool = False) -> str | None:
+    def __init__(
+        self,
+        max_steps: int | None = _DEFAULT_MAX_STEPS,
+        max_tool_calls: int | None = None,
+        max_tool_calls_per_tool: Mapping[str, int] | None = None,
+        max_input_tokens: int | None = None,
+        max_output_tokens: int | None = None,
+        max_consecutive_parse_errors: int | None = 3,
+        max_consecutive_tool_errors: int | None = 5,
+        timeout: float | None = None,
+        *,
+        max_iterations: int | _NotGiven | None = _NOT_GIVEN,
+    ) -> None:
+        if not isinstance(max_iterations, _NotGiven):
+            if max_steps != _DEFAULT_MAX_STEPS:
+                raise ToolchainTypeError(
+                    "Limits() takes max_steps or max_iterations (its old name), not both"
+                )
+            warnings.warn(
+                "Limits(max_iterations=...) is Limits(max_steps=...) now; the old name goes "
+                "in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            max_steps = max_iterations
+        # Frozen: the fields are set as the generated __init__ would set them.
+        init = object.__setattr__
+        init(self, "max_steps", max_steps)
+        init(self, "max_tool_calls", max_tool_calls)
+        init(
+            self,
+            "max_tool_calls_per_tool",
+            {} if max_tool_calls_per_tool is None else max_tool_calls_per_tool,
+        )
+        init(self, "max_input_tokens", max_input_tokens)
+        init(self, "max_output_tokens", max_output_tokens)
+        init(self, "max_consecutive_parse_errors", max_consecutive_parse_errors)
+        init(self, "max_consecutive_tool_errors", max_consecutive_tool_errors)
+        init(self, "timeout", timeout)
+
+    @property
+    @deprecated(
+        "Limits.max_iterations is Limits.max_steps now; the old name goes in the next release"
+    )
+    def max_iterations(self) -> int | None:
+        """``max_steps``, under its old name (for one release)."""
+        return self.max_steps
+
+    def exceeded(
+        self, stats: Stats, *, starting_step: bool = False, starting_iteration: bool = False
+    ) -> str | None:
         """The name of the first limit ``stats`` has gone past, or None.
 
-        With ``starting_iteration`` the iteration about to start is counted too, so
-        a loop asks before each model call whether it may make it.
+        With ``starting_step`` the step about to start is counted too, so a loop asks
+        before each model call whether it may make it (``starting_iteration`` is its old
+        name, for one release).
         """
-        iterations = stats.get(Stats.ITERATIONS) + (1 if starting_iteration else 0)
-        if self.max_iterations is not None and iterations > self.max_iterations:
-            return "max_iterations"
+        if starting_iteration:
+            warnings.warn(
+                "Limits.exceeded(starting_iteration=...) is exceeded(starting_step=...) now; "
+                "the old name goes in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            starting_step = True
+        steps = stats.get(Stats.STEPS) + (1 if starting_step else 0)
+        if self.max_steps is not None and steps > self.max_steps:
+            return "max_steps"
         checks: list[tuple[str, int | None, str]] = [
             ("max_tool_calls", self.max_tool_calls, Stats.TOOL_CALLS),
             ("max_input_tokens", self.max_input_tokens, Stats.INPUT_TOKENS),
@@ -281,7 +370,11 @@ class ExecutionContext:
         self.hooks: Hooks[ExecutionContext] = Hooks(
             parent=parent.hooks if parent is not None else None
         )
-        self.events = EventBus(on_error=self._observer_failed)
+        # Imported here: the events name ExecutionContext in their fields, so their module
+        # imports this one (typing.get_type_hints resolves them), not the other way round.
+        from toolchain._events import EventBus
+
+        self.events: EventBus = EventBus(on_error=self._observer_failed)
         self._cancelled = threading.Event()
         self._cancel_reason = ""
         self.pause_reason = ""
@@ -289,6 +382,10 @@ class ExecutionContext:
         decide something (an approval); ``""`` while the run goes on."""
         self.finish_text: str | None = None
         """Set by ``finish``: the answer the run ends with after its current step."""
+        self.step = 0
+        """The step of the agent loop running on this context, from 1, set as each step
+        starts (0 while no loop runs one: a chain executed on its own). The events of a
+        call carry it (``ToolCallStarted.step``)."""
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._call_ids = itertools.count(1)

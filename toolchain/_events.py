@@ -1,31 +1,32 @@
-"""The tool-call events the chains emit on a run's read-only `EventBus` (``ctx.events``).
+"""The events of a run, and the read-only `EventBus` (``ctx.events``) that delivers them.
 
 Events tell; they never change a run. A handler that raises is logged and counted
 (``Stats.OBSERVER_ERRORS``) and the run goes on as if it had not been there. To
 *change* a call (rewrite its arguments, refuse it, replace its result) use a tool
 hook on ``ctx.hooks`` instead (see ``toolchain.ToolHook``).
+
+One fact, one event: a call starting is `ToolCallStarted` and its end
+`ToolCallFinished`, built once by the chain where the call starts and ends. An agent's
+stream (``ReActAgent.stream``) yields those very objects, so an observer and a stream
+reader see the same event; ``step`` says which step of the agent's loop made the call.
+The bus knows nothing of runs or tools: the events themselves (here, and
+``agents.events``) say what happened.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar, cast
+from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
+from typing_extensions import deprecated
+
+from toolchain._context import ExecutionContext
 from toolchain._redact import logger
 from toolchain._result import ToolCallError, ToolResult
 
-# ======================================================================
-# (event_bus)
-# `EventBus`: observers subscribed to event classes, called in order, never trusted.
-#
-# Events tell; they never change a run. A handler that raises is logged and reported to
-# ``on_error`` (an ``ExecutionContext`` counts it in ``Stats.OBSERVER_ERRORS``), and the
-# run goes on as if it had not been there. The bus knows nothing of runs or tools: the
-# events themselves (``toolchain._events``, ``agents.events``) say what happened.
-
-__all__ = ["AfterToolCall", "BeforeToolCall", "EventBus", "ToolCallParseFailed"]
+__all__ = ["EventBus", "ToolCallFinished", "ToolCallParseFailed", "ToolCallStarted"]
 
 E = TypeVar("E")
 _log = logger("toolchain")
@@ -96,31 +97,34 @@ class EventBus:
             pass
 
 
-# ======================================================================
-# (events)
-# The tool-call events the chains emit on a run's read-only `EventBus` (``ctx.events``).
-#
-# Events tell; they never change a run. A handler that raises is logged and counted
-# (``Stats.OBSERVER_ERRORS``) and the run goes on as if it had not been there. To
-# *change* a call (rewrite its arguments, refuse it, replace its result) use a tool
-# hook on ``ctx.hooks`` instead (see ``toolchain.ToolHook``).
+class _OfAStep:
+    """An event of a call, made in a step of an agent's loop."""
 
-if TYPE_CHECKING:
-    from toolchain._context import ExecutionContext
+    __slots__ = ()
+
+    step: int
+
+    @property
+    @deprecated("the event's `iteration` is its `step` now; the old name goes in the next release")
+    def iteration(self) -> int:
+        """``step``, under its old name (for one release)."""
+        return self.step
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeToolCall:
+class ToolCallStarted(_OfAStep):
     """A call is about to be validated and run (after the tool hooks).
 
     ``args`` are the arguments the tool will be validated with; ``raw_args`` what the
     model wrote (they differ when a hook rewrote them). ``index`` is the call's
-    position in its action; ``id`` its call id.
+    position in its action; ``id`` its call id; ``step`` the step of the loop that made
+    it (``ctx.step``: 0 for a chain run outside a loop). ``BeforeToolCall`` until this
+    release, when agents streamed a ``ToolCallStarted`` of their own beside it.
 
     >>> from toolchain import ExecutionContext
     >>> ctx = ExecutionContext()
     >>> started: list[str] = []
-    >>> _ = ctx.events.subscribe(BeforeToolCall, lambda event: started.append(event.name))
+    >>> _ = ctx.events.subscribe(ToolCallStarted, lambda event: started.append(event.name))
     """
 
     ctx: ExecutionContext
@@ -129,21 +133,26 @@ class BeforeToolCall:
     args: Mapping[str, object]
     id: str = ""
     raw_args: Mapping[str, object] | None = None
+    step: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "step", self.ctx.step)  # frozen: set once, here
 
 
 @dataclass(frozen=True, slots=True)
-class AfterToolCall:
+class ToolCallFinished(_OfAStep):
     """A call ended, failed or not (every call ends with one of these).
 
-    Exactly one of ``result`` and ``error`` is set. ``duration`` is in seconds.
+    Exactly one of ``result`` and ``error`` is set. ``duration`` is in seconds;
+    ``step`` as in `ToolCallStarted`. ``AfterToolCall`` until this release.
 
     >>> from toolchain import ExecutionContext
     >>> ctx = ExecutionContext()
     >>> failures: list[str] = []
-    >>> def note(event: AfterToolCall) -> None:
+    >>> def note(event: ToolCallFinished) -> None:
     ...     if event.error is not None:
     ...         failures.append(f"{event.name}: {event.error.kind}")
-    >>> _ = ctx.events.subscribe(AfterToolCall, note)
+    >>> _ = ctx.events.subscribe(ToolCallFinished, note)
     """
 
     ctx: ExecutionContext
@@ -154,6 +163,10 @@ class AfterToolCall:
     error: ToolCallError | None
     duration: float
     id: str = ""
+    step: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "step", self.ctx.step)  # frozen: set once, here
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,10 @@ parts ours has, and no package imports a private module of another.
 - running async code: `run_sync` (``asyncio.run`` a stuck task cannot hold hostage),
   `eager_task` and `settle` (work that finishes without suspending costs no loop turn),
   `SettleLater`;
-- extensions: `install_extensions`, `saved_state` and `restore_state` (one run's view of
-  the extension seam), `run_hooks` and `HookFailed` (the runner every hook stage shares);
+- extensions: `checked_extensions` (what ``extensions=`` was given, refused unless each
+  inherits ``Extension``), `install_extensions`, `saved_state` and `restore_state` (one
+  run's view of the extension seam), `run_hooks` and `HookFailed` (the runner every hook
+  stage shares);
 - text that leaves the process: `redact`, `redact_data`, `REDACTED`, the ``remember_*``
   functions that teach redaction a secret, `logger` (a logger that redacts each record),
   `describe_exception`, `one_line`, `log_line`, `escape_controls`, `unfence` (an action's
@@ -27,7 +29,12 @@ parts ours has, and no package imports a private module of another.
 
 from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
 from toolchain._errors import describe_exception
-from toolchain._extension import install_extensions, restore_state, saved_state
+from toolchain._extension import (
+    checked_extensions,
+    install_extensions,
+    restore_state,
+    saved_state,
+)
 from toolchain._extras import MissingExtra, requires_extra
 from toolchain._hooks import HookFailed, run_hooks
 from toolchain._oneline import escape_controls, log_line, one_line
@@ -55,6 +62,7 @@ __all__ = [
     "MissingExtra",
     "SettleLater",
     "StepRunner",
+    "checked_extensions",
     "count_tokens",
     "current_step_runner",
     "describe_exception",

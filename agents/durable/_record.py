@@ -44,7 +44,7 @@ from agents.models._conversation import (
     part_from_wire,
     part_to_wire,
 )
-from agents.result import AgentResult, Iteration, Savings, StopKind
+from agents.result import AgentResult, Savings, StepResult, StopKind
 from agents.terminations import Termination, TextTermination, TypedTermination
 from toolchain import (
     CallObservation,
@@ -167,7 +167,7 @@ class _ChainResult(msgspec.Struct, frozen=True, omit_defaults=True):
     observations: tuple[_Observation, ...] = ()
 
 
-class _Iteration(msgspec.Struct, frozen=True, omit_defaults=True):
+class _Step(msgspec.Struct, frozen=True, omit_defaults=True):
     index: int
     output: str
     sections: dict[str, list[str]]
@@ -187,7 +187,9 @@ class _Result(msgspec.Struct, frozen=True, omit_defaults=True):
     runnable: str
     stopped_by: StopKind
     answer: Any = None
-    iterations: tuple[_Iteration, ...] = ()
+    # Recorded as "iterations", the name before steps: records of runs in flight when
+    # the release changes must read back.
+    steps: tuple[_Step, ...] = msgspec.field(default=(), name="iterations")
     messages: tuple[WireMessage, ...] = ()
     stats: dict[str, int] = {}
     usage: _Usage = _Usage()
@@ -440,7 +442,7 @@ def encode_result(runnable: str, result: AgentResult[Any]) -> msgspec.Raw:
         runnable,
         result.stopped_by,
         _plain(result.answer, "the run's answer"),
-        tuple(_iteration(iteration) for iteration in result.iterations),
+        tuple(_step(step) for step in result.steps),
         tuple(message_to_wire(message) for message in result.messages),
         dict(result.stats),
         _usage(result.usage),
@@ -453,16 +455,16 @@ def encode_result(runnable: str, result: AgentResult[Any]) -> msgspec.Raw:
     return _encoded(wire)
 
 
-def _iteration(iteration: Iteration) -> _Iteration:
-    return _Iteration(
-        iteration.index,
-        iteration.output,
-        {name: list(found) for name, found in iteration.sections.items()},
-        tuple(_chain_result(result) for result in iteration.tool_results),
-        iteration.feedback,
-        _usage(iteration.usage),
-        iteration.duration,
-        _calls(iteration.tool_calls),
+def _step(step: StepResult) -> _Step:
+    return _Step(
+        step.index,
+        step.output,
+        {name: list(found) for name, found in step.sections.items()},
+        tuple(_chain_result(result) for result in step.tool_results),
+        step.feedback,
+        _usage(step.usage),
+        step.duration,
+        _calls(step.tool_calls),
     )
 
 
@@ -524,7 +526,7 @@ def decode_result(
         result: AgentResult[Any] = AgentResult(
             load_as(wire.answer, answer_type, "the run's answer"),
             wire.stopped_by,
-            tuple(_from_iteration(iteration, output_types) for iteration in wire.iterations),
+            tuple(_from_step(step, output_types) for step in wire.steps),
             tuple(message_from_wire(message) for message in wire.messages),
             wire.stats,
             Usage(**msgspec.structs.asdict(wire.usage)),
@@ -539,8 +541,8 @@ def decode_result(
     return wire.runnable, result
 
 
-def _from_iteration(wire: _Iteration, output_types: Reader) -> Iteration:
-    return Iteration(
+def _from_step(wire: _Step, output_types: Reader) -> StepResult:
+    return StepResult(
         wire.index,
         wire.output,
         wire.sections,

@@ -31,7 +31,8 @@ Beyond those keys (all optional):
   import path), ``predicate`` (a function by import path);
 - ``expect_internal_resolve`` (the PoC's): true -> a reader tool must open an earlier
   reference; false -> no reader tool that ``tool_calls`` does not list may run;
-- ``stopped_by`` (default ``answer``), ``max_iterations``, ``today`` (the date the
+- ``stopped_by`` (default ``answer``), ``max_steps`` (``max_iterations`` until this
+  release), ``today`` (the date the
   system prompt shows; fixed so that recordings replay), ``text_format``
   (``xml``/``markdown``) and ``calls`` (``json``/``yaml``) for the text protocol.
 
@@ -50,12 +51,14 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import stat
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, cast
 
 from pydantic import BaseModel
+from typing_extensions import deprecated
 
 from agents._errors import AgentError, AgentValueError
 from agents.evals._frontmatter import (
@@ -113,7 +116,8 @@ _TOP_KEYS: Final = (
     "answer",
     "expect_internal_resolve",
     "stopped_by",
-    "max_iterations",
+    "max_steps",
+    "max_iterations",  # max_steps's old name, for one release
     "today",
     "text_format",
     "calls",
@@ -196,11 +200,20 @@ class PromptCase:
     answer: AnswerCheck | None = None
     expect_internal_resolve: bool | None = None
     stopped_by: str = "answer"
-    max_iterations: int | None = None
+    max_steps: int | None = None
     today: dt.date | None = None
     text_format: Literal["xml", "markdown"] | None = None
     calls: Literal["json", "yaml"] | None = None
     has_frontmatter: bool = False
+
+    @property
+    @deprecated(
+        "PromptCase.max_iterations is PromptCase.max_steps now; "
+        "the old name goes in the next release"
+    )
+    def max_iterations(self) -> int | None:
+        """``max_steps``, under its old name (for one release)."""
+        return self.max_steps
 
     def __post_init__(self) -> None:
         if self.id in _FOLDER_NAMES:
@@ -236,6 +249,24 @@ def parse_case(text: str, *, path: Path | str | None = None, default_id: str = "
         raise CaseFileError(shown, error.where, error.message) from None
 
 
+def _steps_key(data: Mapping[object, object], path: Path | None) -> str:
+    """The key that bounds the case's steps: ``max_steps``, or its old name
+    ``max_iterations`` (with a warning, for one release); both is an error."""
+    if "max_iterations" not in data:
+        return "max_steps"
+    if "max_steps" in data:
+        raise FrontmatterError(
+            "max_iterations", "give max_steps only (max_iterations is its old name)"
+        )
+    warnings.warn(
+        f"{path or '<text>'}: max_iterations is max_steps now; "
+        "the old key goes in the next release",
+        DeprecationWarning,
+        stacklevel=4,  # parse_case's caller
+    )
+    return "max_iterations"
+
+
 def _parse(text: str, path: Path | None, default_id: str) -> PromptCase:
     if len(text) > MAX_FILE_BYTES:
         raise FrontmatterError("", f"the file is larger than {MAX_FILE_BYTES} bytes")
@@ -260,6 +291,7 @@ def _parse(text: str, path: Path | None, default_id: str) -> PromptCase:
     case_id = _checked_id(_case_id(str(raw_id)), "id") if raw_id not in (None, "") else fallback
     entries = listed(data.get("tool_calls"), "tool_calls")
     toolset = string(data.get("toolset", "relay"), "toolset", required=True)
+    steps_key = _steps_key(data, path)
     try:
         resolve_toolset(toolset)  # a name or import path that is no toolset fails here
     except ToolsetError as error:
@@ -279,7 +311,7 @@ def _parse(text: str, path: Path | None, default_id: str) -> PromptCase:
             data.get("expect_internal_resolve"), "expect_internal_resolve"
         ),
         stopped_by=choice(data.get("stopped_by"), "stopped_by", _STOPS) or "answer",
-        max_iterations=count(data.get("max_iterations"), "max_iterations", least=1),
+        max_steps=count(data.get(steps_key), steps_key, least=1),
         today=date(data.get("today"), "today"),
         text_format=cast(
             "Literal['xml', 'markdown'] | None",

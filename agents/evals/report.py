@@ -2,7 +2,7 @@
 
 `EvalReport` holds the results in matrix order. The Markdown table has the PoC's
 columns (Model, Prompt Id, Few-shot, Validation) and then the protocol, the boxing
-mode, the iterations, the tool calls and, for a failure, its first reason. The HTML
+mode, the steps, the tool calls and, for a failure, its first reason. The HTML
 page is self-contained (inline styles, no scripts) and shows every failing run's
 failures and transcript; everything a model or tool wrote is HTML-escaped. Every
 format passes each text through `toolchain._redact.redact`: no key, token or value a model
@@ -15,7 +15,7 @@ could not be set up (its model, toolset or cassette), for CI.
 >>> case = parse_case("Hi.", path="case0.md")
 >>> report = EvalReport([CaseResult(case, "m", EvalSettings(), (), "answer")])
 >>> print(report.to_markdown())
-| Model | Prompt Id | Few-shot | Validation | Protocol | Boxing | Iterations | Tool calls | Reason |
+| Model | Prompt Id | Few-shot | Validation | Protocol | Boxing | Steps | Tool calls | Reason |
 |---|---|---|---|---|---|---|---|---|
 | m | case0 | - | ✅ | text | - | 0 | 0 |  |
 >>> report.exit_code
@@ -45,7 +45,7 @@ _COLUMNS: Final = (
     "Validation",
     "Protocol",
     "Boxing",
-    "Iterations",
+    "Steps",
     "Tool calls",
     "Reason",
 )
@@ -97,7 +97,7 @@ class EvalReport:
                     PASS if result.passed else FAIL,
                     result.settings.protocol,
                     result.settings.boxing if relay else "-",
-                    str(result.iterations),
+                    str(result.steps),
                     str(len(result.calls)),
                     result.failures[0] if result.failures else "",
                 )
@@ -130,7 +130,7 @@ class EvalReport:
                     "stopped_by": result.stopped_by,
                     "detail": result.detail,
                     "answer": result.answer,
-                    "iterations": result.iterations,
+                    "steps": result.steps,
                     "tool_calls": [
                         {
                             "name": call.name,
@@ -179,7 +179,7 @@ class EvalReport:
                 f" ({esc(result.settings.protocol)})</h2>"
                 f"<p>{where} · stopped by {esc(result.stopped_by)}"
                 f"{' (' + esc(result.detail) + ')' if result.detail else ''}"
-                f" · {result.iterations} iterations · {len(result.calls)} tool calls</p>"
+                f" · {result.steps} steps · {len(result.calls)} tool calls</p>"
                 f"<ul>{failures}</ul>"
                 f"<details><summary>transcript</summary><pre>{esc(result.transcript)}</pre>"
                 "</details></section>"

@@ -31,9 +31,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from typing_extensions import deprecated
 
 from agents._errors import AgentValueError
+from agents._renamed import renamed_names
 from agents.evals.cases import PromptCase
 from agents.evals.cassettes import Cassette, CassetteError, CassetteModel, secret_values
 from agents.evals.profiles import ModelTarget
@@ -57,7 +60,7 @@ from toolchain import (
 from toolchain.runtime import redact, redact_data, remember_secret
 
 __all__ = [
-    "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MAX_STEPS",
     "CaseResult",
     "EvalSettings",
     "ModelTarget",
@@ -68,7 +71,7 @@ __all__ = [
 ]
 
 RunMode = Literal["live", "record", "replay"]
-DEFAULT_MAX_ITERATIONS = 12
+DEFAULT_MAX_STEPS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +106,7 @@ class CaseResult:
     detail: str = ""
     answer: str | None = None
     calls: tuple[CallRecord, ...] = ()
-    iterations: int = 0
+    steps: int = 0
     usage: Usage = field(default_factory=Usage)
     duration: float = 0.0
     messages: tuple[Message, ...] = ()
@@ -121,6 +124,14 @@ class CaseResult:
     def passed(self) -> bool:
         """True when the run kept every expectation of its case."""
         return not self.failures
+
+    @property
+    @deprecated(
+        "CaseResult.iterations is CaseResult.steps now; the old name goes in the next release"
+    )
+    def iterations(self) -> int:
+        """``steps``, under its old name (for one release)."""
+        return self.steps
 
 
 def _slug(text: str) -> str:
@@ -161,8 +172,8 @@ class _ArgsRecorder(ToolHook):
 
 def _calls(result: AgentResult[Any], written: Mapping[str, dict[str, object]]) -> list[CallRecord]:
     records: list[CallRecord] = []
-    for iteration in result.iterations:
-        for chain_result in iteration.tool_results:
+    for step in result.steps:
+        for chain_result in step.tool_results:
             shown = {observation.id: observation for observation in chain_result.observations}
             raw = chain_result.raw
             for index, call in enumerate(raw.calls):
@@ -237,7 +248,7 @@ async def run_case(
         temperature = None
     options = GenerateOptions(temperature=temperature, max_retries=settings.max_retries)
     fmt: TextFormat = MarkdownFormat() if case.text_format == "markdown" else XMLFormat()
-    limits = Limits(max_iterations=case.max_iterations or DEFAULT_MAX_ITERATIONS)
+    limits = Limits(max_steps=case.max_steps or DEFAULT_MAX_STEPS)
     today = case.today or toolset.today
     agent: ReActAgent[str] | ToolCallingAgent[str]
     agent_class = ToolCallingAgent if settings.protocol == "native" else ReActAgent
@@ -284,7 +295,7 @@ async def run_case(
         detail=redact(detail),
         answer=None if answer is None else redact(answer),
         calls=tuple(_redacted_call(call) for call in calls),
-        iterations=len(result.iterations),
+        steps=len(result.steps),
         usage=result.usage,
         duration=time.perf_counter() - started,
         messages=tuple(_redacted_message(message) for message in result.messages),
@@ -348,3 +359,9 @@ async def run_cases(
         return result
 
     return list(await asyncio.gather(*(one(target, case) for target, case in plan)))
+
+
+if TYPE_CHECKING:  # the old name, for one release: typed as what it is; it warns
+    DEFAULT_MAX_ITERATIONS = DEFAULT_MAX_STEPS
+
+__getattr__ = renamed_names(__name__, {"DEFAULT_MAX_ITERATIONS": "DEFAULT_MAX_STEPS"})

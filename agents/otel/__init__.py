@@ -49,7 +49,7 @@ content is captured, as the error's own text may quote the arguments:
 - ``execute_tool``: the call's ``ToolCallError`` kind (``tool_error``,
   ``invalid_arguments``, ``unknown_tool``, ``timeout``, ``cancelled``, ``refused``,
   ``hook_error``, ``output_error``, ``parse``, ``limit``);
-- ``invoke_agent``: the limit that ended the run (``max_iterations``, ``timeout``,
+- ``invoke_agent``: the limit that ended the run (``max_steps``, ``timeout``,
   ``max_tool_calls`` …), ``cancelled``, the failed model call's ``error.type``, or
   ``_OTHER``; a run that paused for a person is no error;
 - ``tools/call``: ``tool_error`` (the server or the connection failed the call),

@@ -1,6 +1,6 @@
 """The spans of a run's tool calls: begun, ended, closed with their step, found again.
 
-- a call's span begins at ``BeforeToolCall``, and its call ends at ``AfterToolCall``;
+- a call's span begins at ``ToolCallStarted``, and its call ends at ``ToolCallFinished``;
   one refused before it began (a guard, a before hook, a limit) has only the latter
   and is dated back by its duration. The span is closed when the step ends, with the
   end time the call had: the relay boxes an output after its call ended, and says so
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
     from agents.otel._extensions import Note
-    from toolchain import AfterToolCall, BeforeToolCall, Tool
+    from toolchain import Tool, ToolCallFinished, ToolCallStarted
 
 __all__ = ["CallSpans", "EndSpan", "fail", "key_of"]
 
@@ -52,7 +52,7 @@ def fail(span: Span, error_type: str, message: str) -> None:
     span.set_status(Status(StatusCode.ERROR, message or error_type))
 
 
-def key_of(event: BeforeToolCall | AfterToolCall) -> str:
+def key_of(event: ToolCallStarted | ToolCallFinished) -> str:
     """How a call's two events find its span: its id, or its place when it has none."""
     return event.id or f"#{event.index}:{event.name}"
 
@@ -161,7 +161,7 @@ class CallSpans:
             self._land(note, call)
         return call
 
-    def end(self, event: AfterToolCall) -> None:
+    def end(self, event: ToolCallFinished) -> None:
         """A call ended, failed or not; its span closes with the step."""
         key = key_of(event)
         now = time.time_ns()

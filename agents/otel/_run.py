@@ -4,7 +4,7 @@ A run is an ``invoke_agent`` span, each model call a ``chat`` span under it, eac
 call an ``execute_tool`` span (kept by `CallSpans`, with what extensions note on them).
 The events only tell, so all of it is read from them: a model call begins at
 ``BeforeModelCall`` (its options from the step's ``StepReady``) and ends at
-``AfterModelCall`` or ``ModelCallFailed``; the run ends at ``RunEnded``, closing
+``AfterModelCall`` or ``ModelCallFailed``; the run ends at ``RunFinished``, closing
 whatever it left open.
 
 Every handler runs under the run's lock, and one that fails (a span processor that
@@ -26,10 +26,10 @@ from opentelemetry.trace import SpanKind
 from agents.events import (
     AfterModelCall,
     BeforeModelCall,
-    IterationFinished,
     ModelCallFailed,
     OutputRejected,
-    RunEnded,
+    RunFinished,
+    StepFinished,
     StepReady,
 )
 from agents.otel import _conventions as sc
@@ -45,7 +45,7 @@ from agents.otel._content import (
 )
 from agents.otel._ending import ENDER
 from agents.otel._extensions import Note, Reader, readers
-from toolchain import AfterToolCall, BeforeToolCall, StateKey, ToolCallParseFailed
+from toolchain import StateKey, ToolCallFinished, ToolCallParseFailed, ToolCallStarted
 from toolchain.runtime import logger, redact
 
 if TYPE_CHECKING:
@@ -118,11 +118,11 @@ class RunSpans:
             AfterModelCall: self._model_answered,
             ModelCallFailed: self._model_failed,
             OutputRejected: self._rejected,
-            BeforeToolCall: self._tool_called,
-            AfterToolCall: self._calls.end,
+            ToolCallStarted: self._tool_called,
+            ToolCallFinished: self._calls.end,
             ToolCallParseFailed: self._unreadable,
-            IterationFinished: self._step_ended,
-            RunEnded: self._run_ended,
+            StepFinished: self._step_ended,
+            RunFinished: self._run_ended,
         }
         for kind, read in readers().items():
             self._handlers[kind] = self._reader(read)
@@ -207,11 +207,11 @@ class RunSpans:
             sc.PROVIDER: provider,
             sc.REQUEST_MODEL: model,
             sc.REQUEST_STREAM: self._streaming,
-            sc.STEP: event.iteration,
+            sc.STEP: event.step,
             **sc.server_attributes(event.base_url),
         }
         request = self._request
-        if request is not None and request.index == event.iteration:
+        if request is not None and request.index == event.step:
             attributes.update(sc.request_attributes(request.options))
         transcript = self._transcript
         self._cut = 0
@@ -274,7 +274,7 @@ class RunSpans:
             self._end(chat)
 
     def _rejected(self, event: OutputRejected) -> None:
-        attributes: sc.Attributes = {sc.STEP: event.iteration, "gent.rejection.kind": event.kind}
+        attributes: sc.Attributes = {sc.STEP: event.step, "gent.rejection.kind": event.kind}
         if self._capture:
             attributes["gent.rejection.feedback"] = bounded_text(event.feedback)
         self.span.add_event("gent.output_rejected", attributes)
@@ -287,21 +287,21 @@ class RunSpans:
 
     # -- tool calls and steps ------------------------------------------------------------
 
-    def _tool_called(self, event: BeforeToolCall) -> None:
+    def _tool_called(self, event: ToolCallStarted) -> None:
         self._calls.begin(key_of(event), event.name, event.args)
 
-    def _step_ended(self, event: IterationFinished) -> None:
+    def _step_ended(self, event: StepFinished) -> None:
         self._calls.close_ended()
 
     # -- the end ---------------------------------------------------------------------
 
-    def _run_ended(self, event: RunEnded) -> None:
+    def _run_ended(self, event: RunFinished[Any]) -> None:
         result = event.result
         error_type, message = self._ending(result)
         self._close(error_type or sc.OTHER_ERROR, message or result.stopped_by)
         attributes: sc.Attributes = {
             sc.STOPPED_BY: result.stopped_by,
-            sc.STEPS: len(result.iterations),
+            sc.STEPS: len(result.steps),
             sc.INPUT_TOKENS: result.usage.input_tokens,
             sc.OUTPUT_TOKENS: result.usage.output_tokens,
             **self._totals,

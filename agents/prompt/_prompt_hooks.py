@@ -16,13 +16,13 @@ from typing import Any, cast
 from agents._errors import AgentTypeError
 from agents.models import Message, Model
 from agents.prompt._definitions import Definition
-from agents.result import Iteration
+from agents.result import StepResult
 from agents.steps import StepRequest
 from toolchain import ExecutionContext, StateKey
 
 __all__ = ["STEPS", "HookInput", "HookResult", "PromptHook", "PromptHooks"]
 
-STEPS = StateKey[list[Iteration]]("agents.prompt.steps")
+STEPS = StateKey[list[StepResult]]("agents.prompt.steps")
 """The run's finished steps, as its hooks see them (``HookInput.steps``)."""
 _VARIABLES = StateKey[dict[str, Definition]]("agents.prompt.variables")
 
@@ -32,7 +32,7 @@ class HookInput:
     """What a ``def_hook`` function sees before each step.
 
     ``step_number`` counts from 0 (lmthing's convention); ``steps`` are the finished
-    steps of the run (``agents.Iteration``); ``variables`` the definitions by name.
+    steps of the run (``agents.StepResult``); ``variables`` the definitions by name.
     """
 
     messages: tuple[Message, ...]
@@ -82,7 +82,7 @@ class PromptHooks:
 
     async def __call__(self, ctx: ExecutionContext, request: StepRequest) -> StepRequest:
         variables = ctx.state.setdefault(_VARIABLES, lambda: dict(self.definitions))
-        done: list[Iteration] = ctx.state.setdefault(STEPS, list)
+        done: list[StepResult] = ctx.state.setdefault(STEPS, list)
         steps = tuple(done)
         head = self.head  # the definitions part the system prompt starts with now
         defined = self.definitions

@@ -40,18 +40,18 @@ from agents._options import check_keywords
 from agents._run_inputs import check_extension_state, check_history
 from agents._system_prompt import REACT_GUIDE, PromptContext
 from agents.events import (
-    IterationFinished,
     ModelTextDelta,
     ModelToolCallDelta,
     RunEvent,
     RunFinished,
+    StepFinished,
 )
 from agents.models import GenerateOptions, Message, Model, ToolChoice, Usage, resolve_model
 from agents.prompt._prompt import SUB_AGENTS, AgentTool, Plugin, Prompt
 from agents.prompt._prompt_hooks import STEPS, PromptHooks
 from agents.prompt._tasks import DynamicTaskList, TaskList
 from agents.react import ReActAgent
-from agents.result import AgentResult, Iteration
+from agents.result import AgentResult, StepResult
 from agents.steps import StepHook
 from agents.terminations import Termination, TypedTermination
 from agents.tool_calling import ToolCallingAgent
@@ -97,9 +97,9 @@ class PromptOptions(TypedDict, total=False):
     tool_choice: ToolChoice
     response_model: type[Any]
     """Validate the answer into this pydantic model (a ``final_answer`` tool in native mode)."""
-    stop_when: Callable[[Iteration], bool]
+    stop_when: Callable[[StepResult], bool]
     """Checked after each step; True ends the run there (``stopped_by == "paused"``)."""
-    on_step: Callable[[Iteration], object]
+    on_step: Callable[[StepResult], object]
     on_chunk: Callable[[ModelTextDelta | ModelToolCallDelta], object]
     on_finish: Callable[[AgentResult[Any]], object]
     on_error: Callable[[str], object]
@@ -208,18 +208,15 @@ class PromptRun(Generic[AnswerT]):
         """Every tool call of the run, in order."""
         result = await self.result()
         return tuple(
-            call
-            for iteration in result.iterations
-            for chain in iteration.tool_results
-            for call in chain.raw.calls
+            call for step in result.steps for chain in step.tool_results for call in chain.raw.calls
         )
 
     async def tool_results(self) -> tuple[RawToolCallResult | ToolCallError, ...]:
         """Each call's result, or its error, in the order of ``tool_calls``."""
         result = await self.result()
         found: list[RawToolCallResult | ToolCallError] = []
-        for iteration in result.iterations:
-            for chain in iteration.tool_results:
+        for step in result.steps:
+            for chain in step.tool_results:
                 for ok, error in zip(chain.raw.results, chain.raw.errors, strict=True):
                     outcome = ok if ok is not None else error
                     assert outcome is not None
@@ -236,8 +233,8 @@ _PEERS = {
     "system_prompt": "system",
     "instructions": "system",
     "max_tokens": "max_output_tokens",
-    "max_iterations": "limits=Limits(max_iterations=...)",
-    "max_steps": "limits=Limits(max_iterations=...)",
+    "max_iterations": "limits=Limits(max_steps=...)",
+    "max_steps": "limits=Limits(max_steps=...)",
     "output_type": "response_model",
     "result_type": "response_model",
     "tools": "prompt.def_tool(...) inside build",
@@ -305,14 +302,14 @@ async def _execute(
     on_step = options.get("on_step")
     stop_when = options.get("stop_when")
 
-    def finished(event: IterationFinished) -> None:
-        steps.append(event.iteration)
+    def finished(event: StepFinished) -> None:
+        steps.append(event.step)
         if on_step is not None:
-            on_step(event.iteration)
-        if stop_when is not None and stop_when(event.iteration):
+            on_step(event.step)
+        if stop_when is not None and stop_when(event.step):
             ctx.pause("the stop condition was met")
 
-    unsubscribe = ctx.events.subscribe(IterationFinished, finished)
+    unsubscribe = ctx.events.subscribe(StepFinished, finished)
     on_chunk, on_finish, on_error = (
         options.get("on_chunk"),
         options.get("on_finish"),
@@ -377,20 +374,23 @@ def _agent(
         return f"{head}\n\n{tail}" if head else tail
 
     hooks: list[StepHook] = []
+    # The task lists are extensions (a step hook and an answer check each), after the
+    # prompt's own: their step hooks run after discovery's, whose choice they keep.
+    extensions: list[Extension] = list(prompt.extensions)
     response_model = options.get("response_model")
     # A typed answer is the model's to write: the last task done does not end the run.
     ends_run = response_model is None
     if prompt.tasks is not None:
         tasks = TaskList(prompt.tasks, ends_run=ends_run)
         tasks.chain = chain
-        for tool in tasks.tools():
-            chain.register_tool(tool)
-        hooks.append(tasks)
+        extensions.append(tasks)
     if prompt.dynamic_tasks:
-        planned = DynamicTaskList(ends_run=ends_run)
-        for tool in planned.tools():
+        extensions.append(DynamicTaskList(ends_run=ends_run))
+    for extension in extensions[len(prompt.extensions) :]:
+        # On the chain itself, where they are listed before the other extensions'
+        # tools (the agent's view then has nothing of theirs to add).
+        for tool in extension.tools():
             chain.register_tool(tool)
-        hooks.append(planned)
     if prompt.hooks:
         hooks.append(PromptHooks(prompt.hooks, prompt.definitions, prompt.system_text, head))
     hooks += prompt.step_hooks
@@ -399,7 +399,7 @@ def _agent(
         "options": _generate_options(options),
         "prompt_builder": builder,
         "step_hooks": hooks,
-        "extensions": prompt.extensions,
+        "extensions": extensions,
         "text_format": prompt.text_format,
         "name": options.get("name", "prompt"),
     }

@@ -34,12 +34,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agents._errors import AgentTypeError
 from agents.models import Message
 from agents.prompt._prompt import Prompt, Task
 from agents.steps import StepRequest
 from toolchain import (
     ExecutionContext,
+    Extension,
     StateKey,
+    StepView,
     TextContent,
     Tool,
     ToolChain,
@@ -114,6 +117,16 @@ def _focused(
     return dataclasses.replace(request, messages=(*head[:-1], turn, *work))
 
 
+def _agent_step(request: StepView) -> StepRequest:
+    """``request`` as the agent's step it is: task lists run only in agents, whose
+    steps are ``StepRequest`` s (``Extension.before_step`` names the toolchain's view)."""
+    if not isinstance(request, StepRequest):
+        raise AgentTypeError(
+            f"a task list runs in an agent's steps, not a {type(request).__name__}"
+        )
+    return request
+
+
 def _summary(entries: Sequence[_Entry]) -> str:
     return "\n".join(f"{e.description}: {e.result}" for e in entries)
 
@@ -157,8 +170,9 @@ class FinishInput(BaseModel):
     result: str = Field(description="The current task's result, as asked.")
 
 
-class TaskList:
-    """``def_task_list``: a step hook and the ``finish_task`` tool (see the module text)."""
+class TaskList(Extension):
+    """``def_task_list``: an extension with the ``finish_task`` tool, a step hook that
+    focuses each step on the current task, and an answer check (see the module text)."""
 
     name = "task_list"
 
@@ -170,9 +184,10 @@ class TaskList:
         self._key = StateKey[_Progress](f"agents.prompt.tasks.{id(self)}")
         self.chain: ToolChain | None = None
         """The run's chain: tools an ``extend`` declares are registered on it."""
+        self._tools = (_FinishTask(self),)  # the same objects each time: registered once
 
-    def tools(self) -> list[AnyTool]:
-        return [_FinishTask(self)]
+    def tools(self) -> tuple[AnyTool, ...]:
+        return self._tools
 
     def progress(self, ctx: ExecutionContext) -> _Progress:
         def fresh() -> _Progress:
@@ -220,7 +235,10 @@ class TaskList:
         following.state = "in_progress"
         return f"Task {current.id} is completed. Next, task {following.id}: {following.description}"
 
-    async def __call__(self, ctx: ExecutionContext, request: StepRequest) -> StepRequest:
+    async def before_step(self, ctx: ExecutionContext, request: StepView) -> StepRequest:
+        """The step cut to the user's request, the task list's status and the current
+        task's work, with the tools the task's ``extend`` declared."""
+        request = _agent_step(request)
         progress = self.progress(ctx)
         current = next((e for e in progress.entries if e.state == "in_progress"), None)
         note = "Tasks (finish each with finish_task):\n" + _status(progress.entries)
@@ -297,8 +315,9 @@ class NoInput(BaseModel):
     pass
 
 
-class DynamicTaskList:
-    """``def_dynamic_task_list``: the six task tools and a step hook (module text)."""
+class DynamicTaskList(Extension):
+    """``def_dynamic_task_list``: an extension with the six task tools, a step hook and
+    an answer check (module text)."""
 
     name = "dynamic_task_list"
 
@@ -306,12 +325,16 @@ class DynamicTaskList:
         self._key = StateKey[_Progress](f"agents.prompt.dynamic.{id(self)}")
         self.ends_run = ends_run
         """As `TaskList.ends_run`."""
+        self._tools = self._made_tools()  # the same objects each time: registered once
 
     def progress(self, ctx: ExecutionContext) -> _Progress:
         return ctx.state.setdefault(self._key, _Progress)
 
-    def tools(self) -> list[AnyTool]:
-        return [
+    def tools(self) -> tuple[AnyTool, ...]:
+        return self._tools
+
+    def _made_tools(self) -> tuple[AnyTool, ...]:
+        return (
             _TaskTool("create_task", "Add a pending task to your plan.", CreateInput, self._create),
             _TaskTool("update_task", "Reword a pending task.", UpdateInput, self._update),
             _TaskTool("start_task", "Start a pending task.", TaskIdInput, self._start),
@@ -323,7 +346,7 @@ class DynamicTaskList:
             ),
             _TaskTool("get_task_list", "Show every task and its state.", NoInput, self._list),
             _TaskTool("delete_task", "Delete a pending task.", TaskIdInput, self._delete),
-        ]
+        )
 
     def check_answer(self, ctx: ExecutionContext) -> str | None:
         """While a planned task is not completed, an answer is held back with this
@@ -394,7 +417,10 @@ class DynamicTaskList:
             raise ToolError(f"task {entry.id} is {state}: only a pending task can be {verb}")
         return entry
 
-    async def __call__(self, ctx: ExecutionContext, request: StepRequest) -> StepRequest:
+    async def before_step(self, ctx: ExecutionContext, request: StepView) -> StepRequest:
+        """The step cut to the user's request, the plan's status and the work of the
+        task in progress (the conversation as it is while nothing is planned)."""
+        request = _agent_step(request)
         progress = self.progress(ctx)
         if not progress.entries:
             return request  # nothing planned yet: the model sees the conversation as is

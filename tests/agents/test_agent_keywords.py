@@ -68,7 +68,7 @@ async def test_tool_calling_agent_takes_tools_and_calls_them(server: LoopbackSer
     assert seen == ["Oslo"]
     sent = [spec["function"]["name"] for spec in server.requests[0].json()["tools"]]
     assert sent == ["get_weather", "umbrella_needed"]  # the plain function became a tool
-    assert result.iterations[1].tool_results[0].raw.output(0, bool) is True
+    assert result.steps[1].tool_results[0].raw.output(0, bool) is True
     assert isinstance(agent.tool_chain, JSONToolChain)
 
 

@@ -40,7 +40,7 @@ def test_demo_runs_offline_and_answers(args: tuple[str, ...]) -> None:
     assert "→ get_customer_info(email='john.smith@email.com')" in output
     assert "→ reschedule_booking(booking_id='BK001', new_flight_number='AA102'" in output
     assert "Booking BK001 is now on flight AA102" in output
-    assert "stopped by answer after 5 iterations, 8 tool calls" in output
+    assert "stopped by answer after 5 steps, 8 tool calls" in output
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,7 @@ def test_native_demo_runs_offline_and_moves_the_booking_to_aa102(args: tuple[str
     assert "tool reschedule_booking [call_8]" in output
     assert "Booking BK001 is now on flight AA102" in output
     assert output.count("Booking BK001 is now on flight AA102") == 1  # the answer, once
-    assert "stopped by answer after 5 iterations, 8 tool calls" in output
+    assert "stopped by answer after 5 steps, 8 tool calls" in output
 
 
 def test_native_demo_shows_tool_outputs_in_the_chains_syntax() -> None:
@@ -83,8 +83,8 @@ def test_demo_writes_a_trace(tmp_path: Path) -> None:
     status, _ = run_cli("demo", "--trace", str(trace))
     assert status == 0
     events = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
-    assert events.count("BeforeToolCall") == 8
-    assert events[-2:] == ["IterationFinished", "RunEnded"]
+    assert events.count("ToolCallStarted") == 8
+    assert events[-2:] == ["StepFinished", "RunFinished"]
 
 
 def test_demo_with_an_unconfigured_model_says_which_variable_to_set() -> None:
@@ -115,7 +115,7 @@ def test_module_entry_point_native() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert "AA102" in completed.stdout
-    assert "stopped by answer after 5 iterations" in completed.stdout
+    assert "stopped by answer after 5 steps" in completed.stdout
 
 
 # -- text from outside is printed as written (issue 17, item 4) --------------------------

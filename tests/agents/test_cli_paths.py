@@ -84,7 +84,7 @@ def test_a_trace_that_fills_the_disk_ends_in_one_line_and_the_run_still_answers(
     path = tmp_path / "run.jsonl"
     run = demo("--trace", str(path), small_files=True)
     assert _last_line(run) == f"error: --trace {path}: cannot be written: File too large"
-    assert "stopped by answer after 5 iterations" in run.stdout
+    assert "stopped by answer after 5 steps" in run.stdout
     assert path.stat().st_size == 1024  # written up to the limit, then dropped
 
 

@@ -90,7 +90,7 @@ async def test_native_call_text_runs_as_calls(
 
     assert result.ok, result.error
     assert result.answer == ANSWER
-    first = result.iterations[0]
+    first = result.steps[0]
     assert first.feedback == ""
     raw = first.tool_results[0].raw
     assert [(call.name, dict(call.args)) for call in raw.calls] == [
@@ -123,7 +123,7 @@ async def test_native_plain_answer_is_the_content_without_thinking(
     script(server, ["<think>No tool needed.</think>\nIt is 4."])
     result = await run(make_agent("native"), "2 + 2?", streaming=streaming)
     assert result.ok and result.answer == "It is 4."
-    assert result.iterations[0].sections == {"thinking": ["No tool needed."]}
+    assert result.steps[0].sections == {"thinking": ["No tool needed."]}
     assert result.messages[-1].text_content() == "It is 4."
 
 
@@ -138,14 +138,14 @@ async def test_native_answer_quoting_a_call_shape_for_no_tool_stays_the_answer(
     script(server, [answer])
     result = await run(make_agent("native"), "Show me a tool call.", streaming=False)
     assert result.ok and result.answer == answer
-    assert result.iterations[0].feedback == ""
+    assert result.steps[0].feedback == ""
 
 
 async def test_react_final_answer_label_is_the_answer(server: LoopbackServer) -> None:
     script(server, ["Thought: no lookup needed.\nFinal Answer: 4"])
     result = await run(make_agent("react"), "2 + 2?", streaming=False)
     assert result.ok and result.answer == "4"
-    assert result.iterations[0].sections == {"thinking": ["no lookup needed."]}
+    assert result.steps[0].sections == {"thinking": ["no lookup needed."]}
 
 
 async def test_react_plain_prose_without_sections_is_still_fed_back(
@@ -154,7 +154,7 @@ async def test_react_plain_prose_without_sections_is_still_fed_back(
     script(server, ["It is 4.", "<answer>4</answer>"])
     result = await run(make_agent("react"), "2 + 2?", streaming=False)
     assert result.answer == "4"
-    assert "no section found" in result.iterations[0].feedback
+    assert "no section found" in result.steps[0].feedback
 
 
 MALFORMED = '<tool_call>\n{"name": "get_weather", "arguments": {"city": \n</tool_call>'
@@ -170,7 +170,7 @@ async def test_a_malformed_call_is_feedback_never_the_answer(
     result = await run(make_agent(kind), "Umbrella in Oslo?", streaming=streaming)
 
     assert result.ok and result.answer == ANSWER
-    first, second = result.iterations[0], result.iterations[1]
+    first, second = result.steps[0], result.steps[1]
     assert first.tool_results == () and "your tool call" in first.feedback
     assert "<tool_call> body is not JSON" in first.feedback
     assert result.stats["parse_errors"] == 1
@@ -184,7 +184,7 @@ async def test_native_calls_run_and_the_unread_rest_is_fed_back(server: Loopback
     script(server, [f"{GOOD}\n{MALFORMED}", ANSWER])
     result = await run(make_agent("native"), "Umbrella in Oslo?", streaming=False)
     assert result.ok and result.answer == ANSWER
-    first = result.iterations[0]
+    first = result.steps[0]
     assert first.tool_results[0].raw.ok
     assert "part of your reply was not read as a tool call" in first.feedback
     sent = server.requests[1].json()["messages"]
@@ -196,7 +196,7 @@ async def test_native_unknown_tool_in_markup_is_that_calls_error(server: Loopbac
     script(server, [unknown, ANSWER])
     result = await run(make_agent("native"), "Umbrella in Oslo?", streaming=False)
     assert result.ok and result.answer == ANSWER
-    error = result.iterations[0].tool_results[0].raw.errors[0]
+    error = result.steps[0].tool_results[0].raw.errors[0]
     assert error is not None and error.kind == "unknown_tool"
     assert "Did you mean 'get_weather'" in error.message
 

@@ -229,7 +229,7 @@ async def test_parallel_calls_run_concurrently_and_each_is_answered_by_its_id(
                 ],
             },
         ]
-    assert [c.id for c in result.iterations[0].tool_calls] == [weather_id, time_id]
+    assert [c.id for c in result.steps[0].tool_calls] == [weather_id, time_id]
     replies = [(m.tool_call_id, m.name) for m in result.messages if m.role == "tool"]
     assert replies == [(weather_id, "get_weather"), (time_id, "get_time")]
 
@@ -326,12 +326,12 @@ async def test_a_streamed_run_reassembles_call_arguments_split_at_awkward_points
     assert result.ok, result.error
     assert result.answer == "Sunny, 14:00."
     assert [e for e in events if isinstance(e, ModelToolCallDelta)] == expected
-    text = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.iteration == 1)
+    text = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.step == 1)
     assert text == "On it."
     started = [(e.name, e.args) for e in events if isinstance(e, ToolCallStarted)]
     assert started == [("get_weather", {"city": WEATHER_CITY}), ("get_time", {"city": "Zürich"})]
     assert sorted(received) == [("get_time", "Zürich"), ("get_weather", WEATHER_CITY)]
-    assert result.iterations[0].tool_calls == (
+    assert result.steps[0].tool_calls == (
         ToolCallRequest(weather_id, "get_weather", WEATHER_JSON),
         ToolCallRequest(time_id, "get_time", TIME_JSON),
     )
@@ -384,11 +384,11 @@ async def test_unreadable_arguments_are_answered_as_that_calls_error_and_the_mod
     assert result.ok, result.error
     assert result.answer == "Sunny in Paris."
     assert cities == ["Paris"]  # the broken call never reached the tool
-    raw = result.iterations[0].tool_results[0].raw
+    raw = result.steps[0].tool_results[0].raw
     assert raw.results[0] is None
     error = raw.errors[0]
     assert error is not None and error.kind == "invalid_arguments"
-    assert result.iterations[0].tool_calls == (ToolCallRequest(broken_id, "get_weather", broken),)
+    assert result.steps[0].tool_calls == (ToolCallRequest(broken_id, "get_weather", broken),)
     assert result.stats["tool_errors"] == 1
     second, third = (server.requests[i].json() for i in (1, 2))
     if provider == "openai":
@@ -574,7 +574,7 @@ async def test_a_typed_answer_comes_through_final_answer_and_a_rejection_answers
                 }
             ],
         }
-    assert result.iterations[0].feedback == "answer rejected: seats must be at least 1"
+    assert result.steps[0].feedback == "answer rejected: seats must be at least 1"
     assert result.stats["parse_errors"] == 1
     last = result.messages[-1]
     assert (last.role, last.tool_call_id, last.text_content()) == (
@@ -618,8 +618,8 @@ async def test_a_rate_limited_call_is_retried_and_usage_counts_only_the_replies(
     assert refused.json() == retried.json()  # the same request, sent again
     assert retried.headers.get("x-stainless-retry-count") == "1"
     assert after_tools.headers.get("x-stainless-retry-count") == "0"
-    assert len(result.iterations) == 2
-    assert [i.usage for i in result.iterations] == [Usage(20, 9), Usage(35, 6)]
+    assert len(result.steps) == 2
+    assert [i.usage for i in result.steps] == [Usage(20, 9), Usage(35, 6)]
     assert result.usage == Usage(55, 15)
     assert result.stats["model_calls"] == 2
     assert result.stats["input_tokens"] == 55 and result.stats["output_tokens"] == 15

@@ -54,6 +54,6 @@ async def test_native_run_transcript(snapshot_md: SnapshotAssertion) -> None:
     result = await agent.run("How is Rome's week going, and what is the weather in Atlantis?")
 
     assert result.ok, result.error
-    errors = result.iterations[0].tool_results[0].raw.errors
+    errors = result.steps[0].tool_results[0].raw.errors
     assert [e.kind if e else None for e in errors] == [None, "tool_error"]
     assert result.transcript() == snapshot_md

@@ -39,7 +39,7 @@ async def test_whole_run_with_parallel_calls(provider: Provider, server: Loopbac
     assert result.answer is not None and "AA102" in result.answer
     assert demo.data.bookings["BK001"].flight_number == "AA102"
     assert len(server.requests) == 5
-    first_action = result.iterations[0].tool_results[0]
+    first_action = result.steps[0].tool_results[0]
     assert [c.name for c in first_action.raw.calls] == [
         "get_customer_info",
         "get_flight_info",

@@ -12,13 +12,13 @@ from pydantic import BaseModel
 
 from agents.events import (
     AnswerReady,
-    IterationFinished,
     LimitReached,
     ModelTextDelta,
     ObservationReady,
     OutputRejected,
     RunEvent,
     RunFinished,
+    StepFinished,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -68,8 +68,8 @@ async def test_act_observe_answer() -> None:
     result = await ReActAgent(model, tool_chain=weather_chain()).run("Weather in Paris?")
     assert result.ok
     assert result.answer == "It is 21C in Paris."
-    assert len(result.iterations) == 2
-    first = result.iterations[0]
+    assert len(result.steps) == 2
+    first = result.steps[0]
     assert first.sections["thinking"] == ["Need the weather."]
     assert first.tool_results[0].raw.results[0] is not None
     observation = last_user_text(model)
@@ -94,7 +94,7 @@ async def test_an_action_beats_an_answer_in_the_same_output() -> None:
     )
     result = await ReActAgent(model, tool_chain=weather_chain()).run("Weather?")
     assert result.answer == "21C, checked."
-    assert len(result.iterations) == 2
+    assert len(result.steps) == 2
 
 
 @pytest.mark.parametrize(
@@ -115,10 +115,10 @@ async def test_unusable_output_gets_corrective_feedback_and_the_run_goes_on(
     ctx.events.subscribe(OutputRejected, rejected.append)
     result = await ReActAgent(model, tool_chain=weather_chain()).run("Go", ctx=ctx)
     assert result.answer == "done"
-    assert feedback in result.iterations[0].feedback
+    assert feedback in result.steps[0].feedback
     assert feedback in last_user_text(model)
     assert last_user_text(model).startswith("<observation>\n<feedback>\n")
-    assert rejected[0].iteration == 1
+    assert rejected[0].step == 1
     assert ctx.stats.get(Stats.PARSE_ERRORS) == 1
     assert ctx.stats.get(Stats.CONSECUTIVE_PARSE_ERRORS) == 0
 
@@ -132,7 +132,7 @@ async def test_tool_errors_reach_the_model_and_the_program() -> None:
         ]
     )
     result = await ReActAgent(model, tool_chain=weather_chain()).run("Go")
-    errors = result.iterations[0].tool_results[0].raw.errors
+    errors = result.steps[0].tool_results[0].raw.errors
     assert errors[0] is not None and errors[0].kind == "unknown_tool"
     assert errors[1] is None
     assert "Did you mean 'get_weather'?" in last_user_text(model)
@@ -174,8 +174,8 @@ async def test_typed_answer_is_validated_with_feedback() -> None:
     result = await agent.run("Order tea")
     order: Order | None = result.answer
     assert order == Order(item="tea", quantity=2)
-    assert "quantity: Field required" in result.iterations[0].feedback
-    assert result.iterations[1].feedback == "answer rejected: quantity must be at least 1"
+    assert "quantity: Field required" in result.steps[0].feedback
+    assert result.steps[1].feedback == "answer rejected: quantity must be at least 1"
     assert '"quantity"' in model.requests[0].messages[0].text_content()  # schema in prompt
 
 
@@ -189,7 +189,7 @@ async def test_typed_answer_in_yaml() -> None:
 @pytest.mark.parametrize(
     ("limits", "outputs", "limit"),
     [
-        (Limits(max_iterations=2), [WEATHER_CALL] * 5, "max_iterations"),
+        (Limits(max_steps=2), [WEATHER_CALL] * 5, "max_steps"),
         (Limits(max_tool_calls=1), [WEATHER_CALL] * 5, "max_tool_calls"),
         (
             Limits(max_tool_calls_per_tool={"get_weather": 2}),
@@ -218,8 +218,8 @@ async def test_limits_end_the_run_and_keep_what_was_done(
     assert result.stopped_by == "limit"
     assert result.limit == limit
     assert result.answer is None
-    assert result.iterations  # everything done so far is kept
-    assert len(result.messages) == 2 + 2 * len(result.iterations)
+    assert result.steps  # everything done so far is kept
+    assert len(result.messages) == 2 + 2 * len(result.steps)
 
 
 async def test_wall_clock_deadline() -> None:
@@ -236,7 +236,7 @@ async def test_wall_clock_deadline() -> None:
     assert isinstance(final, RunFinished)
     assert final.result.stopped_by == "limit"
     assert final.result.limit == "timeout"
-    [interrupted] = final.result.iterations  # the interrupted iteration is kept
+    [interrupted] = final.result.steps  # the interrupted step is kept
     slow, fast = interrupted.tool_results[0].raw.errors
     assert slow is not None and slow.kind == "cancelled"
     assert fast is None  # the call that finished before the deadline is kept
@@ -261,8 +261,8 @@ async def test_cancellation_mid_tool_keeps_finished_work() -> None:
     asyncio.get_running_loop().call_later(0.1, ctx.cancel, "user pressed stop")
     result = await asyncio.wait_for(ReActAgent(model, tool_chain=chain).run("Go", ctx=ctx), 2)
     assert result.stopped_by == "cancelled"
-    assert len(result.iterations) == 2
-    errors = result.iterations[1].tool_results[0].raw.errors
+    assert len(result.steps) == 2
+    errors = result.steps[1].tool_results[0].raw.errors
     assert errors[0] is not None and errors[0].kind == "cancelled"
     assert errors[1] is None  # the call that finished is kept
 
@@ -272,7 +272,7 @@ async def test_a_model_failure_ends_the_run_with_an_error() -> None:
     result = await ReActAgent(model, tool_chain=weather_chain()).run("Go")
     assert result.stopped_by == "error"
     assert result.error is not None and "script" in result.error
-    assert len(result.iterations) == 1
+    assert len(result.steps) == 1
 
 
 async def test_stream_yields_typed_events_in_order() -> None:
@@ -304,9 +304,9 @@ async def test_stream_yields_typed_events_in_order() -> None:
 
 async def test_stream_reports_the_limit() -> None:
     model = ScriptedModel([WEATHER_CALL] * 3)
-    agent = ReActAgent(model, tool_chain=weather_chain(), limits=Limits(max_iterations=1))
+    agent = ReActAgent(model, tool_chain=weather_chain(), limits=Limits(max_steps=1))
     events = [event async for event in agent.stream("Loop")]
-    assert LimitReached(2, "max_iterations") in events
+    assert LimitReached(2, "max_steps") in events
 
 
 async def test_markdown_agent_with_json_calls() -> None:
@@ -333,31 +333,31 @@ async def test_trace_writer_records_a_run_as_json_lines() -> None:
     out = io.StringIO()
     ctx = ExecutionContext()
     detach = JSONLTraceWriter(out).attach(ctx)
-    finished: list[IterationFinished] = []
-    ctx.events.subscribe(IterationFinished, finished.append)
+    finished: list[StepFinished] = []
+    ctx.events.subscribe(StepFinished, finished.append)
     model = ScriptedModel([WEATHER_CALL, "<answer>21C</answer>"])
     await ReActAgent(model, tool_chain=weather_chain()).run("Weather?", ctx=ctx)
     detach()
     records = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["event"] for r in records] == [
-        "IterationStarted",
+        "StepStarted",
         "StepReady",
         "BeforeModelCall",
         "AfterModelCall",
-        "BeforeToolCall",
-        "AfterToolCall",
-        "IterationFinished",
-        "IterationStarted",
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "StepFinished",
+        "StepStarted",
         "StepReady",
         "BeforeModelCall",
         "AfterModelCall",
-        "IterationFinished",
-        "RunEnded",
+        "StepFinished",
+        "RunFinished",
     ]
     assert all(r["run"] == ctx.run_id for r in records)
     ended = records[-1]
     assert (ended["stopped_by"], ended["answer"], ended["steps"]) == ("answer", "21C", 2)
-    assert "messages" not in ended and "iterations" not in ended
+    assert "messages" not in ended  # and "steps" counts them (2), no list of them
     after_tool = records[5]
     assert after_tool["name"] == "get_weather"
     assert after_tool["result"]["text"] == {"city": "Paris", "temp_c": 21, "days": 1}
@@ -381,26 +381,26 @@ def test_generic_run_records_accept_explicit_type_arguments() -> None:
 
 async def test_an_agent_applies_its_limits_to_a_context_passed_without_any() -> None:
     model = ScriptedModel([WEATHER_CALL] * 5)
-    agent = ReActAgent(model, tool_chain=weather_chain(), limits=Limits(max_iterations=2))
+    agent = ReActAgent(model, tool_chain=weather_chain(), limits=Limits(max_steps=2))
     result = await agent.run("Loop", ctx=ExecutionContext())
-    assert result.limit == "max_iterations"
-    assert len(result.iterations) == 2
+    assert result.limit == "max_steps"
+    assert len(result.steps) == 2
 
 
 async def test_an_empty_action_gets_feedback() -> None:
     model = ScriptedModel(["<action>\n</action>", "<answer>ok</answer>"])
     result = await ReActAgent(model, tool_chain=weather_chain()).run("Go")
-    assert "held no tool calls" in result.iterations[0].feedback
+    assert "held no tool calls" in result.steps[0].feedback
     assert [m.role for m in result.messages][-2:] == ["user", "assistant"]
 
 
 async def test_a_failing_observer_does_not_end_the_run() -> None:
     ctx = ExecutionContext()
 
-    def broken(event: IterationFinished) -> None:
+    def broken(event: StepFinished) -> None:
         raise OSError("disk full")
 
-    ctx.events.subscribe(IterationFinished, broken)
+    ctx.events.subscribe(StepFinished, broken)
     model = ScriptedModel([WEATHER_CALL, "<answer>21C</answer>"])
     result = await ReActAgent(model, tool_chain=weather_chain()).run("Go", ctx=ctx)
     assert result.answer == "21C"
@@ -450,7 +450,7 @@ async def test_an_action_swallowed_by_another_section_gets_pointed_feedback(
     model = ScriptedModel([output, answer])
     fmt = MarkdownFormat() if markdown else XMLFormat()
     result = await ReActAgent(model, tool_chain=weather_chain(), text_format=fmt).run("Weather?")
-    feedback = result.iterations[0].feedback
+    feedback = result.steps[0].feedback
     assert feedback.startswith("no 'action' or 'answer' section found; write one.")
     assert "The 'action' section you wrote inside 'thinking' was read as part of it" in feedback
     assert result.answer == "ok"

@@ -21,7 +21,7 @@ async def test_native_calls_in_the_action_section() -> None:
     agent = ReActAgent(model, tool_chain=DialectToolChain().register_tool(Weather()))
     result = await agent.run("Weather in Paris and Oslo?")
     assert result.ok and result.answer == "Both are mild."
-    raw = result.iterations[0].tool_results[0].raw
+    raw = result.steps[0].tool_results[0].raw
     assert [dict(call.args) for call in raw.calls] == [{"city": "Paris"}, {"city": "Oslo"}]
     assert raw.ok
     assert "<tool_call>" in model.requests[0].messages[0].text_content()  # the guidance

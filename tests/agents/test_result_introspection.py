@@ -31,7 +31,7 @@ def test_a_result_pickles_whole() -> None:
     back = pickle.loads(pickle.dumps(result))
     assert back.answer == "It is 5."
     assert back.messages == result.messages
-    assert back.iterations == result.iterations
+    assert back.steps == result.steps
     assert back.usage == result.usage
     assert back.stopped_by == result.stopped_by
 
@@ -39,10 +39,10 @@ def test_a_result_pickles_whole() -> None:
 def test_a_react_result_pickles_whole() -> None:
     result = ReActAgent(ScriptedModel(["<answer>4</answer>"])).run_sync("2 + 2?")
     back = pickle.loads(pickle.dumps(result))
-    assert (back.answer, back.messages, back.iterations) == (
+    assert (back.answer, back.messages, back.steps) == (
         result.answer,
         result.messages,
-        result.iterations,
+        result.steps,
     )
 
 

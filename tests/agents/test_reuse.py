@@ -105,7 +105,7 @@ def assert_answered(result: AgentResult[Any]) -> None:
     assert result.error is None
     assert result.stopped_by == "answer"
     assert result.answer == "5"
-    assert [len(iteration.tool_results) for iteration in result.iterations] == [1, 0]
+    assert [len(step.tool_results) for step in result.steps] == [1, 0]
 
 
 def test_run_sync_again_and_again(provider: Provider, kind: Kind, server: LoopbackServer) -> None:
@@ -397,7 +397,7 @@ def test_the_readme_approval_resume_works_on_every_turn(
     resumed = agent.run_sync("approved", history=result.messages, extension_state=state)
     assert resumed.error is None
     assert resumed.stopped_by == "answer"
-    published = resumed.iterations[0].tool_results[0].raw.results[0]
+    published = resumed.steps[0].tool_results[0].raw.results[0]
     assert published is not None
     assert published.output == "page-7 is live"
     assert server.pending == 0

@@ -39,10 +39,10 @@ def test_the_call_past_max_tool_calls_is_refused_and_the_run_stops() -> None:
     model = ScriptedModel([ADD, ADD, ADD, "<answer>3</answer>"])
     chain = JSONToolChain().register_tool(add)
     result = ReActAgent(model, tool_chain=chain, limits=Limits(max_tool_calls=2)).run_sync("go")
-    third = result.iterations[2].tool_results[0].raw.errors[0]
+    third = result.steps[2].tool_results[0].raw.errors[0]
     assert third is not None and third.kind == "limit"
     assert result.stopped_by == "limit" and result.limit == "max_tool_calls"
-    assert len(result.iterations) == 3
+    assert len(result.steps) == 3
 
 
 def test_an_observer_that_raises_on_parse_failures_does_not_crash_run_sync() -> None:
@@ -59,7 +59,7 @@ def test_an_observer_that_raises_on_parse_failures_does_not_crash_run_sync() -> 
     assert ctx.stats.get(Stats.OBSERVER_ERRORS) == 1
 
 
-def test_a_model_that_raises_anything_ends_the_run_with_an_error_and_keeps_iterations() -> None:
+def test_a_model_that_raises_anything_ends_the_run_with_an_error_and_keeps_its_steps() -> None:
     outputs = iter([ADD])
 
     def script(messages: Sequence[Message]) -> str:
@@ -71,8 +71,8 @@ def test_a_model_that_raises_anything_ends_the_run_with_an_error_and_keeps_itera
     result = agent.run_sync("go")
     assert result.stopped_by == "error"
     assert result.error is not None and "ZeroDivisionError" in result.error
-    assert len(result.iterations) == 1
-    assert result.iterations[0].tool_results[0].raw.output(0, int) == 1
+    assert len(result.steps) == 1
+    assert result.steps[0].tool_results[0].raw.output(0, int) == 1
 
 
 class Order(BaseModel):
@@ -85,10 +85,10 @@ def test_a_validator_that_raises_is_a_rejected_answer_not_a_crash() -> None:
 
     model = ScriptedModel(['<answer>{"item": "tea"}</answer>'] * 2)
     agent = ReActAgent(model, termination=TypedTermination(Order, validators=[broken]))
-    result = agent.run_sync("go", ctx=ExecutionContext(limits=Limits(max_iterations=2)))
+    result = agent.run_sync("go", ctx=ExecutionContext(limits=Limits(max_steps=2)))
     assert result.stopped_by == "limit"
-    assert len(result.iterations) == 2
-    assert "IndexError" in result.iterations[0].feedback
+    assert len(result.steps) == 2
+    assert "IndexError" in result.steps[0].feedback
 
 
 def test_a_huge_bracket_answer_is_rejected_not_a_recursion_error() -> None:
@@ -98,7 +98,7 @@ def test_a_huge_bracket_answer_is_rejected_not_a_recursion_error() -> None:
     agent = ReActAgent(model, termination=TypedTermination(Order))
     result = agent.run_sync("go")
     assert result.stopped_by == "answer" and result.answer == Order(item="x")
-    assert result.iterations[0].feedback.startswith("answer rejected")
+    assert result.steps[0].feedback.startswith("answer rejected")
 
 
 def test_a_tool_swallowing_cancellation_cannot_keep_run_sync_from_returning() -> None:
@@ -110,7 +110,7 @@ def test_a_tool_swallowing_cancellation_cannot_keep_run_sync_from_returning() ->
     result = agent.run_sync("go")
     assert time.perf_counter() - started < 30  # a hang guard, not a speed limit
     assert result.stopped_by == "limit" and result.limit == "timeout"
-    error = result.iterations[0].tool_results[0].raw.errors[0]
+    error = result.steps[0].tool_results[0].raw.errors[0]
     assert error is not None and error.kind == "timeout"
 
 
@@ -152,6 +152,6 @@ def test_any_model_output_ends_a_run_with_a_stop_reason(
 ) -> None:
     chain = chain_type().register_tool(add).register_tool(Weather())
     agent = ReActAgent(ScriptedModel(outputs), tool_chain=chain, text_format=fmt())
-    result = agent.run_sync("go", ctx=ExecutionContext(limits=Limits(max_iterations=len(outputs))))
+    result = agent.run_sync("go", ctx=ExecutionContext(limits=Limits(max_steps=len(outputs))))
     assert result.stopped_by in ("answer", "limit", "error")
-    assert len(result.iterations) <= len(outputs)
+    assert len(result.steps) <= len(outputs)

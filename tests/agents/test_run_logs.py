@@ -198,8 +198,8 @@ async def test_each_step_logs_one_debug_line(caplog: pytest.LogCaptureFixture) -
         (2, (), False),
         (3, (), True),
     ]
-    for record, iteration in zip(steps, result.iterations, strict=True):
-        usage = iteration.usage
+    for record, step in zip(steps, result.steps, strict=True):
+        usage = step.usage
         assert fields(record, "input_tokens", "output_tokens") == (
             usage.input_tokens,
             usage.output_tokens,
@@ -279,11 +279,11 @@ def test_the_console_trace_shows_a_run_as_it_happens() -> None:
 
 def test_the_console_trace_of_a_native_run_and_of_a_stop() -> None:
     model = ScriptedModel([ScriptedModel.call("add", a=2, b=2)] * 3)
-    agent = ToolCallingAgent(model, tool_chain=chain(), limits=Limits(max_iterations=2))
+    agent = ToolCallingAgent(model, tool_chain=chain(), limits=Limits(max_steps=2))
     text, result = traced(agent, "Loop")
     assert result.stopped_by == "limit"
     assert text.count('  -> add {"a":2,"b":2} [call_') == 2
-    assert text.splitlines()[-2] == "stopped by limit: max_iterations"
+    assert text.splitlines()[-2] == "stopped by limit: max_steps"
 
 
 def test_the_console_trace_redacts_what_a_model_repeats(

@@ -135,7 +135,7 @@ async def test_a_run_leaves_no_task(kind: Kind) -> None:
     result = await agent.run("Work through the steps.")
     assert left_behind(before) == []
     assert result.stopped_by == "answer"
-    assert len(result.iterations) == STEPS + 1
+    assert len(result.steps) == STEPS + 1
 
 
 async def test_a_streamed_run_leaves_no_task(kind: Kind) -> None:
@@ -148,7 +148,7 @@ async def test_a_streamed_run_leaves_no_task(kind: Kind) -> None:
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["run", "stream"])
 async def test_a_run_stopped_by_a_limit_leaves_no_task(kind: Kind, streaming: bool) -> None:
-    agent = agent_for(kind, script(kind), limits=Limits(max_iterations=4))
+    agent = agent_for(kind, script(kind), limits=Limits(max_steps=4))
     before = asyncio.all_tasks()
     result = await (streamed(agent) if streaming else agent.run("Work through the steps."))
     assert left_behind(before) == []

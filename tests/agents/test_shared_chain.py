@@ -121,8 +121,8 @@ def _run(agent: Any, server: LoopbackServer, turns: Sequence[str | Calls]) -> Ag
 def _errors(result: AgentResult[str]) -> list[tuple[str, str]]:
     return [
         (error.kind, error.message)
-        for iteration in result.iterations
-        for chain_result in iteration.tool_results
+        for step in result.steps
+        for chain_result in step.tool_results
         for error in chain_result.raw.errors
         if error is not None
     ]
@@ -295,7 +295,7 @@ def test_a_chain_of_ones_own_is_narrowed_by_a_wrapper_and_reads_each_action_once
     ran.clear()
     result = agent.run_sync("Drop the users table.")
     assert result.ok, result.error
-    [error] = result.iterations[0].tool_results[0].raw.errors
+    [error] = result.steps[0].tool_results[0].raw.errors
     assert error is not None and error.kind == "unknown_tool"
     assert error.message == (
         "the tool 'drop_table' is not available now. Available tools: get_weather"

@@ -141,7 +141,7 @@ async def test_react_a_call_to_an_inactive_tool_is_answered_as_unknown() -> None
     assert result.ok, result.error
     observation = model.requests[1].messages[-1].text_content()
     assert NOT_ACTIVE in observation
-    [made] = result.iterations[0].tool_results
+    [made] = result.steps[0].tool_results
     mul_error, add_error = made.raw.errors
     assert mul_error is not None and mul_error.kind == "unknown_tool"
     assert add_error is None
@@ -171,7 +171,7 @@ async def test_native_active_tools_are_the_only_specs_sent_and_others_are_refuse
     assert NOT_ACTIVE in replies["c-mul"].text_content()
     assert replies["c-mul"].name == "mul"
     assert replies["c-add"].text_content().startswith("5")
-    [made] = result.iterations[0].tool_results
+    [made] = result.steps[0].tool_results
     assert [e.kind if e is not None else None for e in made.raw.errors] == ["unknown_tool", None]
 
 
@@ -195,7 +195,7 @@ async def test_an_inactive_tool_is_refused_by_the_chain_in_the_same_words_in_bot
     model = ScriptedModel([call(kind, "mul"), call(kind, "add"), answer(kind)])
     result = await agent(kind, model, chain, step_hooks=[only_add]).run("2 * 3, else 2 + 3?")
     assert result.ok, result.error
-    refused, added = (step.tool_results[0].raw.errors[0] for step in result.iterations[:2])
+    refused, added = (step.tool_results[0].raw.errors[0] for step in result.steps[:2])
     assert refused is not None and (refused.kind, refused.message) == ("unknown_tool", NOT_ACTIVE)
     assert added is None
     assert NOT_ACTIVE in model.requests[1].messages[-1].text_content()
@@ -212,7 +212,7 @@ async def test_a_name_the_chain_does_not_have_lists_only_the_steps_tools(kind: K
     model = ScriptedModel([call(kind, "sub"), answer(kind)])
     result = await build(kind, model, [only_add]).run("2 - 3?")
     assert result.ok, result.error
-    [error] = result.iterations[0].tool_results[0].raw.errors
+    [error] = result.steps[0].tool_results[0].raw.errors
     assert error is not None and error.kind == "unknown_tool"
     # An unknown tool, not one turned off; and a tool hidden this step is never named.
     assert error.message == "unknown tool 'sub'. Available tools: add"
@@ -250,7 +250,7 @@ async def test_what_a_hook_changes_step_by_step_is_sent_step_by_step(kind: Kind)
             assert tuple(spec.name for spec in request.options.tools) == tools
         else:
             assert all((f"- {name}:" in sent) == (name in tools) for name in ("add", "mul"))
-    assert not any(error for step in result.iterations for error in step_errors(step))
+    assert not any(error for step in result.steps for error in step_errors(step))
 
 
 def step_errors(step: Any) -> list[object]:
@@ -270,7 +270,7 @@ async def test_a_hook_changes_the_model_of_one_step(kind: Kind) -> None:
     assert result.answer == "from the other model"
     assert len(model.requests) == 1 and len(other.requests) == 1
     assert other.requests[0].messages == result.messages[:-1]
-    assert result.iterations[1].output == answer(kind, "from the other model")
+    assert result.steps[1].output == answer(kind, "from the other model")
 
 
 @KINDS
@@ -377,7 +377,7 @@ async def test_a_failing_hook_ends_the_run_as_an_error(
     assert result.stopped_by == "error"
     assert result.error == expected
     assert len(model.requests) == 1  # no call was made with an unchecked request
-    assert len(result.iterations) == 1
+    assert len(result.steps) == 1
     assert result.messages[: len(model.requests[0].messages)] == model.requests[0].messages
     assert result.messages[-2].role == "assistant"  # step 1 kept: the call and its result
 

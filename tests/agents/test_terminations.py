@@ -185,8 +185,8 @@ async def test_a_raising_validator_does_not_end_the_run() -> None:
     agent = ReActAgent(model, termination=TypedTermination(Order, validators=[broken]))
     result = await agent.run("Order tea")
     assert result.answer == Order(item="tea", quantity=0)
-    assert len(result.iterations) == 2
-    feedback = result.iterations[0].feedback
+    assert len(result.steps) == 2
+    feedback = result.steps[0].feedback
     assert feedback.startswith("answer rejected: the answer could not be checked (the validator ")
     assert "broken raised IndexError" in feedback
 

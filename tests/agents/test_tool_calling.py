@@ -116,9 +116,9 @@ def test_each_call_gets_its_own_tool_message_in_call_order() -> None:
     second = model.requests[1].messages
     assert [m.role for m in second] == ["system", "user", "assistant", "tool", "tool"]
     assert [c.id for c in second[2].tool_calls] == ["c1", "c2"]
-    raw = result.iterations[0].tool_results[0].raw
+    raw = result.steps[0].tool_results[0].raw
     assert raw.output(1, int) == 5
-    assert result.iterations[0].tool_calls == second[2].tool_calls
+    assert result.steps[0].tool_calls == second[2].tool_calls
 
 
 def test_a_yaml_chain_serialises_tool_messages_as_yaml() -> None:
@@ -149,7 +149,7 @@ def test_errors_are_answered_per_call_id_and_the_others_still_run() -> None:
     assert "no such city" in texts["c3"]
     assert texts["c4"].startswith("Error: ") and "a" in texts["c4"]
     assert texts["c5"] == "2"
-    errors = result.iterations[0].tool_results[0].raw.errors
+    errors = result.steps[0].tool_results[0].raw.errors
     assert [e.kind if e else None for e in errors] == [
         "invalid_arguments",
         "unknown_tool",
@@ -260,7 +260,7 @@ def test_a_typed_answer_comes_through_the_final_answer_tool() -> None:
     assert replies[0].tool_call_id == "a1"
     assert replies[0].text_content() == "Error: answer rejected: seats must be at least 1"
     assert replies[1].text_content() == "Answer accepted."
-    assert result.iterations[0].feedback == "answer rejected: seats must be at least 1"
+    assert result.steps[0].feedback == "answer rejected: seats must be at least 1"
     assert result.stats["parse_errors"] == 1
 
 
@@ -279,7 +279,7 @@ def test_a_final_answer_beside_other_calls_is_not_taken() -> None:
     assert texts["t"] == "2"
     assert "called other tools in the same turn" in texts["f"]
     assert result.answer == Booking(flight="X", seats=2)
-    assert len(result.iterations) == 2
+    assert len(result.steps) == 2
 
 
 def test_typed_answer_written_as_text_is_taken_or_redirected() -> None:
@@ -316,7 +316,7 @@ def test_an_empty_reply_gets_feedback() -> None:
     model = ScriptedModel(["", "Here."])
     result = agent(model).run_sync("Hi")
     assert result.answer == "Here."
-    assert result.iterations[0].feedback == "your reply was empty: answer, or call a tool"
+    assert result.steps[0].feedback == "your reply was empty: answer, or call a tool"
     assert model.requests[1].messages[-1] == Message.text(
         "user", "your reply was empty: answer, or call a tool"
     )
@@ -327,9 +327,9 @@ def test_an_empty_reply_gets_feedback() -> None:
 
 def test_limits_end_the_run_and_keep_every_call_answered() -> None:
     model = ScriptedModel([ScriptedModel.call("add", a=1, b=1)] * 5)
-    result = agent(model, limits=Limits(max_iterations=2)).run_sync("Loop.")
-    assert result.stopped_by == "limit" and result.limit == "max_iterations"
-    assert len(result.iterations) == 2
+    result = agent(model, limits=Limits(max_steps=2)).run_sync("Loop.")
+    assert result.stopped_by == "limit" and result.limit == "max_steps"
+    assert len(result.steps) == 2
     roles = [m.role for m in result.messages]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool"]
 
@@ -367,7 +367,7 @@ def test_stream_yields_text_and_call_deltas_then_the_result() -> None:
         return [event async for event in agent(model).stream("20 + 22?")]
 
     events = asyncio.run(collect())
-    text = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.iteration == 1)
+    text = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.step == 1)
     assert text == "Adding."
     deltas = [e for e in events if isinstance(e, ModelToolCallDelta)]
     assert deltas[0].id == "c1" and deltas[0].name == "add"
@@ -432,7 +432,7 @@ def test_the_trace_shows_steps_native_calls_and_tool_results() -> None:
     assert steps[1]["request"]["messages"] == 3 and steps[1]["changed"] is False
     [made] = next(r for r in records if r["event"] == "AfterModelCall")["response"]["tool_calls"]
     assert made == {"id": "c1", "name": "add", "arguments": '{"a":1,"b":2}'}
-    [after] = [r for r in records if r["event"] == "AfterToolCall"]
+    [after] = [r for r in records if r["event"] == "ToolCallFinished"]
     assert after["id"] == "c1" and after["result"]["text"] == 3
 
 
@@ -463,7 +463,7 @@ def test_cached_tokens_reach_step_and_run_usage_and_the_parents_stats() -> None:
     parent = ExecutionContext()
     model = CachingModel(ScriptedModel([ScriptedModel.call("add", a=1, b=1), "2"]))
     result = ToolCallingAgent(model, tool_chain=chain()).run_sync("1 + 1?", ctx=parent.child("a"))
-    assert [it.usage.cached_input_tokens for it in result.iterations] == [10, 10]
+    assert [it.usage.cached_input_tokens for it in result.steps] == [10, 10]
     assert result.usage.cached_input_tokens == 20
     assert parent.stats.get("cached_input_tokens") == 20
 

@@ -91,7 +91,7 @@ async def test_a_key_a_tool_raised_reaches_no_request_log_error_or_span(
 
     # raw.errors: the message is redacted; the exception is the one the tool raised (a
     # program may inspect it), its own text as it was.
-    (error,) = [e for i in result.iterations for r in i.tool_results for e in r.raw.errors if e]
+    (error,) = [e for i in result.steps for r in i.tool_results for e in r.raw.errors if e]
     assert isinstance(error, ToolCallError) and error.kind == "tool_error"
     assert leaked(error.message) == [] and "[REDACTED]" in error.message
     assert isinstance(error.exception, RuntimeError)
@@ -117,7 +117,7 @@ WORKER = textwrap.dedent(
 
     model = OpenAIChatModel("gpt-test", api_key="unused-here", base_url=os.environ["BASE_URL"])
     result = ToolCallingAgent(model, tools=[charge]).run_sync("Charge 5.")
-    errors = [e for i in result.iterations for r in i.tool_results for e in r.raw.errors if e]
+    errors = [e for i in result.steps for r in i.tool_results for e in r.raw.errors if e]
     print(errors[0].message)
     print(result.answer)
     """

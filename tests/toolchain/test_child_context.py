@@ -49,12 +49,12 @@ def test_grandchildren_add_up_to_the_root_and_siblings_stay_apart() -> None:
 def test_loop_local_counters_and_set_stay_in_the_child() -> None:
     run = ExecutionContext()
     sub = run.child("sub")
-    sub.stats.increment(Stats.ITERATIONS, 7)
+    sub.stats.increment(Stats.STEPS, 7)
     sub.stats.increment(Stats.CONSECUTIVE_TOOL_ERRORS, 2)
     sub.stats.increment(Stats.CONSECUTIVE_PARSE_ERRORS)
     sub.stats.set(Stats.TOOL_CALLS, 9)
     assert run.stats.snapshot() == {}
-    assert sub.stats.get(Stats.ITERATIONS) == 7
+    assert sub.stats.get(Stats.STEPS) == 7
 
 
 def test_child_tool_calls_count_against_the_parent_limits() -> None:

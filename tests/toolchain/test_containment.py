@@ -23,13 +23,13 @@ from formats import FormatParseError, MarkdownFormat, Section, XMLFormat
 from formats._section import NAME_PATTERN
 from tests.support.tools import CityIn, Stubborn, Weather, add
 from toolchain import (
-    AfterToolCall,
     ExecutionContext,
     JSONToolChain,
     Limits,
     RawToolChainResult,
     Stats,
     Tool,
+    ToolCallFinished,
     ToolCallParseError,
     ToolCallParseFailed,
     ToolDefinitionError,
@@ -57,17 +57,17 @@ async def test_an_observer_that_raises_never_changes_a_successful_call(
 ) -> None:
     ctx = ExecutionContext()
 
-    def disk_full(event: AfterToolCall) -> None:
+    def disk_full(event: ToolCallFinished) -> None:
         raise OSError("No space left on device")
 
-    ctx.events.subscribe(AfterToolCall, disk_full)
+    ctx.events.subscribe(ToolCallFinished, disk_full)
     chain = JSONToolChain().register_tool(Weather())
     with caplog.at_level(logging.ERROR, logger="toolchain"):
         result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "Oslo"}}', FMT)
     assert result.raw.errors == (None,)
     assert result.raw.output(0, dict)["city"] == "Oslo"
     assert ctx.stats.get(Stats.OBSERVER_ERRORS) == 1
-    assert "an observer of AfterToolCall failed" in caplog.text
+    assert "an observer of ToolCallFinished failed" in caplog.text
 
 
 async def test_an_observer_of_parse_failures_that_raises_leaves_the_documented_error() -> None:
@@ -88,10 +88,10 @@ async def test_an_observer_of_parse_failures_that_raises_leaves_the_documented_e
 def test_reaching_a_limit_is_not_passing_it() -> None:
     stats = Stats()
     stats.increment(Stats.TOOL_CALLS, 2)
-    stats.increment(Stats.ITERATIONS, 3)
-    limits = Limits(max_tool_calls=2, max_iterations=3)
+    stats.increment(Stats.STEPS, 3)
+    limits = Limits(max_tool_calls=2, max_steps=3)
     assert limits.exceeded(stats) is None
-    assert limits.exceeded(stats, starting_iteration=True) == "max_iterations"
+    assert limits.exceeded(stats, starting_step=True) == "max_steps"
     stats.increment(Stats.TOOL_CALLS)
     assert limits.exceeded(stats) == "max_tool_calls"
     assert limits.tool_call_refused(stats, "add") == "max_tool_calls=2"

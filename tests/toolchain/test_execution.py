@@ -13,17 +13,17 @@ from pydantic import BaseModel
 from formats import XMLFormat
 from tests.support.tools import AsyncSleeper, Sleeper, Weather, add, all_tools, explode
 from toolchain import (
-    AfterToolCall,
-    BeforeToolCall,
     ExecutionContext,
     JSONToolChain,
     Limits,
     Stats,
     Tool,
     ToolCall,
+    ToolCallFinished,
     ToolCallParseError,
     ToolCallParseFailed,
     ToolCallRefused,
+    ToolCallStarted,
     ToolHook,
     ToolResult,
     tool,
@@ -234,8 +234,8 @@ async def test_before_hook_rewrites_arguments_before_validation() -> None:
             return None
 
     ctx.hooks.add(HomeCity())
-    started: list[BeforeToolCall] = []
-    ctx.events.subscribe(BeforeToolCall, started.append)
+    started: list[ToolCallStarted] = []
+    ctx.events.subscribe(ToolCallStarted, started.append)
     chain = JSONToolChain().register_tool(Weather())
     result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "$home"}}', FMT)
     assert result.raw.calls == (ToolCall("get_weather", {"city": "Lisbon"}, "call_1"),)
@@ -253,8 +253,8 @@ async def test_after_hook_replaces_the_result_before_it_is_serialised() -> None:
             return ToolResult("internal://weather-1")
 
     ctx.hooks.add(Box())
-    seen: list[AfterToolCall] = []
-    ctx.events.subscribe(AfterToolCall, seen.append)
+    seen: list[ToolCallFinished] = []
+    ctx.events.subscribe(ToolCallFinished, seen.append)
     chain = JSONToolChain().register_tool(Weather())
     result = await chain.execute(ctx, '{"tool": "get_weather", "args": {"city": "Oslo"}}', FMT)
     assert "internal://weather-1" in result.text
@@ -432,8 +432,8 @@ async def test_per_tool_limit_within_one_action() -> None:
 
 async def test_every_call_emits_after_tool_call_even_when_it_fails_early() -> None:
     ctx = ExecutionContext()
-    seen: list[AfterToolCall] = []
-    ctx.events.subscribe(AfterToolCall, seen.append)
+    seen: list[ToolCallFinished] = []
+    ctx.events.subscribe(ToolCallFinished, seen.append)
     chain = JSONToolChain().register_tool(add)
     content = '[{"tool": "nope", "args": {}}, 42, {"tool": "add", "args": {"a": 1}}]'
     await chain.execute(ctx, content, FMT)

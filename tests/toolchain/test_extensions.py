@@ -4,12 +4,21 @@ on a bare chain and on both agents."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-from agents import ModelTextDelta, ReActAgent, RunEvent, RunFinished, ToolCallingAgent
+from agents import (
+    ModelTextDelta,
+    ReActAgent,
+    RunEvent,
+    RunFinished,
+    StepRequest,
+    ToolCallingAgent,
+)
 from agents.models import ScriptedModel
 from formats import XMLFormat
 from toolchain import (
@@ -214,7 +223,7 @@ def test_native_agent_gets_the_tools_sections_hooks_and_a_streamed_filtered_answ
     assert tool_message.role == "tool"
     assert tool_message.text_content().startswith("[shout] HI")
     assert tool_message.text_content().endswith("<recorder>\nresults so far: 1\n</recorder>")
-    streamed = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.iteration == 2)
+    streamed = "".join(e.text for e in events if isinstance(e, ModelTextDelta) and e.step == 2)
     assert streamed == "It is cooked, truly cooked."
     finished = events[-1]
     assert isinstance(finished, RunFinished)
@@ -240,3 +249,117 @@ def test_an_extension_with_before_step_is_a_step_hook() -> None:
     chain = JSONToolChain().register_tool(echo)
     ReActAgent(model, tool_chain=chain, extensions=[counter]).run_sync("Echo a.")
     assert counter.steps == [1, 2]
+
+
+# -- the declared seam: every hook on Extension, defaults that cost nothing ---------------
+
+
+class Duck:
+    """Has what an extension has, without inheriting from Extension."""
+
+    name = "duck"
+
+    def tools(self) -> Sequence[Tool[Any, Any]]:
+        return [shout]
+
+    def prompt_section(self, ctx: ExecutionContext) -> str:
+        return "quack"
+
+
+REFUSED = (
+    r"{callee}: extensions= takes toolchain\.Extension objects, and Duck is not one: "
+    r"declare it as `class Duck\(Extension\):` \(from toolchain import Extension\), which "
+    r"gives it a no-op default for every hook it leaves out"
+)
+
+
+@pytest.mark.parametrize(
+    ("callee", "build"),
+    [
+        ("ReActAgent()", lambda duck: ReActAgent(ScriptedModel([]), extensions=[duck])),
+        ("ToolCallingAgent()", lambda duck: ToolCallingAgent(ScriptedModel([]), extensions=[duck])),
+        ("JSONToolChain()", lambda duck: JSONToolChain(extensions=[duck])),
+        ("YAMLToolChain()", lambda duck: YAMLToolChain(extensions=[duck])),
+    ],
+)
+def test_an_extension_that_does_not_inherit_is_refused_where_it_is_given(
+    callee: str, build: Callable[[Any], object]
+) -> None:
+    with pytest.raises(TypeError, match=REFUSED.format(callee=re.escape(callee))):
+        build(Duck())
+
+
+class ToolsOnly(Extension):
+    """Brings a tool and nothing else: every other hook is the base class's default."""
+
+    name = "tools_only"
+
+    def tools(self) -> Sequence[Tool[Any, Any]]:
+        return [shout]
+
+
+HOOKS = ("instructions", "prompt_section", "text_filter", "before_step", "check_answer")
+
+
+@pytest.mark.parametrize("agent_type", [ReActAgent, ToolCallingAgent])
+def test_hooks_left_at_their_default_cost_a_step_nothing(
+    monkeypatch: pytest.MonkeyPatch, agent_type: type[ReActAgent[str] | ToolCallingAgent[str]]
+) -> None:
+    called: Counter[str] = Counter()
+    for hook in HOOKS:
+        default = vars(Extension)[hook]
+
+        def counted(*args: Any, _default: Any = default, _hook: str = hook) -> Any:
+            called[_hook] += 1
+            return _default(*args)
+
+        monkeypatch.setattr(Extension, hook, counted)
+    requests: list[int] = []
+    made = StepRequest.__init__
+
+    def counted_request(self: StepRequest, *args: Any, **kwargs: Any) -> None:
+        requests.append(1)
+        made(self, *args, **kwargs)
+
+    monkeypatch.setattr(StepRequest, "__init__", counted_request)
+    call = '<action>{"tool": "shout", "args": {"text": "hi"}}</action>'
+    native = agent_type is ToolCallingAgent
+    shout_hi = ScriptedModel.call("shout", {"text": "hi"}) if native else call
+    model = ScriptedModel([shout_hi] * 3 + ["<answer>HI</answer>"])
+    agent = agent_type(model, tool_chain=JSONToolChain(), extensions=[ToolsOnly()])
+    result = agent.run_sync("Shout hi three times.")
+    assert result.ok and result.stats["tool_calls:shout"] == 3
+    # Four steps, and not one call of a default hook, nor a step request built for them:
+    # each step was made as a run without the extension makes it.
+    assert (len(model.requests), called, requests) == (4, Counter(), [])
+
+
+class Pending:
+    """A step hook that holds the first answer back, the way task lists did before
+    ``check_answer`` was an ``Extension`` hook."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def __call__(self, ctx: ExecutionContext, request: StepRequest) -> None:
+        return None
+
+    def check_answer(self, ctx: ExecutionContext) -> str | None:
+        self.asked += 1
+        return "one more thing first" if self.asked == 1 else None
+
+
+def test_a_step_hook_that_holds_answers_back_still_does_for_a_release_with_a_warning() -> None:
+    pending = Pending()
+    model = ScriptedModel(["<answer>early</answer>", "<answer>done</answer>"])
+    with pytest.warns(DeprecationWarning, match=r"the step hook Pending holds answers back"):
+        agent = ReActAgent(model, step_hooks=[pending])
+    result = agent.run_sync("Finish.")
+    assert (result.answer, pending.asked) == ("done", 2)
+    assert "one more thing first" in result.steps[0].feedback
+
+
+def test_an_extension_given_as_a_step_hook_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"ReActAgent\(\): StepCounter is an Extension: pass"):
+        # (ignored below: an Extension is no StepHook, which is the mistake under test)
+        ReActAgent(ScriptedModel([]), step_hooks=[StepCounter()])  # type: ignore[list-item]

@@ -99,7 +99,7 @@ def test_forty_five_stuck_calls_never_starve_the_sync_calls_after_them(
     model = ScriptedModel([ScriptedModel.call("add", a=n, b=1) for n in range(4)] + ["Done."])
     run = ToolCallingAgent(model, tools=[add]).run_sync("Add one to 0, 1, 2 and 3.")
     assert run.answer == "Done."
-    outputs = [r.raw.output(0, int) for step in run.iterations for r in step.tool_results]
+    outputs = [r.raw.output(0, int) for step in run.steps for r in step.tool_results]
     assert outputs == [1, 2, 3, 4]
 
 

@@ -24,7 +24,7 @@ from toolchain._errors import (
     duplicate_tool,
 )
 from toolchain._events import ToolCallParseFailed
-from toolchain._extension import Extension, install_extensions
+from toolchain._extension import Extension, checked_extensions, install_extensions
 from toolchain._observations import ObservationEncoding, encoder_for
 from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolChainResult
@@ -54,7 +54,7 @@ class ToolChain(Protocol):
       all, after emitting ``ToolCallParseFailed``) and ``KeyboardInterrupt``; every
       other failure (unknown tool, invalid arguments, a tool that raises, hangs or
       returns junk, a hook, a limit, the run's cancellation) is that call's error;
-    - every call it starts ends in exactly one ``AfterToolCall`` event, failed or not,
+    - every call it starts ends in exactly one ``ToolCallFinished`` event, failed or not,
       so stats and traces add up;
     - ``raw.calls``, ``raw.results``, ``raw.errors`` and ``observations`` line up with
       the calls, in order; ``text`` is the observation already wrapped by
@@ -234,7 +234,7 @@ class ToolChainBase:
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
         self.observations = observations  # its writer made now: a bad one fails here
-        self.extensions = tuple(extensions)
+        self.extensions = checked_extensions(extensions, f"{type(self).__name__}()")
         self._registry = Registry()
         """The tools registered on this chain, shared with its views (``with_tools``,
         ``narrowed``): only ``register_tool`` writes it."""

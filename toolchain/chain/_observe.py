@@ -22,7 +22,7 @@ from formats import FormattedSection, TextFormat
 from toolchain._content import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 from toolchain._context import Stats
 from toolchain._errors import describe_exception
-from toolchain._events import AfterToolCall
+from toolchain._events import ToolCallFinished
 from toolchain._hooks import HookFailed, HookStage, hook_error, run_stage
 from toolchain._oneline import log_line
 from toolchain._redact import logger
@@ -60,10 +60,10 @@ def finish(
 ) -> Outcome:
     """Every call ends here, failed or not: observers see them all."""
     call, result, failure = ran.call, ran.result, ran.error
-    if ctx.events.has_subscribers(AfterToolCall):
+    if ctx.events.has_subscribers(ToolCallFinished):
         duration = time.perf_counter() - started
         ctx.events.emit(
-            AfterToolCall(ctx, index, call.name, call.args, result, failure, duration, call.id)
+            ToolCallFinished(ctx, index, call.name, call.args, result, failure, duration, call.id)
         )
     if failure is not None or result is None:
         failure = failure or ToolCallError("output_error", f"{call.name} returned no result")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from toolchain._events import BeforeToolCall
+from toolchain._events import ToolCallStarted
 from toolchain._hooks import check_guards
 from toolchain._result import ToolCall, ToolCallError
 from toolchain.chain import _step_seam
@@ -61,8 +61,8 @@ async def run_call(
     if isinstance(checked, Refused):
         return await _refused(config, ctx, index, checked, started, slot)
     call = checked.call
-    if ctx.events.has_subscribers(BeforeToolCall):
-        ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id, checked.written))
+    if ctx.events.has_subscribers(ToolCallStarted):
+        ctx.events.emit(ToolCallStarted(ctx, index, call.name, call.args, call.id, checked.written))
     if runner is None:
         result, problem = await invoke(config, ctx, checked, index, signals)
     else:

@@ -33,7 +33,7 @@ How sub-calls run:
   A child run (``ctx.child``) would hide a sub-tool's ``ctx.pause`` (an approval) or
   ``ctx.cancel`` from the run. Sub-calls count as the run's tool calls, per tool as
   ``<composite>.<sub-tool>``, so the run's ``max_tool_calls`` bounds them too.
-- each sub-call emits ``BeforeToolCall`` / ``AfterToolCall`` on ``ctx.events``, named
+- each sub-call emits ``ToolCallStarted`` / ``ToolCallFinished`` on ``ctx.events``, named
   ``<composite>.<sub-tool>`` (``file.write``), with ``index`` its position in
   ``calls``. A tool is not told its own call's id, so each composite call takes a
   fresh id from the run (``ctx.new_call_id()``) and its sub-calls are

@@ -11,9 +11,7 @@ from typing import Any, cast
 import pydantic
 
 from toolchain import (
-    AfterToolCall,
     ArgumentsError,
-    BeforeToolCall,
     ContentPart,
     ExecutionContext,
     InputCodec,
@@ -21,6 +19,8 @@ from toolchain import (
     Tool,
     ToolCall,
     ToolCallError,
+    ToolCallFinished,
+    ToolCallStarted,
     ToolDefinitionError,
     ToolError,
     ToolResult,
@@ -187,9 +187,11 @@ calls; they run one after another, in order, and each gets its own result or err
             result, failure = await self._attempt(ctx, index, call)
         # Every sub-call ends here, failed or not: observers see them all.
         qualified = self._qualified(call.name)
-        if ctx.events.has_subscribers(AfterToolCall):
+        if ctx.events.has_subscribers(ToolCallFinished):
             duration = time.perf_counter() - started
-            event = AfterToolCall(ctx, index, qualified, call.args, result, failure, duration, id)
+            event = ToolCallFinished(
+                ctx, index, qualified, call.args, result, failure, duration, id
+            )
             ctx.events.emit(event)
         if failure is not None:
             ctx.stats.count_call(Stats.TOOL_ERRORS, qualified)
@@ -221,8 +223,8 @@ calls; they run one after another, in order, and each gets its own result or err
             refusal = await guard_call(ctx, ToolCall(sub.name, call.args, call.id))
             if refusal is not None:
                 return None, refusal
-        if ctx.events.has_subscribers(BeforeToolCall):
-            ctx.events.emit(BeforeToolCall(ctx, index, qualified, call.args, call.id))
+        if ctx.events.has_subscribers(ToolCallStarted):
+            ctx.events.emit(ToolCallStarted(ctx, index, qualified, call.args, call.id))
         result, failure = await invoke(ctx, sub, call.args, call.id)
         if result is not None:
             failure = unshowable(sub.name, result)

@@ -52,8 +52,8 @@ class SchemasDeferred:
 class ApprovalChecked:
     """A call to a tool that requires confirmation was checked: it is ``held`` (waiting
     for a person; the run pauses), ``approved`` or ``denied`` (with the ``reason``
-    given). ``call_id`` is the call's own id, as ``BeforeToolCall`` and
-    ``AfterToolCall`` carry it; ``request.call_id`` is the handle ``ToolSearch.decide``
+    given). ``call_id`` is the call's own id, as ``ToolCallStarted`` and
+    ``ToolCallFinished`` carry it; ``request.call_id`` is the handle ``ToolSearch.decide``
     takes."""
 
     ctx: ExecutionContext

@@ -49,15 +49,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import msgspec
 
 from toolchain._context import ExecutionContext
-from toolchain._extension import Extension, keep_with_conversation
+from toolchain._extension import Extension, StepView, keep_with_conversation
 from toolchain._tool import Tool
 from toolchain.discovery import _saved
-from toolchain.discovery._activation import ProtocolName, discovery
+from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import Approval, ApprovalRequest, Approver
 from toolchain.discovery._documents import SearchBackend
 from toolchain.discovery._events import SchemasDeferred
@@ -169,17 +169,14 @@ class ToolSearch(Extension):
         """Decisions a person made on held calls since the run that held them."""
         return decisions_listing(ctx)
 
-    def before_step(self, ctx: ExecutionContext, request: Any) -> Any:
+    def before_step(self, ctx: ExecutionContext, request: StepView) -> StepView | None:
         """The step shows ``tool_search``, the always-active tools, the chain's other
-        tools and, in native mode, the tools found so far, appended in the order found.
-
-        ``request`` is an ``agents.steps.StepRequest`` (typed loosely here: toolchain
-        does not import agents)."""
+        tools and, in native mode, the tools found so far, appended in the order found."""
         state = discovery(ctx)
-        state.protocol = cast(ProtocolName, getattr(request, "protocol", "text"))
+        state.protocol = request.protocol
         if not self.defers:
             return None
-        tools: tuple[str, ...] = request.tools
+        tools = request.tools
         shown, offered = self._visible(tools)
         if state.protocol == "native" and state.active:
             shown += tuple(name for name in state.active if name in offered)
@@ -192,7 +189,7 @@ class ToolSearch(Extension):
                 names = tuple(n for n in names if n not in state.active)
                 tokens = self._tokens_of(names)
             ctx.events.emit(SchemasDeferred(ctx, names, tokens))
-        return dataclasses.replace(request, described=shown)
+        return request.replace(described=shown)
 
     def save_state(self, ctx: ExecutionContext) -> object | None:
         return _saved.save(ctx)

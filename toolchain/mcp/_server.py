@@ -9,7 +9,6 @@ to ``_transport``, the tool list and its changes to ``_tool_list``, one call to
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, TypeVar, cast
@@ -23,7 +22,7 @@ from toolchain._errors import (
     ToolchainValueError,
     ToolError,
 )
-from toolchain._extension import Extension
+from toolchain._extension import Extension, StepView
 from toolchain._redact import credential_values
 from toolchain._result import ToolResult
 from toolchain.mcp._calling import call_tool
@@ -214,27 +213,25 @@ class MCPServer(Extension):
     def instructions(self) -> str:
         return self._instructions if self.show_instructions else ""
 
-    async def before_step(self, ctx: ExecutionContext, request: Any) -> Any:
+    async def before_step(self, ctx: ExecutionContext, request: StepView) -> StepView | None:
         """The step offers the tools the server lists now: tools it removed are taken
-        out, tools it added (registered on an attached chain) are appended.
-
-        ``request`` is an ``agents.steps.StepRequest`` (typed loosely: toolchain does
-        not import agents). A list change announced before the step is waited for.
+        out, tools it added (registered on an attached chain) are appended. A list
+        change announced before the step is waited for.
         """
         if self._connection is not None:
             await self._connection.watch.settled()
         known, current = self._tools.known, self._tools.current
-        offered: tuple[str, ...] = request.tools
+        offered = request.tools
         kept = tuple(name for name in offered if name not in known or name in current)
         missing = [name for name in current if name not in offered]
         registered: set[str] = self._tools.registered() if missing else set()
         added = tuple(name for name in missing if name in registered)
-        described: tuple[str, ...] | None = request.described
+        described = request.described
         if described is not None:
             described = tuple(n for n in described if n not in known or n in current)
         if kept == offered and not added and described == request.described:
             return None
-        return dataclasses.replace(request, tools=kept + added, described=described)
+        return request.replace(tools=kept + added, described=described)
 
     # -- connecting ------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ class OutputBoxed:
 @dataclass(frozen=True, slots=True)
 class ReferencesResolved:
     """A call's arguments passed stored values by reference (``internal://...``) and
-    the tool got the values: ``references`` counts them. ``BeforeToolCall`` then
+    the tool got the values: ``references`` counts them. ``ToolCallStarted`` then
     carries the arguments both as written (``raw_args``) and as the tool gets them.
     Emitted only while something listens."""
 

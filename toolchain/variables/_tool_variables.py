@@ -11,6 +11,7 @@ import msgspec
 from toolchain import (
     ExecutionContext,
     Extension,
+    StepView,
     TextFilter,
     ToolCall,
     ToolCallRefused,
@@ -139,9 +140,9 @@ class ToolVariables(Extension):
     def text_filter(self, ctx: ExecutionContext) -> TextFilter:
         return StreamResolver(LiveValues(ctx), max_expansion=self.max_expansion)
 
-    async def before_step(self, ctx: ExecutionContext, request: object) -> None:
+    async def before_step(self, ctx: ExecutionContext, request: StepView) -> None:
         """Reads the values an earlier run of the conversation left in the store, before
-        the model can name them (a step hook of the agents; ``request`` is theirs)."""
+        the model can name them; the step itself as it is."""
         await self.load(ctx)
 
     def save_state(self, ctx: ExecutionContext) -> object | None:

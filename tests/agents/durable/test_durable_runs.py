@@ -192,7 +192,7 @@ async def test_a_result_that_cannot_be_recorded_fails_that_call_alone() -> None:
     result = await DurableAgent(made, name="unpicklable").run("Lock?")
 
     assert result.answer == "ok"
-    error = result.iterations[0].tool_results[0].raw.errors[0]
+    error = result.steps[0].tool_results[0].raw.errors[0]
     assert error is not None and error.kind == "output_error"
     assert error.message.startswith(
         "make_lock returned a result that cannot be recorded for a durable run"
@@ -255,10 +255,10 @@ async def test_a_run_read_back_from_its_record_has_its_typed_answer_and_outputs(
         web.destroy()
 
     assert recorded.answer == live.answer == Confirmation(booking="12A", seats=1)
-    output = recorded.iterations[0].tool_results[0].raw.results[0]
+    output = recorded.steps[0].tool_results[0].raw.results[0]
     assert output is not None and output.output == Booking("12A", datetime.date(2026, 1, 27))
     assert recorded.messages == live.messages
-    assert recorded.iterations == live.iterations
+    assert recorded.steps == live.steps
     assert (recorded.usage, recorded.stats) == (live.usage, live.stats)
 
 
@@ -395,7 +395,7 @@ async def test_an_output_whose_type_changed_since_is_read_back_as_recorded_with_
         finally:
             web.destroy()
 
-    found = recorded.iterations[0].tool_results[0].raw.results[0]
+    found = recorded.steps[0].tool_results[0].raw.results[0]
     assert found is not None and found.output == {"seat": "3C"}
     assert "a recorded output of book does not load into Booking" in caplog.text
     assert "3C" not in caplog.text

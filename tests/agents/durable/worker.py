@@ -583,9 +583,9 @@ def printed(result: Any) -> None:
 def details(result: Any) -> dict[str, object]:
     """What a scenario shows besides the answer: the first tool output's class and value
     (``receipt``), the first call's error (``big``)."""
-    if ARGS[2] not in ("receipt", "big") or not result.iterations[0].tool_results:
+    if ARGS[2] not in ("receipt", "big") or not result.steps[0].tool_results:
         return {}
-    raw = result.iterations[0].tool_results[0].raw
+    raw = result.steps[0].tool_results[0].raw
     if raw.results[0] is not None and not isinstance(raw.results[0].output, str):
         output = raw.results[0].output
         kind = type(output)

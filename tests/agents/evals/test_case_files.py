@@ -106,7 +106,7 @@ call_counts:
 answer: {contains: [AA102], not_contains: fee, regex: "\\\\d"}
 expect_internal_resolve: false
 stopped_by: limit
-max_iterations: 4
+max_steps: 4
 today: 2026-03-05
 text_format: markdown
 calls: json
@@ -120,7 +120,7 @@ Go."""
     assert entry.result is not None and entry.result.contains == ("14A",)
     assert case.call_counts == {"get_flight_seats": CountBound(1, 2), "*": CountBound(5, 5)}
     assert case.answer is not None and case.answer.text.not_contains == ("fee",)
-    assert (case.stopped_by, case.max_iterations, case.today) == ("limit", 4, dt.date(2026, 3, 5))
+    assert (case.stopped_by, case.max_steps, case.today) == ("limit", 4, dt.date(2026, 3, 5))
     assert (case.text_format, case.calls, case.expect_internal_resolve) == (
         "markdown",
         "json",
@@ -183,7 +183,7 @@ Go."""
             "answer.predicate",
             "cannot import no.such.module",
         ),
-        ("---\nmax_iterations: 0\n---\nGo.", "max_iterations", "at least 1"),
+        ("---\nmax_steps: 0\n---\nGo.", "max_steps", "at least 1"),
         ("---\ntoday: tomorrow\n---\nGo.", "today", "expected a date"),
         ("---\nstopped_by: whenever\n---\nGo.", "stopped_by", "expected one of"),
         ("---\ntoolset: ''\n---\nGo.", "toolset", "expected a non-empty string"),

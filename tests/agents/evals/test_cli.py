@@ -156,7 +156,7 @@ def one_cassette(usage: str) -> str:
     ("frontmatter", "message"),
     [
         ("today: 2026-13-45", "today: expected a date such as 2026-03-05, got '2026-13-45'"),
-        ("max_iterations: " + "9" * 5000, "line 2, column 17: a number 5,000 characters long"),
+        ("max_steps: " + "9" * 5000, "line 2, column 12: a number 5,000 characters long"),
         ("toolset: os:system", "toolset: toolset 'os:system' is not a toolset factory"),
         ("id: ..", "id: '..' cannot be a case id: it names a folder"),
         ("id: .", "id: '.' cannot be a case id: it names a folder"),

@@ -20,9 +20,9 @@ def result(case_id: str, *, failures: tuple[str, ...] = (), **settings: object) 
         EvalSettings(**settings),  # type: ignore[arg-type]
         failures,
         "answer" if not failures else "limit",
-        detail="" if not failures else "max_iterations",
+        detail="" if not failures else "max_steps",
         calls=(CallRecord("yt_transcribe", {"video_id": "123"}, "internal://a"),),
-        iterations=2,
+        steps=2,
         transcript=f"==== assistant ====\n{HOSTILE}",
         uses_relay=True,
     )
@@ -52,7 +52,7 @@ def test_json_report() -> None:
     assert (document["passed"], document["failed"]) == (2, 1)
     failed = document["results"][2]
     assert failed["case"] == "case2" and not failed["passed"]
-    assert failed["stopped_by"] == "limit" and failed["detail"] == "max_iterations"
+    assert failed["stopped_by"] == "limit" and failed["detail"] == "max_steps"
     assert failed["tool_calls"] == [
         {
             "name": "yt_transcribe",

@@ -48,10 +48,10 @@ def test_each_output_ends_the_run_clearly_with_feedback_it_could_act_on(
     # a reply that is no sections is a parse error; action sections holding no calls
     # are failed calls: either way the run ends at its consecutive-errors limit
     assert result.limit in ("max_consecutive_parse_errors", "max_consecutive_tool_errors")
-    assert len(result.iterations) <= 6
+    assert len(result.steps) <= 6
     # each reply is answered: feedback, or the failed calls' errors, in the next message
     answers = [m.text_content() for m in result.messages[2:] if m.role == "user"]
-    assert len(answers) == len(result.iterations)
+    assert len(answers) == len(result.steps)
     for answer in answers:
         assert actionable(answer), answer
     assert demo.data.bookings["BK001"].flight_number == "AA100"  # nothing was changed

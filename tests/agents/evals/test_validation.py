@@ -156,8 +156,8 @@ def test_expect_internal_resolve() -> None:
 
 def test_how_the_run_stopped_and_its_answer() -> None:
     spec = "answer: {contains: '4242'}"
-    assert validate(case(spec), [], stopped_by="limit", answer=None, detail="max_iterations") == [
-        "the run stopped by limit (max_iterations), expected answer",
+    assert validate(case(spec), [], stopped_by="limit", answer=None, detail="max_steps") == [
+        "the run stopped by limit (max_steps), expected answer",
         "there is no answer to check",
     ]
     assert ok([], spec, answer="It is 4243.") == ["the answer does not contain '4242'"]

@@ -27,10 +27,10 @@ from tests.support.anthropic_replies import anthropic_error
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_replies import openai_error
 from toolchain import (
-    AfterToolCall,
     ExecutionContext,
     ImageContent,
     ToolCallError,
+    ToolCallFinished,
     ToolCallParseFailed,
     ToolResult,
     YAMLToolChain,
@@ -234,7 +234,7 @@ def test_trace_lines_redact_strings_and_exception_texts() -> None:
     image = ImageContent(data=b"\x89PNG sk-", media_type="image/png")
     ctx.events.emit(ToolCallParseFailed(ctx, f"Authorization: Bearer {KEY}", f"bad {KEY}"))
     ctx.events.emit(
-        AfterToolCall(
+        ToolCallFinished(
             ctx,
             0,
             "fetch",

@@ -126,8 +126,8 @@ async def test_a_react_run_is_an_invoke_agent_span_over_its_chat_and_tool_spans(
         "gen_ai.request.stop_sequences": ("<observation>",),
         "gen_ai.response.model": "scripted",
         "gen_ai.response.finish_reasons": ("stop",),
-        "gen_ai.usage.input_tokens": result.iterations[0].usage.input_tokens,
-        "gen_ai.usage.output_tokens": result.iterations[0].usage.output_tokens,
+        "gen_ai.usage.input_tokens": result.steps[0].usage.input_tokens,
+        "gen_ai.usage.output_tokens": result.steps[0].usage.output_tokens,
     }
     for call in spans.named("execute_tool add"):
         assert call.kind is SpanKind.INTERNAL and failed(call) is None
@@ -173,19 +173,19 @@ async def test_a_native_run_through_each_sdk_records_the_request_and_the_respons
         "gen_ai.request.top_p": 0.9,
         "gen_ai.request.seed": 7,
     }
-    for chat, iteration in ((first, result.iterations[0]), (second, result.iterations[1])):
+    for chat, step in ((first, result.steps[0]), (second, result.steps[1])):
         found = dict(chat.attributes or {})
         assert found["gen_ai.provider.name"] == provider
         assert found["gen_ai.request.model"] == model_id
         assert found["gen_ai.response.model"] == (
             "gpt-loopback" if provider == "openai" else "claude-loopback"
         )
-        assert found["gen_ai.usage.input_tokens"] == iteration.usage.input_tokens
-        assert found["gen_ai.usage.output_tokens"] == iteration.usage.output_tokens
+        assert found["gen_ai.usage.input_tokens"] == step.usage.input_tokens
+        assert found["gen_ai.usage.output_tokens"] == step.usage.output_tokens
         assert found["gen_ai.request.stream"] is False
         assert {k: found[k] for k in expected_options} == expected_options
     call = attributes(spans, "execute_tool get_weather")
-    assert call["gen_ai.tool.call.id"] == result.iterations[0].tool_calls[0].id == "call_1"
+    assert call["gen_ai.tool.call.id"] == result.steps[0].tool_calls[0].id == "call_1"
     run = attributes(spans, "invoke_agent forecaster")
     assert run["gen_ai.provider.name"] == provider and run["gent.agent.protocol"] == "native"
     assert run["gen_ai.usage.input_tokens"] == result.usage.input_tokens
@@ -243,7 +243,7 @@ async def test_a_streamed_run_says_so_on_its_model_calls(
     chats = [s for s in spans.spans if s.name.startswith("chat ")]
     assert [dict(c.attributes or {})["gen_ai.request.stream"] for c in chats] == [True, True]
     assert [dict(c.attributes or {})["gen_ai.usage.output_tokens"] for c in chats] == [
-        it.usage.output_tokens for it in finished.result.iterations
+        it.usage.output_tokens for it in finished.result.steps
     ]
 
 
@@ -393,11 +393,11 @@ async def test_a_run_cancelled_while_the_model_writes_ends_its_chat_span(spans: 
 
 async def test_a_run_that_reaches_a_limit_fails_with_the_limits_name(spans: Traced) -> None:
     model = ScriptedModel([ScriptedModel.call("add", a=1, b=1)] * 3)
-    agent = ToolCallingAgent(model, tools=[add], name="looper", limits=Limits(max_iterations=2))
+    agent = ToolCallingAgent(model, tools=[add], name="looper", limits=Limits(max_steps=2))
     result = await agent.run("Keep adding.")
-    assert result.stopped_by == "limit" and result.limit == "max_iterations"
+    assert result.stopped_by == "limit" and result.limit == "max_steps"
     assert spans.tree("error.type") == (
-        "invoke_agent looper error.type=max_iterations\n"
+        "invoke_agent looper error.type=max_steps\n"
         "  chat scripted\n"
         "  execute_tool add\n"
         "  chat scripted\n"
@@ -405,7 +405,7 @@ async def test_a_run_that_reaches_a_limit_fails_with_the_limits_name(spans: Trac
     )
     run = spans.one("invoke_agent looper")
     assert dict(run.attributes or {})["gent.run.stopped_by"] == "limit"
-    assert run.status.description == "the run reached its limit: max_iterations"
+    assert run.status.description == "the run reached its limit: max_steps"
 
 
 async def test_rejected_replies_are_events_on_the_run(spans: Traced) -> None:

@@ -172,7 +172,7 @@ def reading_agent(kind: Kind, steps: int) -> ReActAgent[str] | ToolCallingAgent[
     turns = [call(kind, "page", n=n) for n in range(steps)]
     model = ScriptedModel([*turns, answer(kind, "Read.")])
     agent_class = ReActAgent if kind == "react" else ToolCallingAgent
-    limits = Limits(max_iterations=steps + 5)
+    limits = Limits(max_steps=steps + 5)
     return agent_class(model, tools=[page], name="reader", limits=limits, clock=fixed_clock)
 
 
@@ -193,7 +193,7 @@ async def test_a_run_s_content_grows_linearly_with_its_steps(
     for steps in (5, 20):
         spans_with_content.clear()
         result = await reading_agent(kind, steps).run("Read the report.")
-        assert result.answer == "Read." and len(result.iterations) == steps + 1
+        assert result.answer == "Read." and len(result.steps) == steps + 1
         sizes[steps] = attribute_bytes(spans_with_content.spans)
     # Four times the steps: about four times the bytes (the whole conversation on every
     # chat span made it about sixteen).

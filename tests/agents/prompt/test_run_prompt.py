@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from syrupy.assertion import SnapshotAssertion
 
 from agents import AgentResult
-from agents.events import IterationFinished
+from agents.events import StepFinished
 from agents.models import (
     GenerateOptions,
     Message,
@@ -27,7 +27,7 @@ from agents.models import (
     ToolCallRequest,
 )
 from agents.prompt import FunctionTool, HookInput, HookResult, Prompt, Task, run_prompt
-from agents.result import Iteration
+from agents.result import StepResult
 from tests.support.agent_kinds import Output, answer, call
 from toolchain import ExecutionContext, Limits, Stats
 
@@ -178,7 +178,7 @@ def test_a_sub_agent_with_a_typed_response(protocol: Protocol) -> None:
     assert result.ok and result.answer == "Kites are safe."
     [output] = run_sync_list(run.tool_results())
     assert getattr(output, "output", None) == Verdict(topic="kites", safe=True)
-    assert ctx.stats.get(Stats.ITERATIONS) >= 2  # the child's step counted in the parent
+    assert ctx.stats.get(Stats.STEPS) >= 2  # the child's step counted in the parent
     assert len(child_model.requests) == 1
     total = run_sync_value(run.usage())
     assert total.input_tokens > result.usage.input_tokens > 0  # the child's tokens added
@@ -236,7 +236,7 @@ def test_a_hook_keeps_a_sliding_window_and_changes_variables(protocol: Protocol)
     assert [s.step_number for s in seen] == [0, 1, 2, 3, 4]
     assert seen[0].variables["STEP"].text == "none yet"
     assert seen[2].variables["STEP"].text == "1"  # the hook's variables last
-    assert len(seen[3].steps) == 3 and isinstance(seen[3].steps[0], Iteration)
+    assert len(seen[3].steps) == 3 and isinstance(seen[3].steps[0], StepResult)
     for request in model.requests:
         assert len(request.messages) <= 4  # system + at most three
     assert "<STEP>\n4\n</STEP>" in model.requests[4].messages[0].text_content()
@@ -345,7 +345,7 @@ def test_streams_callbacks_and_options() -> None:
     model = ScriptedModel(["Hello there"])
     chunks: list[str] = []
     finished: list[AgentResult[Any]] = []
-    steps: list[Iteration] = []
+    steps: list[StepResult] = []
 
     def build(prompt: Prompt) -> None:
         prompt.user("Hi")
@@ -430,7 +430,7 @@ def test_a_stop_condition_ends_the_run() -> None:
 
     result = run_prompt(build, model=model, stop_when=lambda step: step.index >= 2).run_sync()
     assert result.stopped_by == "paused" and result.paused == "the stop condition was met"
-    assert len(result.iterations) == 2
+    assert len(result.steps) == 2
 
 
 @PROTOCOLS
@@ -479,7 +479,7 @@ def run_sync_list(work: Any) -> list[Any]:
     return list(run_sync_value(work))
 
 
-_ = IterationFinished  # imported for readers: hooks see agents.Iteration records
+_ = StepFinished  # imported for readers: hooks see agents.StepResult records
 
 
 @PROTOCOLS
@@ -744,11 +744,11 @@ def test_tool_search_beside_a_task_only_tool_and_a_hook_narrowing_tools(protocol
 
 def test_cancelling_run_ctx_before_the_run_starts_cancels_it() -> None:
     model = ScriptedModel(["never"])
-    run = run_prompt(lambda p: p.user("Hi"), model=model, limits=Limits(max_iterations=3))
+    run = run_prompt(lambda p: p.user("Hi"), model=model, limits=Limits(max_steps=3))
     run.ctx.cancel("changed my mind")  # PromptRun has no cancel(): its ctx is the way
     result = run.run_sync()
     assert result.stopped_by == "cancelled" and model.requests == []
-    assert run.ctx.limits.max_iterations == 3 and run.ctx.name == "prompt"
+    assert run.ctx.limits.max_steps == 3 and run.ctx.name == "prompt"
 
 
 @PROTOCOLS
@@ -837,7 +837,7 @@ def test_a_plain_reply_with_tasks_left_gets_feedback_and_the_list_goes_on(
     assert "[1] Calculate 5 + 3 (in progress), [2] Double it (pending)" in told
     assert "finish_task" in told
     assert "[2] Double it (in progress)" in model.requests[3].messages[-1].text_content()
-    assert [i.feedback != "" for i in result.iterations] == [True, False, True, False]
+    assert [i.feedback != "" for i in result.steps] == [True, False, True, False]
 
 
 @PROTOCOLS
@@ -886,12 +886,12 @@ def test_a_model_that_only_replies_in_text_ends_at_a_limit_named_for_the_tasks(
     result = run_prompt(build, model=model(), protocol=protocol).run_sync()
     assert not result.ok and result.answer is None
     assert result.stopped_by == "limit" and result.limit == "tasks_pending"
-    held = [i for i in result.iterations if "Not finished" in i.feedback]
+    held = [i for i in result.steps if "Not finished" in i.feedback]
     assert len(held) == 4  # max_consecutive_parse_errors=3 allows three, the fourth ends it
     strict = Limits(max_consecutive_parse_errors=1)
     result = run_prompt(build, model=model(), protocol=protocol, limits=strict).run_sync()
     assert result.limit == "tasks_pending"
-    assert sum("Not finished" in i.feedback for i in result.iterations) == 2
+    assert sum("Not finished" in i.feedback for i in result.steps) == 2
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["fixed", "dynamic"])

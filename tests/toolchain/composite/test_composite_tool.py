@@ -21,8 +21,6 @@ from agents.models import ScriptedModel
 from formats import XMLFormat
 from tests.support.tools import AsyncSleeper, Sleeper
 from toolchain import (
-    AfterToolCall,
-    BeforeToolCall,
     CompositeTool,
     ExecutionContext,
     ImageContent,
@@ -32,6 +30,8 @@ from toolchain import (
     Stats,
     Tool,
     ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
     ToolDefinitionError,
     ToolError,
     ToolResult,
@@ -481,10 +481,10 @@ async def test_sub_calls_are_events_stats_and_limits_of_the_run() -> None:
     disk = Disk()
     chain = JSONToolChain().register_tool(disk.tool())
     ctx = ExecutionContext(limits=Limits(max_tool_calls=3))
-    before: list[BeforeToolCall] = []
-    after: list[AfterToolCall] = []
-    ctx.events.subscribe(BeforeToolCall, before.append)
-    ctx.events.subscribe(AfterToolCall, after.append)
+    before: list[ToolCallStarted] = []
+    after: list[ToolCallFinished] = []
+    ctx.events.subscribe(ToolCallStarted, before.append)
+    ctx.events.subscribe(ToolCallFinished, after.append)
     items = calls(
         ("write", {"path": "a", "content": "b"}),
         ("nope", {}),

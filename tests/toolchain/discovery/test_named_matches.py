@@ -64,8 +64,8 @@ def _clear() -> None:
 def _errors(result: Any) -> list[tuple[str, str] | None]:
     return [
         None if error is None else (error.kind, error.message)
-        for iteration in result.iterations
-        for chain_result in iteration.tool_results
+        for step in result.steps
+        for chain_result in step.tool_results
         for error in chain_result.raw.errors
     ]
 
@@ -122,7 +122,7 @@ def test_a_named_match_called_with_wrong_arguments_is_shown_its_parameters(kind:
     assert _errors(result)[2:] == [None, None]
     assert search.active(ctx) == ("search_images", "attach_image")
     # The model has its parameters now: a later search names it and says no more.
-    later = json.loads(result.iterations[3].tool_results[0].observations[0].text)
+    later = json.loads(result.steps[3].tool_results[0].observations[0].text)
     assert later["found"] == [] and later["found_before"][0] == "attach_image"
 
 
@@ -188,7 +188,7 @@ def test_a_plain_model_reaches_the_tool_a_search_named_on_the_60_tool_cms(kind: 
     found = json.loads(search_result(kind, result))
     assert [entry["name"] for entry in found["found"]] == ["get_image"]
     assert "search_images" in found["other_matches"]
-    searched = result.iterations[1].tool_results[0]
+    searched = result.steps[1].tool_results[0]
     assert searched.raw.errors == (None,)
     assert searched.raw.output(0, dict) == {
         "results": [{"id": "img-42", "alt": "Mountains", "score": 0.93}]

@@ -96,7 +96,7 @@ def agent_with(kind: Kind, model: ScriptedModel, *tools: Any, search: ToolSearch
 
 def entries(result: AgentResult[Any], step: int) -> list[dict[str, str]]:
     """The composite's result entries in step ``step`` (its first call)."""
-    output = result.iterations[step].tool_results[0].raw.output(0, dict[str, object])
+    output = result.steps[step].tool_results[0].raw.output(0, dict[str, object])
     return cast("list[dict[str, str]]", output["results"])
 
 

@@ -128,7 +128,7 @@ def test_calling_an_inactive_tool_says_how_to_find_it(kind: Kind) -> None:
     result = build(kind, model, search_for()).run_sync("Add a Team page")
     assert result.ok
     assert ran == [("create_page", {"title": "Team"})]  # only after the search
-    error = result.iterations[0].tool_results[0].raw.errors[0]
+    error = result.steps[0].tool_results[0].raw.errors[0]
     assert error is not None and error.kind == "unknown_tool"
     assert error.message == (
         'create_page is not active: search for it first, e.g. tool_search(query="add a new page")'
@@ -202,7 +202,7 @@ def test_approval_granted_and_denied(kind: Kind) -> None:
     assert ran == [("publish_page", {"page_id": "p1"})]
     assert [r.args for r in asked] == [{"page_id": "p1"}, {"page_id": "p2"}]
     assert asked[0].risk == "moderate"
-    error = result.iterations[2].tool_results[0].raw.errors[0]
+    error = result.steps[2].tool_results[0].raw.errors[0]
     assert error is not None and error.kind == "refused"
     assert "was not approved: the About page is still in review" in error.message
 

@@ -32,11 +32,11 @@ from tests.support.agent_kinds import KINDS, Kind, agent, answer
 from tests.toolchain.mcp.mcp_server import BIG_TEXT_LINES, PNG, report_rows, report_table
 from tests.toolchain.mcp.servers import SERVER, HTTPServer
 from toolchain import (
-    BeforeToolCall,
     ExecutionContext,
     ImageContent,
     JSONToolChain,
     TextContent,
+    ToolCallStarted,
     ToolChainResult,
     ToolError,
     YAMLToolChain,
@@ -430,7 +430,7 @@ async def test_agents_call_mcp_tools(kind: Kind, shared_http: HTTPServer) -> Non
             "Weather in Lisbon, and our logo?"
         )
     assert result.ok and result.answer == "21 °C, and here is the logo"
-    observed = result.iterations[0].tool_results[0]
+    observed = result.steps[0].tool_results[0]
     assert observed.raw.output(0, str) == "Lisbon: 21 °C for 1 day(s)"
     assert observed.media == (ImageContent(data=PNG, media_type="image/png"),)
     images = [p for m in result.messages for p in m.content if isinstance(p, ImageContent)]
@@ -460,7 +460,7 @@ async def test_tools_the_server_adds_mid_run_are_offered_next_step(kind: Kind) -
             "Add a shout tool and use it"
         )
     assert result.ok and result.answer == "shouted"
-    assert result.iterations[1].tool_results[0].raw.output(0, str) == "shout: hello"
+    assert result.steps[1].tool_results[0].raw.output(0, str) == "shout: hello"
     first, second, third = (shown_tools(kind, model, step) for step in range(3))
     assert "shout" not in first and "Echoes a message (shout)." in second
     assert '"logo"' in second or "- logo:" in second
@@ -483,10 +483,10 @@ async def test_tool_search_finds_one_of_hundreds(kind: Kind, crowded_http: HTTPS
         chain = JSONToolChain(extensions=[search])
         result: AgentResult[str] = await agent(kind, model, chain).run("Archive invoice inv-7")
     assert result.ok and result.answer == "archived"
-    found = result.iterations[0].tool_results[0].raw.output(0, dict[str, Any])
+    found = result.steps[0].tool_results[0].raw.output(0, dict[str, Any])
     names = [entry["name"] for entry in found["found"]]
     assert names[0] == "crm_archive_invoice_33", names
-    done = result.iterations[1].tool_results[0].raw.output(0, str)
+    done = result.steps[1].tool_results[0].raw.output(0, str)
     assert done == "crm_archive_invoice_33 done for inv-7"
     if kind == "native":
         assert [s.name for s in model.requests[0].options.tools] == ["tool_search"]
@@ -558,7 +558,7 @@ async def test_text_parts_count_toward_the_relay_and_are_boxed(
     assert "[1] text (" in shown and "characters)" in shown  # the label says what it is
     assert shown.count("Edsger") == 1  # names: the items repeat the structured list
     assert "| region 999 | 6993 | 91408.50 |" in found[1]  # the boxed table can be read
-    raw = result.iterations[0].tool_results[0].raw  # the program keeps everything
+    raw = result.steps[0].tool_results[0].raw  # the program keeps everything
     assert len(raw.output(0, dict[str, str])["result"]) == len(report_table())
     assert raw.output(1, dict[str, list[dict[str, object]]])["rows"][999]["units"] == 6993
     report = raw.results[1]
@@ -602,16 +602,16 @@ async def test_a_server_killed_mid_call_fails_that_call_and_the_run_goes_on(
         ctx = ExecutionContext()
         loop = asyncio.get_running_loop()
 
-        def kill_during_sleep(event: BeforeToolCall) -> None:
+        def kill_during_sleep(event: ToolCallStarted) -> None:
             if event.name == "sleep":
                 loop.call_later(0.3, os.kill, pid, signal.SIGKILL)
 
-        ctx.events.subscribe(BeforeToolCall, kill_during_sleep)
+        ctx.events.subscribe(ToolCallStarted, kill_during_sleep)
         result: AgentResult[str] = await ToolCallingAgent(
             model, tool_chain=server.attach(JSONToolChain()), clock=fixed_clock
         ).run("Weather in Paris, slowly", ctx=ctx)
         assert result.ok and result.answer == "the server is gone"
-        first = result.iterations[0].tool_results[0]
+        first = result.steps[0].tool_results[0]
         assert first.raw.output(0, str) == "Paris: 21 °C for 1 day(s)"  # finished before: kept
         killed = first.raw.errors[1]
         assert killed is not None and killed.kind == "tool_error"
@@ -619,7 +619,7 @@ async def test_a_server_killed_mid_call_fails_that_call_and_the_run_goes_on(
             "the connection to the MCP server 'test-server' closed during the call of sleep "
             "(the server exited or dropped the connection)"
         )
-        after = result.iterations[1].tool_results[0].raw.errors[0]
+        after = result.steps[1].tool_results[0].raw.errors[0]
         assert after is not None and after.message == (
             "the MCP server 'test-server' is disconnected: its connection closed during the "
             "call of sleep"
@@ -678,7 +678,7 @@ async def test_a_dying_servers_stderr_reaches_the_model_without_credentials(
             "Crash"
         )
     assert result.ok and result.answer == "it crashed"
-    error = result.iterations[0].tool_results[0].raw.errors[0]
+    error = result.steps[0].tool_results[0].raw.errors[0]
     assert error is not None and "its stderr ends with: fatal: OPENAI_API_KEY=[REDACTED]" in (
         error.message
     )
@@ -852,6 +852,6 @@ async def test_reference_server_in_an_agent_run(reference: MCPServer) -> None:
         model, tool_chain=chain, clock=fixed_clock
     ).run("What is 19 + 23?")
     assert result.ok and result.answer == "It is 42."
-    assert "42" in result.iterations[0].tool_results[0].raw.output(0, str)
+    assert "42" in result.steps[0].tool_results[0].raw.output(0, str)
     spec = next(s for s in model.requests[0].options.tools if s.name == "get-sum")
     assert spec.parameters == reference.tool("get-sum").definition.input_schema

@@ -352,7 +352,7 @@ def test_an_agent_gets_the_result_of_a_call_the_store_could_not_keep(
         agent = ToolCallingAgent(model, tool_chain=chain)
     result = agent.run_sync("Publish a page titled Hi")
     assert result.ok and result.answer == "done" and published == ["Hi"]
-    assert result.iterations[0].tool_results[0].raw.errors == (None,)
+    assert result.steps[0].tool_results[0].raw.errors == (None,)
     seen = model.requests[1].messages[-1].text_content()
     assert UNSTORED in seen and "Hello, world. Hello" in seen
     assert str(path) not in seen and "Error" not in seen  # nothing invites a second publish

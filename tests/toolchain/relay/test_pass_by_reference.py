@@ -156,7 +156,7 @@ def test_case3_a_slice_of_the_end_answers_without_a_full_read(mode: Mode) -> Non
     ]
     result, _ = run(mode, steps, world)
     assert result.answer == "The last number is 4242."
-    names = [c.name for it in result.iterations for r in it.tool_results for c in r.raw.calls]
+    names = [c.name for it in result.steps for r in it.tool_results for c in r.raw.calls]
     assert "internal_resource_read" not in names
 
 
@@ -246,7 +246,7 @@ def test_another_runs_reference_is_unknown_never_its_data(mode: Mode) -> None:
         [lambda seen: [("deep_check", {"text": stolen})], lambda seen: "ok"],
         world,
     )
-    errors = second.iterations[0].tool_results[0].raw.errors
+    errors = second.steps[0].tool_results[0].raw.errors
     assert errors[0] is not None and errors[0].kind == "invalid_arguments"
     assert "unknown reference" in errors[0].message
     assert "deep_check" not in world.received

@@ -78,8 +78,8 @@ def make_agent(
 def tool_texts(result: AgentResult[Any]) -> list[str]:
     return [
         observation.text
-        for iteration in result.iterations
-        for chain in iteration.tool_results
+        for step in result.steps
+        for chain in step.tool_results
         for observation in chain.observations
     ]
 
@@ -92,8 +92,8 @@ def saved_of(result: AgentResult[Any]) -> dict[str, Any]:
 def errors(result: AgentResult[Any]) -> list[str]:
     return [
         error.message
-        for iteration in result.iterations
-        for chain in iteration.tool_results
+        for step in result.steps
+        for chain in step.tool_results
         for error in chain.raw.errors
         if error is not None
     ]
@@ -163,8 +163,8 @@ def test_a_boxed_output_is_one_entry_and_both_names_reach_it_in_the_next_turn(mo
     assert second.ok and errors(second) == [], second.error
     outputs = [
         r.output
-        for iteration in second.iterations
-        for chain_result in iteration.tool_results
+        for step in second.steps
+        for chain_result in step.tool_results
         for r in chain_result.raw.results
         if r is not None
     ]
@@ -366,7 +366,7 @@ def test_a_fan_out_in_arguments_is_that_calls_error_the_model_can_act_on(mode: M
         'argument value ("$big_1") or a part of it, rather than repeating it inside text'
     )
     assert error in model.requests[2].messages[-1].text_content()  # the model reads it
-    assert result.iterations[2].tool_results[0].raw.ok  # the whole reference still works
+    assert result.steps[2].tool_results[0].raw.ok  # the whole reference still works
 
 
 # -- a failing store and edited state ---------------------------------------------------------

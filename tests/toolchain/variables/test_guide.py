@@ -45,10 +45,10 @@ def count(text: str) -> int:
 
 
 def make_agent(
-    mode: Mode, model: ScriptedModel, variables: ToolVariables, iterations: int = 10
+    mode: Mode, model: ScriptedModel, variables: ToolVariables, steps: int = 10
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
     chain = JSONToolChain().register_tool(text_of).register_tool(count)
-    limits = Limits(max_iterations=iterations)
+    limits = Limits(max_steps=steps)
     if mode == "native":
         return ToolCallingAgent(model, tool_chain=chain, extensions=[variables], limits=limits)
     return ReActAgent(model, tool_chain=chain, extensions=[variables], limits=limits)

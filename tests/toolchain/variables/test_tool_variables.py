@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from formats import XMLFormat
-from toolchain import BeforeToolCall, ExecutionContext, JSONToolChain, ToolChainResult, tool
+from toolchain import ExecutionContext, JSONToolChain, ToolCallStarted, ToolChainResult, tool
 from toolchain.variables import ToolVariables
 
 
@@ -69,8 +69,8 @@ def test_a_whole_reference_keeps_its_type_and_text_is_interpolated() -> None:
 
 def test_events_keep_what_the_model_wrote_and_what_the_tool_got() -> None:
     made, ctx = chain(), ExecutionContext()
-    seen: list[BeforeToolCall] = []
-    ctx.events.subscribe(BeforeToolCall, seen.append)
+    seen: list[ToolCallStarted] = []
+    ctx.events.subscribe(ToolCallStarted, seen.append)
     run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
     run(made, ctx, '{"tool": "echo", "args": {"text": "$forecast_1.temps[-1]"}}')
     assert seen[-1].raw_args == {"text": "$forecast_1.temps[-1]"}
