@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 from formats import FormattedSection, TextFormat
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolchainStateError, duplicate_tool
-from toolchain._events import AfterToolCall, BeforeToolCall
+from toolchain._events import ToolCallFinished, ToolCallStarted
 from toolchain._extension import install_extensions
 from toolchain._observations import to_builtins, to_json
 from toolchain._result import (
@@ -299,11 +299,11 @@ class PythonToolChain(ToolChainBase):
             else:
                 call = item
                 outcome = await self._program_call(config, ctx, index, item, stubs, made)
-            if ctx.events.has_subscribers(AfterToolCall):  # every call ends in one
+            if ctx.events.has_subscribers(ToolCallFinished):  # every call ends in one
                 duration = time.perf_counter() - started
                 result, error = outcome.result, outcome.error
                 ctx.events.emit(
-                    AfterToolCall(
+                    ToolCallFinished(
                         ctx, index, call.name, call.args, result, error, duration, call.id
                     )
                 )
@@ -331,8 +331,8 @@ class PythonToolChain(ToolChainBase):
                 else f'{PROGRAM_TOOL} takes {{"code": "<a Python program>"}}'
             )
             return fail(ctx, call, "invalid_arguments", why)
-        if ctx.events.has_subscribers(BeforeToolCall):
-            ctx.events.emit(BeforeToolCall(ctx, index, call.name, call.args, call.id))
+        if ctx.events.has_subscribers(ToolCallStarted):
+            ctx.events.emit(ToolCallStarted(ctx, index, call.name, call.args, call.id))
 
         async def call_tools(requests: Sequence[ToolRequest]) -> list[ToolReply]:
             return await self._call_tools(config, ctx, requests, made)

@@ -40,7 +40,7 @@ def test_the_text_agent_runs_the_program_in_its_action() -> None:
     result = ReActAgent(model, tool_chain=chain()).run_sync("Which is warmer, Paris or Oslo?")
     assert result.answer == "Paris"
     assert runs == Counter({"Paris": 1, "Oslo": 1})
-    (step,) = result.iterations[0].tool_results
+    (step,) = result.steps[0].tool_results
     assert step.text == (
         "<observation>\n<run_python>\nwarmer: Paris\n</run_python>\n</observation>"
     )
@@ -61,7 +61,7 @@ def test_a_type_error_is_answered_and_the_model_tries_again() -> None:
     )
     result = ReActAgent(model, tool_chain=chain()).run_sync("How warm is Oslo?")
     assert result.answer == "9.0"
-    (first,), (second,) = (step.tool_results for step in result.iterations[:2])
+    (first,), (second,) = (step.tool_results for step in result.steps[:2])
     assert "the program was not run (no tool ran)" in first.text
     assert "unknown-argument" in first.text
     assert "<run_python>\n9.0\n</run_python>" in second.text

@@ -10,11 +10,11 @@ from pydantic import BaseModel
 
 from formats import MarkdownFormat, XMLFormat
 from toolchain import (
-    AfterToolCall,
-    BeforeToolCall,
     ExecutionContext,
     ToolCall,
+    ToolCallFinished,
     ToolCallRefused,
+    ToolCallStarted,
     ToolChainResult,
     ToolHook,
     ToolResult,
@@ -187,8 +187,8 @@ def test_each_call_goes_through_hooks_guards_validation_and_events() -> None:
     ctx = ExecutionContext()
     ctx.hooks.add(Rewrite())
     seen: list[tuple[str, str]] = []
-    ctx.events.subscribe(BeforeToolCall, lambda e: seen.append(("before", e.name)))
-    ctx.events.subscribe(AfterToolCall, lambda e: seen.append(("after", e.name)))
+    ctx.events.subscribe(ToolCallStarted, lambda e: seen.append(("before", e.name)))
+    ctx.events.subscribe(ToolCallFinished, lambda e: seen.append(("after", e.name)))
     result = run(
         'print(await add(1))\nprint((await get_weather("Oslo"))["city"])\n'
         'try:\n    await explode("x")\nexcept Exception as e:\n    print(e)',
@@ -259,7 +259,7 @@ async def test_a_native_call_of_anything_but_a_program_is_answered_not_run() -> 
     made = chain()
     seen: list[str] = []
     ctx = ExecutionContext()
-    ctx.events.subscribe(AfterToolCall, lambda e: seen.append(e.name))
+    ctx.events.subscribe(ToolCallFinished, lambda e: seen.append(e.name))
     calls = [
         ToolCall("add", {"a": 1}, "c1"),
         ToolCall("run_python", {"code": 5}, "c2"),
