@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 _log = logger("toolchain")
+MAX_WORKERS = 32
+"""Programs of this process running at once in the shared pool (each in a worker)."""
 SCRIPT = "program.py"
 """The program's file name in tracebacks and type errors."""
 
@@ -179,7 +181,10 @@ def shared_pool() -> monty.Monty:
     global _pool
     with _pool_lock:
         if _pool is None:
-            pool = monty.Monty(min_processes=1)
+            # Workers start on demand up to the cap: a program waits for a worker only past
+            # it, and a program whose tool runs another program (a sub-agent in code mode)
+            # needs a second one while it holds its own.
+            pool = monty.Monty(min_processes=1, max_processes=MAX_WORKERS)
             pool.__enter__()
             atexit.register(_close, pool)
             _pool = pool
