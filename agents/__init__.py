@@ -11,7 +11,8 @@ no other part of ``agents`` but that root); the values of a run (``result``,
 ``events``, ``steps``, ``terminations``); the step engine (``_engine``, with the
 private modules it delegates to: ``_step_request``, ``_model_call``, ``_race``,
 ``_replies``, ``_tool_runs``, ``_run_record``, ``_extensions``, ``_step_log``,
-``_savings``) and the two agents on it (``react``, ``tool_calling``); ``compaction``
+``_savings``, ``_resume``: a run paused on calls held for approval, and resumed) and
+the two agents on it (``react``, ``tool_calling``); ``compaction``
 and ``trace``;
 ``agents.prompt`` (``run_prompt``, above the agents); then ``agents.demo``,
 ``agents.evals`` and ``cli``. Each imports only what is below it.
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 from agents._errors import AgentError, AgentStateError, AgentTypeError, AgentValueError
 from agents._options import RunOptions
 from agents._renamed import renamed_names
+from agents._resume import ResumeError
 from agents.compaction import SlidingWindow, SummarizingCompaction
 from agents.events import (
     AfterModelCall,
@@ -125,6 +127,7 @@ __all__ = [
     "PromptContext",
     "PromptRun",
     "ReActAgent",
+    "ResumeError",
     "RunEvent",
     "RunFinished",
     "RunOptions",

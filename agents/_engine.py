@@ -14,16 +14,29 @@ The agents differ only in how a task, a reply and tool results become messages.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import datetime as dt
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from agents._extensions import AgentExtensions
 from agents._model_call import Streaming, call_model
 from agents._options import RunOptions, agent_chain
 from agents._replies import Replies
+from agents._resume import (
+    LiveRun,
+    PausedRun,
+    held_requests,
+    park,
+    paused_reason,
+    remaining,
+    replace_last,
+    run_decided,
+    take,
+)
 from agents._run_inputs import check_run_inputs
 from agents._run_record import RunRecord, check_limits, run_context, stopped_during_step
 from agents._savings import open_ledger
@@ -55,13 +68,23 @@ from agents.result import AgentResult
 from agents.steps import StepHook
 from agents.terminations import Termination
 from formats import TextFormat, XMLFormat
-from toolchain import ContentPart, ExecutionContext, Extension, Limits, Stats, ToolChain
+from toolchain import (
+    Approval,
+    Approver,
+    ContentPart,
+    ExecutionContext,
+    Extension,
+    Limits,
+    Stats,
+    ToolChain,
+)
 from toolchain.runtime import current_step_runner as current_runner
-from toolchain.runtime import describe_exception, run_sync
+from toolchain.runtime import describe_exception, run_sync, set_approver
 
 __all__ = ["StepEngine"]
 
 AnswerT = TypeVar("AnswerT")
+Decisions = Mapping[str, Approval] | None
 
 
 class StepEngine(ABC, Generic[AnswerT]):
@@ -90,6 +113,9 @@ class StepEngine(ABC, Generic[AnswerT]):
         self.prompt_builder: PromptBuilder = options.get("prompt_builder", prompt_builder)
         self.clock: Callable[[], dt.date] = options.get("clock", dt.date.today)
         self.name = options.get("name", "agent")
+        self.approve: Approver | None = options.get("approve")
+        """Decides the calls of tools that need approval (None: they are held, and the
+        run pauses; see ``resume``)."""
         wired = AgentExtensions(
             given, options.get("extensions", ()), options.get("step_hooks", ()), callee=callee
         )
@@ -241,6 +267,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         ctx = run_context(ctx, self.limits, self.name, self.extensions, extension_state)
+        set_approver(ctx, self.approve)  # the run's own (None: the chain's, or held)
         # Instrumentation (agents.otel) watches ctx.events; else nothing.
         settles = run_started(ctx, self, streaming=streaming) if WATCHERS else None
         # What the extensions save is counted only in a run that has some.
@@ -252,18 +279,51 @@ class StepEngine(ABC, Generic[AnswerT]):
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         steps = self._step_calls(task, history)
+        stream = (
+            Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
+        )
+        run: RunRecord[AnswerT] = RunRecord(steps.plain.messages)
+        live = LiveRun(ctx, steps, run, deadline, stream, ledger, settles)
+        # Closed with this one: a stream let go early releases the run at once.
+        async with contextlib.aclosing(self._steps(live)) as events:
+            async for event in events:
+                yield event
+
+    async def _steps(
+        self, live: LiveRun, paused: PausedRun | None = None, decisions: Decisions = None
+    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
+        """The run's steps until it stops; ``paused``: first the paused step, its held
+        calls ``decisions`` decide (``resume``)."""
+        ctx, steps, deadline = live.ctx, live.steps, live.deadline
+        run: RunRecord[AnswerT] = live.run
+        loop = asyncio.get_running_loop()
         plain = steps.plain
         messages = plain.messages
         # Extensions whose hooks are all left at their defaults (tools only) leave a step
         # plain: only step hooks and prompt sections change what a step sends.
         hooked = bool(self.step_hooks or self._extensions.sectioned)
-        stream = (
-            Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
-        )
-        run: RunRecord[AnswerT] = RunRecord(messages)
-        stop: RunStop
+        stop: RunStop | None = None
+        held: PausedRun | None = None  # the step that pauses the run, its calls held
+        if paused is not None:
+            index, step = paused.index, paused.step
+            ctx.step = index  # the decided calls' events carry the step that held them
+            async for tool_event in run_decided(
+                ctx, index, step, decisions or {}, self.text_format, deadline
+            ):
+                yield tool_event
+            still = held_requests(step)
+            if still:  # calls still wait: the run stays paused, no model call
+                held = dataclasses.replace(paused, pending=still)
+                stop = RunStop("paused", paused_reason(still))
+            else:
+                assert step.reply is not None
+                step.reply()
+                replace_last(run, step)
+                events, stop = self._went_on(ctx, index, step, run)
+                for event in events:
+                    yield event
 
-        while True:
+        while stop is None:
             index = len(run.steps) + 1
             try:
                 check_limits(ctx, deadline, loop.time())
@@ -278,7 +338,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                     made = steps.call(ctx, index, messages)
                     call = made if isinstance(made, StepCall) else await made
                 response: ModelResponse | None = None
-                async for item in call_model(ctx, index, call, messages, deadline, stream):
+                async for item in call_model(ctx, index, call, messages, deadline, live.stream):
                     if isinstance(item, Done):
                         response = item.value
                     else:
@@ -303,6 +363,10 @@ class StepEngine(ABC, Generic[AnswerT]):
                 halted = RunStop("error", why)
             if halted is None and step.held and self._replies.held_too_often(ctx):
                 halted = RunStop("limit", TASKS_PENDING)
+            waiting = held_requests(step) if halted is None and step.reply is not None else ()
+            if waiting:  # calls wait for a person: the run pauses here (agents._resume)
+                halted = RunStop("paused", paused_reason(waiting))
+                held = PausedRun(self, live, index, step, None, waiting)
             done = run.add(ctx, response, step, started)
             if ctx.events.has_subscribers(StepFinished):
                 ctx.events.emit(StepFinished(ctx, done))
@@ -317,29 +381,102 @@ class StepEngine(ABC, Generic[AnswerT]):
                 yield AnswerReady[AnswerT](index, answer)
                 stop = RunStop("answer", "")
                 break
-            if step.replies:
-                yield ObservationReady(index, _text_of(step.replies), tuple(step.results))
-            during = stopped_during_step(ctx)
-            if during is not None:
-                stop = during
-                break
-            if ctx.finish_text is not None:  # a tool ended the run with its answer
-                try:
-                    finished = self.termination.parse_section(ctx.finish_text)
-                    answer = self._extensions.filtered(ctx, finished)
-                except Exception as error:
-                    stop = RunStop("error", f"the finishing answer was rejected: {error}")
-                    break
-                run.answer = answer
-                yield AnswerReady[AnswerT](index, answer)
-                stop = RunStop("answer", "")
-                break
+            events, stop = self._went_on(ctx, index, step, run)
+            for event in events:
+                yield event
 
         ctx.step = 0  # no step of this loop runs any more
-        finished = run.finished(ctx, stop, self.extensions, ledger)  # on ctx.events too
-        if settles:  # the run's spans exported before it returns, within its deadline
-            await run_ending(settles, deadline)
+        pending = held.pending if held is not None and stop.kind == "paused" else ()
+        # On ctx.events too, as it is made.
+        finished = run.finished(ctx, stop, self.extensions, live.ledger, pending)
+        if held is not None and pending:
+            park(finished.result, dataclasses.replace(held, remaining=remaining(deadline)))
+        if live.settles:  # the run's spans exported before it returns, within its deadline
+            await run_ending(live.settles, deadline)
         yield finished
+
+    def _went_on(
+        self, ctx: ExecutionContext, index: int, step: StepRecord, run: RunRecord[AnswerT]
+    ) -> tuple[list[RunEvent[AnswerT]], RunStop | None]:
+        """After a step whose tools ran: its observation, then whether the run stops
+        (a tool cancelled or paused it, or ended it with an answer)."""
+        events: list[RunEvent[AnswerT]] = []
+        if step.replies:
+            events.append(ObservationReady(index, _text_of(step.replies), tuple(step.results)))
+        during = stopped_during_step(ctx)
+        if during is not None:
+            return events, during
+        if ctx.finish_text is not None:  # a tool ended the run with its answer
+            try:
+                finished = self.termination.parse_section(ctx.finish_text)
+                answer = self._extensions.filtered(ctx, finished)
+            except Exception as error:
+                return events, RunStop("error", f"the finishing answer was rejected: {error}")
+            run.answer = answer
+            events.append(AnswerReady[AnswerT](index, answer))
+            return events, RunStop("answer", "")
+        return events, None
+
+    # -- resuming --------------------------------------------------------------------
+
+    async def resume(
+        self, result: AgentResult[AnswerT], decisions: Mapping[str, Approval]
+    ) -> AgentResult[AnswerT]:
+        """Go on with a run paused on held calls: ``decisions`` maps the call ids of
+        ``result.pending`` to ``Approval.granted()`` or ``Approval.denied(reason)``.
+
+        Each approved call runs with exactly the arguments that were reviewed; each
+        denied one is answered with its reason, which the model reads as the call's
+        result; the run then goes on from the same step, with no new user message and
+        no request for the model to make the call again. Calls left undecided keep the
+        run paused (no model call), listed in the new result's ``pending``. A paused
+        result resumes once, with the agent that ran it, in the process that ran it.
+
+        Raises ``ResumeError`` (an ``ApprovalError``), approving nothing, when any
+        decision is refused: its call id holds no call, it is not an ``Approval``, it
+        was bound to another call, run or arguments (``ApprovalRequest.approve``), or
+        the result's held calls were edited or forged, or resumed already.
+
+        >>> from agents import ReActAgent, ScriptedModel
+        >>> from toolchain import Approval, tool
+        >>> @tool(requires_approval=True)
+        ... def wipe(disk: str) -> str:
+        ...     '''Erase a disk.'''
+        ...     return f"{disk} erased"
+        >>> call = '<action>{"tool": "wipe", "args": {"disk": "sdb"}}</action>'
+        >>> model = ScriptedModel([call, "<answer>sdb is erased</answer>"])
+        >>> agent = ReActAgent(model, tools=[wipe])
+        >>> paused = agent.run_sync("Erase sdb")
+        >>> paused.stopped_by, [(p.tool, dict(p.args)) for p in paused.pending]
+        ('paused', [('wipe', {'disk': 'sdb'})])
+        >>> done = agent.resume_sync(paused, {paused.pending[0].call_id: Approval.granted()})
+        >>> done.answer, done.stats["model_calls"]
+        ('sdb is erased', 2)
+        """
+        paused, taken = take(self, result, decisions)
+        live = paused.live
+        loop = asyncio.get_running_loop()
+        live.deadline = None if paused.remaining is None else loop.time() + paused.remaining
+        ctx = live.ctx
+        live.stream = None
+        live.settles = run_started(ctx, self, streaming=False) if WATCHERS else None
+        live.ledger = (
+            open_ledger(ctx, self.extensions, self.tool_chain, self.text_format, self.protocol)
+            if self.extensions
+            else None
+        )
+        final: AgentResult[AnswerT] | None = None
+        async for event in self._steps(live, paused, taken):
+            if isinstance(event, RunFinished):
+                final = event.result
+        assert final is not None  # _steps always ends with RunFinished
+        return final
+
+    def resume_sync(
+        self, result: AgentResult[AnswerT], decisions: Mapping[str, Approval]
+    ) -> AgentResult[AnswerT]:
+        """``resume`` for synchronous code (not from inside a running event loop)."""
+        return run_sync(self.resume(result, decisions))
 
     def _step_calls(
         self, task: str | Sequence[ContentPart], history: Sequence[Message]

@@ -19,7 +19,7 @@ from agents._system_prompt import PromptBuilder
 from agents.models import GenerateOptions
 from agents.steps import StepHook
 from formats import TextFormat
-from toolchain import Extension, JSONToolChain, Limits, Tool, ToolChain, tool
+from toolchain import Approver, Extension, JSONToolChain, Limits, Tool, ToolChain, tool
 
 __all__ = ["AnyToolLike", "RunOptions", "agent_chain", "chain_of", "check_keywords"]
 
@@ -71,6 +71,13 @@ class RunOptions(TypedDict, total=False):
     their text filters rewrite its answer, their ``before_step`` runs as a step hook
     before ``step_hooks`` and their ``check_answer`` may hold an answer back (see
     ``toolchain.Extension``; each must inherit from it, else a ``TypeError``)."""
+    approve: Approver
+    """Decides the calls of tools that need approval (``Tool.requires_approval``), sync
+    or async: ``approve(ctx, request)`` returns ``Approval.granted()``,
+    ``Approval.denied(reason)``, or ``None`` when nobody can decide now. Without it, or
+    on ``None``, the call is held: the step's other calls finish, the run ends with
+    ``stopped_by == "paused"`` and ``result.pending``, and ``agent.resume`` decides it.
+    Sub-agents' calls are decided here too when they have no approver of their own."""
 
 
 # What users of other agent libraries write first, and what it is here.

@@ -16,7 +16,7 @@ from agents._step_state import RunStop, StepRecord
 from agents.events import RunFinished
 from agents.models import Message, ModelResponse, Usage
 from agents.result import AgentResult, StepResult
-from toolchain import ExecutionContext, Extension, Limits
+from toolchain import ApprovalRequest, ExecutionContext, Extension, Limits
 from toolchain.runtime import install_extensions, restore_state, saved_state
 
 __all__ = ["RunRecord", "check_limits", "run_context", "stopped_during_step"]
@@ -107,10 +107,11 @@ class RunRecord(Generic[AnswerT]):
         stop: RunStop,
         extensions: Sequence[Extension],
         ledger: Ledger | None = None,
+        pending: tuple[ApprovalRequest, ...] = (),
     ) -> RunFinished[AnswerT]:
         """The run's end: its result, logged, and the one `RunFinished` that tells it,
         emitted on ``ctx.events`` here and yielded last by the stream. ``ledger``
-        counted what its extensions saved."""
+        counted what its extensions saved; ``pending``: the calls a paused run holds."""
         result = AgentResult(
             answer=self.answer,
             stopped_by=stop.kind,
@@ -123,6 +124,7 @@ class RunRecord(Generic[AnswerT]):
             paused=stop.detail if stop.kind == "paused" else None,
             extension_state=saved_state(ctx, extensions),
             savings=run_savings(ctx, ledger),
+            pending=pending,
         )
         log_end(ctx, result)
         finished = RunFinished(ctx, result)

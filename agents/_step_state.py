@@ -54,6 +54,7 @@ class StepRecord:
         "has_answer",
         "held",
         "replies",
+        "reply",
         "results",
         "sections",
         "tool_calls",
@@ -71,6 +72,9 @@ class StepRecord:
         self.has_answer = False
         self.held = False
         """An answer was held back: work is left (see ``Replies.held``)."""
+        self.reply: Callable[[], None] | None = None
+        """Makes ``replies`` once the step's held calls are decided (``agents._resume``):
+        set instead of making them when calls of the step wait for a person."""
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
@@ -253,7 +254,6 @@ class ReActAgent(StepEngine[AnswerT]):
         tools: tuple[str, ...],
         deadline: float | None,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
-        parts: list[ContentPart] = []
         problems: list[str] = []
         loop = asyncio.get_running_loop()
         chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless hooks narrowed
@@ -266,19 +266,30 @@ class ReActAgent(StepEngine[AnswerT]):
                     if isinstance(item, Done):
                         result: ToolChainResult = item.value
                         step.results.append(result)
-                        parts.extend(result.as_content_parts())
                     else:
                         yield item
             except ToolCallParseError as error:
                 problems.append(f"your tool calls could not be read: {error}")
-        count_tool_errors(ctx, step.results)
         if deadline is not None and loop.time() >= deadline:
+            count_tool_errors(ctx, step.results)
             raise RunStop("limit", "timeout")  # step.results keeps every call that finished
+        reply = functools.partial(self._observe, ctx, index, step, problems)
+        if any(result.pending for result in step.results):
+            step.reply = reply  # made once the held calls are decided (agents._resume)
+        else:
+            reply()
+
+    def _observe(
+        self, ctx: ExecutionContext, index: int, step: StepRecord, problems: list[str]
+    ) -> None:
+        """The step's reply: every action's observation, then what was wrong, if anything."""
+        count_tool_errors(ctx, step.results)
+        parts = [part for result in step.results for part in result.as_content_parts()]
         if not problems and not any(result.raw.calls for result in step.results):
-            problems.append(
+            problems = [
                 "the action section held no tool calls; write at least one call, "
                 "or write your answer instead"
-            )
+            ]
         if problems:
             self._replies.reject(ctx, index, step, "tool_calls", "\n".join(problems))
             feedback = step.replies.pop()

@@ -10,15 +10,16 @@ from typing_extensions import deprecated
 
 from agents._renamed import renamed_names
 from agents.models import Message, ToolCallRequest, Usage
-from toolchain import TextContent, ToolChainResult
+from toolchain import ApprovalRequest, TextContent, ToolChainResult
 
 __all__ = ["AgentResult", "Savings", "StepResult", "StopKind", "render_transcript"]
 
 AnswerT = TypeVar("AnswerT")
 
 StopKind = Literal["answer", "limit", "cancelled", "paused", "error"]
-"""Why a run ended. ``paused``: something asked for a person's decision (``ctx.pause``);
-continue the conversation once it is made."""
+"""Why a run ended. ``paused``: something asked for a person's decision: calls held
+for approval (``AgentResult.pending``: ``agent.resume`` goes on once they are decided),
+or ``ctx.pause`` (continue the conversation once it is made)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +152,11 @@ class AgentResult(Generic[AnswerT]):
     cost (`Savings`); one entry per extension of the run, none for a run without. o200k
     whatever the model, while ``usage`` is the model's own count: `Savings` says how the
     two differ."""
+    pending: tuple[ApprovalRequest, ...] = ()
+    """The calls the run holds for a person's decision (``stopped_by == "paused"``), in
+    call order, sealed: pass decisions by ``call_id`` to ``agent.resume(result, {...})``.
+    A resumed run's result counts from the run's start (its iterations, messages, stats
+    and usage); its ``savings`` only from the resume."""
 
     @property
     def ok(self) -> bool:

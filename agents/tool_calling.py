@@ -24,6 +24,7 @@ taken as the answer.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
@@ -48,7 +49,6 @@ from agents.models import (
 )
 from agents.terminations import AnswerRejected, Termination, TextTermination, TypedTermination
 from toolchain import (
-    CallObservation,
     ContentPart,
     DialectParse,
     DialectToolChain,
@@ -233,7 +233,6 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             for call, original in zip(calls, written, strict=True)
             if call.name != answer_name
         ]
-        observations: list[CallObservation] = []
         if work:
             chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
             chain_work = chain.execute_calls(ctx, work, self.text_format)
@@ -241,20 +240,40 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                 if isinstance(item, Done):
                     result: ToolChainResult = item.value
                     step.results.append(result)
-                    observations.extend(result.observations)
                 else:
                     yield item
+        replies = functools.partial(self._answer, ctx, index, step, read, ran=bool(work))
+        if any(result.pending for result in step.results):
+            step.reply = replies  # made once the held calls are decided (agents._resume)
+        else:
+            replies()
+        if deadline is not None and asyncio.get_running_loop().time() >= deadline:
+            raise RunStop("limit", "timeout")  # every call is answered, and kept in the run
+
+    def _answer(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        step: StepRecord,
+        read: DialectParse | None,
+        *,
+        ran: bool,
+    ) -> None:
+        """The step's replies: a tool message per call, in call order (the final-answer
+        tool's own), then feedback on what was not read."""
+        if ran:
             count_tool_errors(ctx, step.results)
+        observations = [each for result in step.results for each in result.observations]
+        answer_name = self.answer_tool if self._typed is not None else None
+        calls = step.tool_calls
         answers = [call for call in calls if call.name == answer_name]
-        answered = self._answer_calls(ctx, index, answers, step, alone=not work)
+        answered = self._answer_calls(ctx, index, answers, step, alone=not ran)
         step.replies += call_replies(self.text_format, calls, answered, observations)
         if read is not None and read.unread:  # the calls read ran; the rest was not read
             feedback = f"part of your reply was not read as a tool call: {read.error}"
             self._replies.reject(ctx, index, step, "tool_calls", feedback)
-        if work and not step.feedback:
+        if ran and not step.feedback:
             ctx.stats.set(Stats.CONSECUTIVE_PARSE_ERRORS, 0)
-        if deadline is not None and asyncio.get_running_loop().time() >= deadline:
-            raise RunStop("limit", "timeout")  # every call is answered, and kept in the run
 
     def _read_dialect(self, chain: DialectToolChain, text: str) -> DialectParse:
         """The calls, content and reasoning in a reply's text, read by the chain's

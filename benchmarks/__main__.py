@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from benchmarks import (
     adversarial_chains,
+    approval_flow,
     dialect_speed,
     discovery_tokens,
     durable_overhead,
@@ -33,6 +34,7 @@ PARTS: dict[str, Part] = {
     "dialects": dialect_speed.run,
     "references": pass_by_reference.run,
     "discovery": discovery_tokens.run,
+    "approvals": approval_flow.run,
     "retrieval": tool_retrieval.run,
     "observations": observation_tokens.run,
     # Last: it launches DBOS in this process (and shuts it down when done).

@@ -93,6 +93,10 @@ SCRIPTS: dict[str, list[Turn]] = {
         calls(("get_weather", {"city": "Oslo"})),
         "Yes: light rain and 9 °C in Oslo today, so take one.",
     ],
+    "docs/approvals.md: Approve in the run, or pause and resume": [
+        calls(("refund", {"order_id": "A17", "amount_eur": 80})),
+        "Refunded 80 EUR on order A17.",
+    ],
     "docs/agents.md: Step hooks and compaction": [],  # a ScriptedModel plays the model
     "docs/models.md: Model strings": [],  # no model is built
     "docs/models.md: Local servers": [

@@ -35,6 +35,7 @@ fewest o200k tokens of the three, per output):
 
 # What lives here, one concept per module:
 #   _tool          Tool[I, O] and @tool
+#   _approvals     calls that wait for a person: the types, the check, the seal
 #   _input         arguments validated into a tool's input type; its JSON Schema; numbers
 #   _result        what tools return and what a chain hands back (ToolResult, raw results)
 #   _content       content parts: text, images, audio, binary
@@ -63,6 +64,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from formats import GentError
+from toolchain._approvals import Approval, ApprovalError, ApprovalRequest, Approver
 from toolchain._content import (
     AudioContent,
     BinaryContent,
@@ -124,6 +126,10 @@ if TYPE_CHECKING:
     BeforeToolCall = ToolCallStarted
 
 __all__ = [
+    "Approval",
+    "ApprovalError",
+    "ApprovalRequest",
+    "Approver",
     "ArgumentsError",
     "AudioContent",
     "BinaryContent",

@@ -1,4 +1,6 @@
-"""What tools return and what a chain hands back to the loop."""
+"""What tools return and what a chain hands back to the loop: results, errors, and the
+calls it holds for a person's decision (`ApprovalRequest`, decided by an `Approval`:
+their machinery is ``toolchain._approvals``)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from toolchain._errors import ToolchainLookupError, ToolchainTypeError
 from toolchain._redact import redact
 
 __all__ = [
+    "Approval",
+    "ApprovalRequest",
     "CallObservation",
     "ErrorKind",
     "RawToolCallResult",
     "RawToolChainResult",
+    "Risk",
     "ToolCall",
     "ToolCallError",
     "ToolChainResult",
@@ -155,7 +160,10 @@ ErrorKind = Literal[
     "hook_error",
     "refused",
     "limit",
+    "held",
 ]
+"""Why a call failed. ``held``: it has not run yet, it waits for a person's decision
+(``ToolChainResult.pending``); resuming decides it."""
 
 
 @_slot_init
@@ -254,6 +262,101 @@ class RawToolChainResult:
         return cast(T, found.output)
 
 
+Risk = Literal["safe", "moderate", "destructive"]
+"""How careful to be with a tool (tool discovery's ``ToolInfo.risk``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A call waiting for a decision: what would run, with which arguments, from where.
+
+    - ``call_id``: the call's id (a composite's sub-call: ``<id>/<index>``); the key of
+      its decision in ``resume(result, {call_id: Approval.granted()})``.
+    - ``tool``, ``args``: the tool and its validated arguments, as plain data: what runs
+      once approved, exactly.
+    - ``risk``: tool discovery's risk level of the tool (``"safe"`` otherwise).
+    - ``via``: the tools the call was made inside, outermost first: the sub-agents
+      (``def_agent``) and the composite tool it came through; ``()`` for a call the
+      run's own model made.
+    - ``digest``: SHA-256 of the arguments (``args_digest``); ``run_id``: the run it was
+      made in. A decision made with `approve` / `deny` is bound to both.
+    - ``seal``: an HMAC of the rest, set when the call is held (see `Seal`).
+
+    >>> request = ApprovalRequest("call_1", "publish_page", {"page_id": "p1"}, via=("cms",))
+    >>> request.via, request.risk
+    (('cms',), 'safe')
+    """
+
+    call_id: str
+    tool: str
+    args: Mapping[str, object]
+    risk: Risk = "safe"
+    via: tuple[str, ...] = ()
+    digest: str = ""
+    run_id: str = ""
+    seal: str = field(default="", repr=False)
+
+    def approve(self, reason: str = "") -> Approval:
+        """``Approval.granted(reason)``, bound to this call: refused if given for another
+        call, another run, or other arguments.
+
+        >>> ApprovalRequest("call_1", "t", {}, digest="d1", run_id="r1").approve().digest
+        'd1'
+        """
+        return Approval(True, reason, self.call_id, self.run_id, self.digest)
+
+    def deny(self, reason: str = "") -> Approval:
+        """``Approval.denied(reason)``, bound to this call (see `approve`)."""
+        return Approval(False, reason, self.call_id, self.run_id, self.digest)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A person's decision on one call: ``Approval.granted()`` or ``Approval.denied(reason)``.
+
+    A denial's ``reason`` is what the model reads as the call's result. ``call_id``,
+    ``run_id`` and ``digest`` bind a decision to one call (`ApprovalRequest.approve`);
+    empty, it applies to the call it is given for. ``approved`` must be a real ``bool``:
+    ``Approval("false")`` is a ``TypeError``, never an approval.
+
+    >>> Approval.denied("publishing waits for legal review").reason
+    'publishing waits for legal review'
+    >>> Approval("false")
+    Traceback (most recent call last):
+    ...
+    toolchain._errors.ToolchainTypeError: Approval.approved must be True or False, not str
+    """
+
+    approved: bool
+    reason: str = ""
+    call_id: str = ""
+    run_id: str = ""
+    digest: str = ""
+
+    def __post_init__(self) -> None:
+        # A decision may come from a form or a message: "false" is truthy, so only a
+        # real bool may approve.
+        approved: object = self.approved
+        if type(approved) is not bool:
+            raise ToolchainTypeError(
+                f"Approval.approved must be True or False, not {type(approved).__name__}"
+            )
+        for name in ("reason", "call_id", "run_id", "digest"):
+            value: object = getattr(self, name)
+            if not isinstance(value, str):
+                raise ToolchainTypeError(
+                    f"Approval.{name} must be a string, not {type(value).__name__}"
+                )
+
+    @classmethod
+    def granted(cls, reason: str = "") -> Approval:
+        return cls(True, reason)
+
+    @classmethod
+    def denied(cls, reason: str = "") -> Approval:
+        return cls(False, reason)
+
+
 @_slot_init
 @dataclass(frozen=True, slots=True)
 class CallObservation:
@@ -293,6 +396,10 @@ class ToolChainResult:
     raw: RawToolChainResult = field(default_factory=RawToolChainResult)
     observations: tuple[CallObservation, ...] = ()
     """One entry per call, in call order (see ``CallObservation``)."""
+    pending: tuple[ApprovalRequest, ...] = ()
+    """The calls held for a person's decision (``Tool.requires_approval``), sealed; each
+    stands in ``raw.errors`` as a ``held`` error until ``ToolChainBase.resume`` decides
+    it."""
 
     def as_content_parts(self) -> tuple[ContentPart, ...]:
         """The observation as one message's content: text first, then media."""

@@ -65,11 +65,25 @@ def check_tool(tool: object) -> None:
     for attribute in ("policy",):
         if not isinstance(getattr(tool, attribute, ""), str):
             raise ToolDefinitionError(f"{owner}.{attribute} must be a string")
+    _check_controls(
+        owner, getattr(tool, "requires_approval", False), getattr(tool, "max_concurrency", None)
+    )
     timeout = getattr(tool, "timeout", None)
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
     ):
         raise ToolDefinitionError(f"{owner}.timeout must be a positive number of seconds or None")
+
+
+def _check_controls(owner: str, gate: object, turns: object) -> None:
+    """``requires_approval`` and ``max_concurrency``, as a tool sets them."""
+    if not isinstance(gate, bool) and not callable(gate):
+        raise ToolDefinitionError(
+            f"{owner}.requires_approval must be True, False or a function of the validated "
+            f"input returning a bool, not {type(gate).__name__}"
+        )
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 1):
+        raise ToolDefinitionError(f"{owner}.max_concurrency must be a positive int or None")
 
 
 def _check_description(description: object, owner: str, *, required: bool) -> None:
@@ -107,7 +121,8 @@ class Tool(ABC, Generic[InputT, OutputT]):
     """A typed tool: validated input ``InputT`` in, raw ``ToolResult[OutputT]`` out.
 
     Subclass it with concrete type arguments, set ``name`` and ``description`` (and
-    optionally ``policy``: when and how to use it, and ``timeout`` in seconds), and
+    optionally ``policy``: when and how to use it, ``timeout`` in seconds,
+    ``requires_approval`` and ``max_concurrency``), and
     implement ``call`` as ``async def`` or plain ``def`` (run in a worker thread, or on
     the event loop when ``inline = True``).
     ``InputT`` is read from the type arguments: a pydantic model, dataclass,
@@ -133,6 +148,15 @@ class Tool(ABC, Generic[InputT, OutputT]):
     """A plain ``def call`` that never blocks (pure computation on in-memory data) may
     run on the event loop instead of a worker thread: no thread round trip (~80 µs),
     but no timeout can interrupt it either."""
+    requires_approval: bool | Callable[[Any], object] = False
+    """Whether a call waits for a person's decision before it runs: ``True``, or a
+    function of the validated input (``lambda order: order.amount > 100``). The run's
+    ``approve=`` callback decides; with none, or when it returns ``None``, the call is
+    held and the run pauses (see ``toolchain.Approval``). A predicate that raises counts
+    as ``True``."""
+    max_concurrency: int | None = None
+    """At most this many calls of the tool run at once in a run (its sub-agents
+    included): for a rate-limited API. The others wait their turn, untimed."""
     idempotent: bool = False
     """Running it twice with the same input is safe (a read, or a write keyed by its
     input). A durable run (``agents.durable``) runs a call again that was cut off by a
@@ -291,10 +315,14 @@ class _FunctionTool(Tool[Any, Any]):
         timeout: float | None,
         inline: bool,
         idempotent: bool = False,
+        requires_approval: bool | Callable[[Any], object] = False,
+        max_concurrency: int | None = None,
     ) -> None:
         self.name = check_tool_name(name, f"@tool {getattr(fn, '__name__', fn)!r}")
         self.inline = inline
         self.idempotent = idempotent
+        self.requires_approval = requires_approval
+        self.max_concurrency = max_concurrency
         self.description = description
         self.policy = policy
         self.timeout = timeout
@@ -408,6 +436,8 @@ def tool(
     timeout: float | None = None,
     inline: bool = False,
     idempotent: bool = False,
+    requires_approval: bool | Callable[[Any], object] = False,
+    max_concurrency: int | None = None,
 ) -> _ToolDecorator: ...
 
 
@@ -421,6 +451,8 @@ def tool(
     timeout: float | None = None,
     inline: bool = False,
     idempotent: bool = False,
+    requires_approval: bool | Callable[[Any], object] = False,
+    max_concurrency: int | None = None,
 ) -> Tool[Any, Any] | _ToolDecorator:
     """Build a ``Tool`` from a typed function (sync or async).
 
@@ -428,7 +460,15 @@ def tool(
     Struct) or plain typed parameters, optionally preceded by an ``ExecutionContext``.
     It returns a ``ToolResult`` or a bare value (wrapped for you). The name defaults to
     the function's, the description to its docstring's first paragraph.
+    ``requires_approval`` and ``max_concurrency`` are `Tool`'s (a predicate gets the
+    validated input: the parameters as attributes).
 
+    >>> @tool(requires_approval=lambda order: order.amount > 100)
+    ... def refund(order_id: str, amount: int) -> str:
+    ...     '''Refund an order.'''
+    ...     return f"refunded {amount}"
+    >>> refund.requires_approval(refund.codec.validate({"order_id": "A1", "amount": 250}))
+    True
     >>> @tool
     ... def add(a: int, b: int = 1) -> int:
     ...     '''Add two integers.'''
@@ -444,7 +484,7 @@ def tool(
                 f"@tool {function.__name__}: give a description= or a docstring; "
                 "the model needs it to choose the tool"
             )
-        return _FunctionTool(
+        made = _FunctionTool(
             function,
             name=name or function.__name__,
             description=text,
@@ -452,7 +492,11 @@ def tool(
             timeout=timeout,
             inline=inline,
             idempotent=idempotent,
+            requires_approval=requires_approval,
+            max_concurrency=max_concurrency,
         )
+        _check_controls(f"@tool {function.__name__}", requires_approval, max_concurrency)
+        return made
 
     if fn is not None:
         return build(fn)

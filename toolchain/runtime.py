@@ -19,7 +19,10 @@ parts ours has, and no package imports a private module of another.
   before any parser), `requires_extra` and `MissingExtra` (a missing optional dependency
   named with its extra);
 - the durable seam: `StepRunner`, `current_step_runner` and `step_runner_installed`;
-- `narrow_chain`: a chain with only a step's active tools callable, never changed itself.
+- `narrow_chain`: a chain with only a step's active tools callable, never changed itself;
+- approvals: `set_approver` (a run's ``approve=``), `check_decisions` (a resume's
+  checks, made before anything runs) and `resume_action` (an action's held calls
+  decided: what ``ToolChainBase.resume`` does, whichever chain held them).
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -27,6 +30,7 @@ parts ours has, and no package imports a private module of another.
 'token=[REDACTED]'
 """
 
+from toolchain._approvals import Approval, ApprovalError, refusals, set_approver, verify
 from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
 from toolchain._errors import describe_exception
 from toolchain._extension import (
@@ -52,6 +56,8 @@ from toolchain._syntax._json import unfence
 from toolchain._syntax._nesting import json_nesting_exceeds
 from toolchain._tokens import count_tokens
 from toolchain.chain._base import narrow_chain
+from toolchain.chain._resume import SEAL
+from toolchain.chain._resume import resume as resume_action
 from toolchain.chain._step_seam import StepRunner
 from toolchain.chain._step_seam import current as current_step_runner
 from toolchain.chain._step_seam import installed as step_runner_installed
@@ -62,6 +68,7 @@ __all__ = [
     "MissingExtra",
     "SettleLater",
     "StepRunner",
+    "check_decisions",
     "checked_extensions",
     "count_tokens",
     "current_step_runner",
@@ -82,10 +89,23 @@ __all__ = [
     "remember_url_secrets",
     "requires_extra",
     "restore_state",
+    "resume_action",
     "run_hooks",
     "run_sync",
     "saved_state",
+    "set_approver",
     "settle",
     "step_runner_installed",
     "unfence",
 ]
+
+
+def check_decisions(pending: object, decisions: object) -> dict[str, Approval]:
+    """The decisions to apply to the held calls ``pending`` (a result's), once each held
+    call matched its seal and each decision was found to apply (see
+    ``ToolChainBase.resume``); else ``ApprovalError`` naming each refused one."""
+    _, held = verify(SEAL, pending)
+    taken, refused = refusals(held, decisions)
+    if refused:
+        raise ApprovalError(refused)
+    return taken

@@ -57,6 +57,7 @@ from agents.terminations import Termination, TypedTermination
 from agents.tool_calling import ToolCallingAgent
 from formats import FormattedSection, TextFormat
 from toolchain import (
+    Approver,
     ExecutionContext,
     Extension,
     JSONToolChain,
@@ -115,6 +116,10 @@ class PromptOptions(TypedDict, total=False):
     extension_state: Mapping[str, object]
     text_format: TextFormat
     name: str
+    approve: Approver
+    """Decides the calls of tools that need approval, the sub-agents' too (the agents'
+    ``approve=``). Without it a call that needs approval pauses the run; resuming a
+    ``PromptRun`` is not supported yet."""
 
 
 class PromptRun(Generic[AnswerT]):
@@ -405,6 +410,8 @@ def _agent(
     }
     if "limits" in options:
         common["limits"] = options["limits"]
+    if "approve" in options:
+        common["approve"] = options["approve"]
     termination: Termination[Any] | None = (
         TypedTermination(response_model) if response_model is not None else None
     )

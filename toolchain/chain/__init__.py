@@ -16,7 +16,8 @@ True
 # action's calls together), _observe (what the model reads); _pipeline takes a call through
 # them, _stages holds the one type each hands the next, _config the frozen settings they all
 # read, _view the views of a chain (tools added, or fewer callable; never changing it),
-# _step_seam is where a durable runner drives the calls.
+# _step_seam is where a durable runner drives the calls, _resume holds an action whose
+# calls wait for a person and runs them once decided (toolchain._approvals decides).
 
 from toolchain.chain._base import CallSyntax, ChainOptions, ToolChain, ToolChainBase
 

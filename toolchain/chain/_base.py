@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, Protocol, Self, TypedDict, TypeVar, cast, overload, runtime_checkable
 
 from formats import TextFormat, XMLFormat
+from toolchain._approvals import Approval, Approver
 from toolchain._concurrency import run_sync
 from toolchain._context import ExecutionContext
 from toolchain._errors import (
@@ -32,6 +33,7 @@ from toolchain._tool import check_tool
 from toolchain.chain._check import plan
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import AGENT_SECTIONS, assemble
+from toolchain.chain._resume import hold, resume
 from toolchain.chain._schedule import run_action, run_alone
 from toolchain.chain._stages import AnyTool
 from toolchain.chain._view import Narrowed, Registry, added_tools
@@ -55,7 +57,8 @@ class ToolChain(Protocol):
       other failure (unknown tool, invalid arguments, a tool that raises, hangs or
       returns junk, a hook, a limit, the run's cancellation) is that call's error;
     - every call it starts ends in exactly one ``ToolCallFinished`` event, failed or not,
-      so stats and traces add up;
+      so stats and traces add up; a call held for approval (a ``held`` error, listed in
+      ``pending``) ends when it is decided (``ToolChainBase.resume``);
     - ``raw.calls``, ``raw.results``, ``raw.errors`` and ``observations`` line up with
       the calls, in order; ``text`` is the observation already wrapped by
       ``text_format.wrap_observation``, in whose sections no output can open another.
@@ -137,6 +140,8 @@ class ChainOptions(TypedDict, total=False):
     cancel_grace: float
     extensions: Sequence[Extension]
     observations: ObservationEncoding | None
+    approve: Approver | None
+    max_concurrency: int | None
 
 
 T = TypeVar("T")
@@ -179,6 +184,12 @@ def _at_least_one(chain: ToolChainBase, value: int) -> None:
         )
 
 
+def _turns(chain: ToolChainBase, value: int | None) -> None:
+    turns = cast(object, value)  # checked whatever its annotation says
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 1):
+        raise ToolchainValueError(f"max_concurrency must be a positive int or None, not {value!r}")
+
+
 def _encoder_of(chain: ToolChainBase, value: ObservationEncoding | None) -> None:
     """Make the writer of outputs now: a bad encoding fails where it is set."""
     encode = chain.call_syntax.write if value is None else encoder_for(value)
@@ -208,6 +219,13 @@ class ToolChainBase:
       ``"yaml"``, ``"toon"`` or ``"auto"`` (the fewest tokens per output; see
       ``toolchain._observations``). ``None``, the default, writes them in the chain's own
       syntax. Only the outputs change: calls are read as before.
+    - ``approve``: decides the calls of tools that need approval
+      (``Tool.requires_approval``) in runs that have no approver of their own (an
+      agent's ``approve=``); see ``toolchain.Approval``. With none, or when it returns
+      ``None``, a call is held: the action's other calls finish, the result lists it in
+      ``pending``, and `resume` decides it.
+    - ``max_concurrency``: at most this many calls of one action run at once (``1``:
+      one after another, in order); ``None``, the default: all of them.
     """
 
     def __init__(
@@ -223,6 +241,8 @@ class ToolChainBase:
         cancel_grace: float = 1.0,
         extensions: Sequence[Extension] = (),
         observations: ObservationEncoding | None = None,
+        approve: Approver | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         self.call_syntax = syntax
         self._name = name
@@ -234,6 +254,8 @@ class ToolChainBase:
         self.max_observation_chars = max_observation_chars
         self.cancel_grace = cancel_grace
         self.observations = observations  # its writer made now: a bad one fails here
+        self.approve = approve
+        self.max_concurrency = max_concurrency
         self.extensions = checked_extensions(extensions, f"{type(self).__name__}()")
         self._registry = Registry()
         """The tools registered on this chain, shared with its views (``with_tools``,
@@ -264,6 +286,10 @@ class ToolChainBase:
     """Seconds a cancelled or timed-out call gets to stop before it is abandoned."""
     observations = _Option[ObservationEncoding | None](_encoder_of)
     """How outputs are written (``None``: in the chain's own syntax)."""
+    approve = _Option[Approver | None]()
+    """Decides calls that need approval in runs without an approver of their own."""
+    max_concurrency = _Option[int | None](_turns)
+    """At most this many calls of an action run at once (``None``: all of them)."""
     extensions = _Option[tuple[Extension, ...]]()
     """The extensions installed on each run's context the chain executes in (an MCP
     server attached to the chain adds itself; its tools it registers itself)."""
@@ -307,6 +333,8 @@ class ToolChainBase:
             max_observation_chars=self.max_observation_chars,
             encode_output=self._encode,
             extensions=self.extensions,
+            approve=self.approve,
+            max_concurrency=self.max_concurrency,
             section=self._name.lower(),
             version=registry.version,
         )
@@ -542,7 +570,8 @@ class ToolChainBase:
         tool that raises, hangs or returns junk, a hook that fails, a limit) is
         reported per call, in ``text`` and in ``raw.errors``, and logged on the
         ``toolchain`` logger. Only ``KeyboardInterrupt`` from a tool propagates (it
-        stops the program, as Python intends).
+        stops the program, as Python intends). A call that waits for a person's
+        decision (``Tool.requires_approval``) is listed in ``pending``: see `resume`.
         """
         config = self.config  # the action's own, whatever is registered while it runs
         try:
@@ -599,7 +628,64 @@ class ToolChainBase:
             outcomes = [await run_alone(config, ctx, planned[0])]
         else:
             outcomes = await run_action(config, ctx, planned)
-        return assemble(config, outcomes, text_format, self._reserved_names(config, text_format))
+        reserved = self._reserved_names(config, text_format)
+        result = assemble(config, outcomes, text_format, reserved)
+        for error in result.raw.errors:
+            if error is not None and error.kind == "held":  # calls wait for a person
+                return hold(config, ctx, outcomes, result, reserved)
+        return result
+
+    async def resume(
+        self,
+        ctx: ExecutionContext,
+        result: ToolChainResult,
+        decisions: Mapping[str, Approval],
+        text_format: TextFormat,
+    ) -> ToolChainResult:
+        """The action of ``result`` with its held calls decided: ``decisions`` maps the
+        call ids of ``result.pending`` to ``Approval.granted()`` or
+        ``Approval.denied(reason)``.
+
+        Each approved call runs with the arguments that were reviewed (its input as
+        validated then: nothing is read again from the call); each denied one fails with
+        the reason (``refused``), which the model reads. The result is the whole
+        action's, each call in its place; calls left undecided stay in its ``pending``.
+        Raises ``ApprovalError``, approving nothing, when any decision is refused: an
+        unknown call id, a value that is not an ``Approval``, a decision bound to another
+        call, run or arguments (``ApprovalRequest.approve``), held calls edited since,
+        or an action resumed already (each resumes once, in the run ``ctx`` that held
+        it, in this process).
+
+        >>> from formats import XMLFormat
+        >>> from toolchain import Approval, ExecutionContext, JSONToolChain, tool
+        >>> @tool(requires_approval=True)
+        ... def wipe(disk: str) -> str:
+        ...     '''Erase a disk.'''
+        ...     return f"{disk} erased"
+        >>> chain, ctx, fmt = JSONToolChain().register_tool(wipe), ExecutionContext(), XMLFormat()
+        >>> held = chain.execute_sync(ctx, '{"tool": "wipe", "args": {"disk": "sdb"}}', fmt)
+        >>> held.raw.errors[0].kind, [request.call_id for request in held.pending]
+        ('held', ['call_1'])
+        >>> no = chain.resume_sync(ctx, held, {"call_1": Approval.denied("backups first")}, fmt)
+        >>> no.raw.errors[0].message, no.pending
+        ('wipe was not approved: backups first', ())
+        """
+        return await resume(ctx, result, decisions, text_format)
+
+    def resume_sync(
+        self,
+        ctx: ExecutionContext,
+        result: ToolChainResult,
+        decisions: Mapping[str, Approval],
+        text_format: TextFormat,
+    ) -> ToolChainResult:
+        """``resume`` for synchronous code; not callable from a running event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            work = self.resume(ctx, result, decisions, text_format)
+            return run_sync(work, grace=self.cancel_grace)
+        raise ToolchainStateError("resume_sync() was called inside an event loop; await resume()")
 
     def _reserved_names(self, config: ChainConfig, text_format: TextFormat) -> frozenset[str]:
         """Section names an observation must not use, lower-cased: the format's own, the

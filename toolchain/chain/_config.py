@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
+from toolchain._approvals import Approver
 from toolchain._extension import Extension
 from toolchain._result import ToolCallError
 from toolchain.chain._stages import AnyTool
@@ -53,6 +54,10 @@ class ChainConfig(msgspec.Struct, frozen=True):
     encode_output: Callable[[object], str]
     """A successful call's output as the model reads it."""
     extensions: tuple[Extension, ...]
+    approve: Approver | None
+    """Decides calls that need approval when the run has no approver of its own."""
+    max_concurrency: int | None
+    """At most this many calls of an action run at once (``None``: all of them)."""
     section: str
     """The chain's section name, lower-cased (no observation may use it)."""
     version: int

@@ -7,29 +7,40 @@ or its error written, then the observation hooks). Every stage reads the action'
 ``ChainConfig``; every failure is contained, so an action's other calls go on. The
 scheduling of an action's calls around this is ``_schedule``'s.
 
+A call whose tool needs approval (``toolchain._approvals``) is decided between checking
+and running, on its validated input, which then runs as it is (`_gated`); a call nobody
+decides now is held (`held_outcome`) and resumed by ``toolchain.chain._resume``.
+
 A stage's hooks come back as the stage's own result while every hook is plain (the hook
 runner makes no coroutine then); only what is not yet that result is awaited here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 from typing import TYPE_CHECKING
 
+from toolchain import _approvals as approvals
 from toolchain._events import ToolCallStarted
 from toolchain._hooks import check_guards
+from toolchain._oneline import log_line
+from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError
 from toolchain.chain import _step_seam
 from toolchain.chain._check import before_hooks, precheck
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import finish, observation_hooks
-from toolchain.chain._run import after_hooks, invoke
+from toolchain.chain._run import UNVALIDATED, after_hooks, invoke
 from toolchain.chain._stages import Checked, Outcome, Planned, Problem, Ran, Refused, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["NOT_A_CALL", "run_call"]
+__all__ = ["NOT_A_CALL", "held_outcome", "observed", "run_call"]
+
+_log = logger("toolchain")
 
 NOT_A_CALL = ToolCall("error", {})
 """The call a `Problem` is reported under."""
@@ -60,6 +71,8 @@ async def run_call(
             checked = Refused(checked.call, refusal)
     if isinstance(checked, Refused):
         return await _refused(config, ctx, index, checked, started, slot)
+    if checked.tool.requires_approval is not False or approvals.nesting:  # may wait
+        return await _gated(config, ctx, index, checked, started, slot, signals)
     call = checked.call
     if ctx.events.has_subscribers(ToolCallStarted):
         ctx.events.emit(ToolCallStarted(ctx, index, call.name, call.args, call.id, checked.written))
@@ -70,10 +83,84 @@ async def run_call(
         result, problem = await runner.run_tool(
             ctx, call, checked.tool, slot, lambda: invoke(config, ctx, ran_now, index, signals)
         )
-    return await _observed(config, ctx, index, Ran(call, result, problem), started)
+    return await observed(config, ctx, index, Ran(call, result, problem), started)
 
 
-async def _observed(
+async def _gated(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    index: int,
+    checked: Checked,
+    started: float,
+    slot: object,
+    signals: Signals,
+) -> Outcome:
+    """`run_call`'s end for a call that may wait for a person (``toolchain._approvals``):
+    its tool needs approval, decided here on the validated input (which then runs as
+    it is); or its tool makes calls of its own, which may (a composite's sub-calls). A
+    call nobody can decide now is held: it ends in no ``ToolCallFinished`` until resumed
+    (``toolchain.chain._resume``). The call's time limit stops while a person decides."""
+    call, tool = checked.call, checked.tool
+    stop, start = (
+        functools.partial(signals.stop_clock, index),
+        functools.partial(signals.start_clock, index),
+    )
+    value: object = UNVALIDATED
+    if tool.requires_approval is not False:
+        try:
+            decided = await approvals.check(
+                ctx, tool, call, default=config.approve, stop_clock=stop, start_clock=start
+            )
+        except asyncio.CancelledError as error:  # the run's cancellation, as it waited
+            why = signals.why.get(index)
+            if why is None and not ctx.cancelled:
+                raise  # someone else cancelled the whole execution
+            reason = ctx.cancel_reason or "cancelled"
+            message = f"{call.name} was cancelled while it waited for approval: {reason}"
+            decided = ToolCallError(why or "cancelled", message, error)
+        if isinstance(decided, ToolCallError):
+            return await _refused(config, ctx, index, Refused(call, decided), started, slot)
+        if isinstance(decided, approvals.Hold):
+            held = approvals.CallHeld(decided.request, call=call, tool=tool, value=decided.value)
+            return held_outcome(held)
+        if decided is not None:
+            value = decided.value
+    if ctx.events.has_subscribers(ToolCallStarted):
+        ctx.events.emit(ToolCallStarted(ctx, index, call.name, call.args, call.id, checked.written))
+    token = approvals.enclosing.set(approvals.Enclosing(config.approve, stop, start))
+    try:
+        runner = _step_seam.current() if slot is not None else None
+        if runner is None:
+            result, problem = await invoke(config, ctx, checked, index, signals, value)
+        else:
+            result, problem = await runner.run_tool(
+                ctx, call, tool, slot, lambda: invoke(config, ctx, checked, index, signals, value)
+            )
+    finally:
+        approvals.enclosing.reset(token)
+    nested = approvals.held_in(problem)
+    if nested is not None:  # a call the tool made waits for a person: so does this one
+        nested.call = call
+        return held_outcome(nested)
+    return await observed(config, ctx, index, Ran(call, result, problem), started)
+
+
+def held_outcome(held: approvals.CallHeld) -> Outcome:
+    """The outcome a held call stands under until it is decided: a ``held`` error,
+    neither counted as a failure nor ended by a ``ToolCallFinished``."""
+    error = approvals.held_error(held)
+    request = held.request
+    _log.info(
+        "tool call %s (%s) is held for approval",
+        log_line(request.tool, 80),
+        log_line(request.call_id, 80),
+        extra={"tool": request.tool, "call_id": request.call_id, "error_kind": "held"},
+    )
+    assert held.call is not None
+    return Outcome(held.call, None, error, f"Error: {error.message}")
+
+
+async def observed(
     config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
 ) -> Outcome:
     """What a call that ran (or replayed) comes to: the after hooks, then observed."""
@@ -83,8 +170,8 @@ async def _observed(
         ran = after if isinstance(after, Ran) else await after
     outcome = finish(config, ctx, index, ran, started)
     if hooks.observation and outcome.result is not None:
-        observed = observation_hooks(ctx, outcome)
-        outcome = observed if isinstance(observed, Outcome) else await observed
+        done = observation_hooks(ctx, outcome)
+        outcome = done if isinstance(done, Outcome) else await done
     return outcome
 
 
@@ -105,4 +192,4 @@ async def _refused(
     if replayed is None:
         return finish(config, ctx, index, Ran(call, None, refused.error), started)
     result, problem = replayed
-    return await _observed(config, ctx, index, Ran(call, result, problem), started)
+    return await observed(config, ctx, index, Ran(call, result, problem), started)

@@ -15,42 +15,52 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, cast
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Final, cast
 
+from toolchain._approvals import CallHeld, held_error
 from toolchain._concurrency import WorkersStuck, run_in_worker
-from toolchain._context import Cancelled
+from toolchain._context import Cancelled, StateKey
 from toolchain._errors import ToolError, describe_exception, exception_text
 from toolchain._hooks import HookFailed, HookStage, hook_error, run_stage
 from toolchain._input import ArgumentsError
 from toolchain._redact import logger
 from toolchain._result import ToolCall, ToolCallError, ToolResult
 from toolchain.chain._config import ChainConfig
-from toolchain.chain._stages import Checked, Ran, Signals
+from toolchain.chain._stages import AnyTool, Checked, Ran, Signals
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["after_hooks", "invoke"]
+__all__ = ["UNVALIDATED", "after_hooks", "invoke", "take_turn", "tool_turns"]
 
 _log = logger("toolchain")
+
+UNVALIDATED: Final = object()
+"""``invoke``'s input not given: the call's arguments are validated first."""
 
 Invoked = tuple[ToolResult[object] | None, ToolCallError | None]
 """What a tool run gives: its result or its error (the durable step seam records this)."""
 
 
 async def invoke(
-    config: ChainConfig, ctx: ExecutionContext, checked: Checked, index: int, signals: Signals
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    checked: Checked,
+    index: int,
+    signals: Signals,
+    value: object = UNVALIDATED,
 ) -> Invoked:
     """Validate the call's arguments and run its tool: its result, or the error the call
-    fails with.
+    fails with. ``value``: the input already validated (and approved as it is).
 
     ``signals`` tell a cancellation the chain made (a timeout, the run's cancellation)
     from one that came from outside, which goes through.
     """
     call, tool = checked.call, checked.tool
     try:
-        value = tool.codec.validate(call.args)
+        if value is UNVALIDATED:
+            value = tool.codec.validate(call.args)
     except ArgumentsError as error:
         message = f"invalid arguments for {tool.name}: {error}"
         return None, ToolCallError("invalid_arguments", message, error)
@@ -59,7 +69,16 @@ async def invoke(
         _log.warning("validating arguments of %s raised", tool.name, exc_info=error)
         return None, ToolCallError("invalid_arguments", message[:1000], error)
     result: object
+    turns = tool_turns(ctx, tool) if tool.max_concurrency is not None else None
+    taken = False
     try:
+        if turns is not None:  # a rate-limited tool: its turn, untimed while it waits
+            await take_turn(
+                turns,
+                functools.partial(signals.stop_clock, index),
+                functools.partial(signals.start_clock, index),
+            )
+            taken = True
         if tool.is_async:
             result = await cast("Awaitable[object]", tool.call(ctx, value))
         elif tool.inline:
@@ -74,6 +93,8 @@ async def invoke(
         return None, ToolCallError("limit", str(error), error)
     except ToolError as error:
         return None, ToolCallError("tool_error", exception_text(error), error)
+    except CallHeld as held:  # a call the tool made waits for a person (a composite's)
+        return None, held_error(held)
     except Cancelled as error:
         return None, ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
     except asyncio.CancelledError as error:
@@ -92,12 +113,45 @@ async def invoke(
         message = f"{tool.name} failed: {describe_exception(error)}"
         _log.warning("tool %s raised", tool.name, exc_info=error)
         return None, ToolCallError("tool_error", message[:2000], error)
+    finally:
+        if taken:
+            assert turns is not None
+            turns.release()
     if not isinstance(result, ToolResult):
         message = f"{tool.name} returned {type(result).__name__}, not a ToolResult"
         _log.error("%s: its call() must return ToolResult(...)", message)
         return None, ToolCallError("output_error", message)
     # Any ToolResult: its text is an object to the chain (isinstance leaves it Unknown).
     return cast("ToolResult[object]", result), None
+
+
+_TURNS = StateKey[dict[AnyTool, asyncio.Semaphore]]("toolchain.chain.tool_turns")
+
+
+def tool_turns(ctx: ExecutionContext, tool: AnyTool) -> asyncio.Semaphore:
+    """``tool``'s turns in the run ``ctx`` belongs to (its sub-agents' calls included)."""
+    root = ctx
+    while root.parent is not None:
+        root = root.parent
+    turns = root.state.setdefault(_TURNS, dict)
+    found = turns.get(tool)
+    if found is None:
+        found = turns[tool] = asyncio.Semaphore(tool.max_concurrency or 1)
+    return found
+
+
+async def take_turn(
+    turns: asyncio.Semaphore, stop_clock: Callable[[], None], start_clock: Callable[[], None]
+) -> None:
+    """Wait for a turn; the call's time limit stops while it waits."""
+    if not turns.locked():
+        await turns.acquire()  # free: taken without suspending
+        return
+    stop_clock()
+    try:
+        await turns.acquire()
+    finally:
+        start_clock()
 
 
 def after_hooks(ctx: ExecutionContext, ran: Ran) -> Ran | Awaitable[Ran]:

@@ -1,5 +1,6 @@
-"""Stage 3 of a chain, for the action: its calls run concurrently, under timeouts and
-the run's cancellation, and none can hang it.
+"""Stage 3 of a chain, for the action: its calls run concurrently (at most the chain's
+``max_concurrency`` at a time), under timeouts and the run's cancellation, and none can
+hang it.
 
 Each call runs eagerly, as its own task, up to its first real suspension: most finish
 there, and the chain has their outcome without waiting. One call alone is driven in the
@@ -24,7 +25,7 @@ from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import fail
 from toolchain.chain._pipeline import NOT_A_CALL as _NOT_A_CALL
 from toolchain.chain._pipeline import run_call
-from toolchain.chain._stages import Outcome, Planned, Signals
+from toolchain.chain._stages import Outcome, Planned, Signals, Start
 
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
@@ -42,16 +43,28 @@ async def run_action(
     config: ChainConfig,
     ctx: ExecutionContext,
     items: list[Planned],
+    start: Start = run_call,
 ) -> list[Outcome]:
-    """Run every item of an action (more than one) concurrently; outcomes in order."""
+    """Run every item of an action (more than one) concurrently, at most the chain's
+    ``max_concurrency`` at a time; outcomes in order. ``start`` runs one item (the
+    stages of a call; a held call's rest, when an action resumes)."""
     runner = _step_seam.current() if _step_seam.active else None
-    if runner is not None and runner.sequential(
-        [config.tools.get(item.name) if type(item) is ToolCall else None for item in items]
+    turns = config.max_concurrency
+    if turns == 1 or (
+        runner is not None
+        and runner.sequential(
+            [config.tools.get(item.name) if type(item) is ToolCall else None for item in items]
+        )
     ):
-        # A durable run whose calls make steps of their own (sub-agents): one at a
-        # time, so their steps take the same places in the record on every replay.
-        return [await run_alone(config, ctx, item, index) for index, item in enumerate(items)]
+        # One at a time, in order: as the chain asks, or a durable run whose calls
+        # make steps of their own (sub-agents), so that their steps take the same
+        # places in the record on every replay.
+        return [
+            await run_alone(config, ctx, item, index, start) for index, item in enumerate(items)
+        ]
     signals = Signals()
+    if turns is not None and turns < len(items):
+        start = _in_turn(start, asyncio.Semaphore(turns))
     done: list[Outcome | None] = [None] * len(items)
     tasks: dict[int, asyncio.Task[Outcome]] = {}
     finished: list[asyncio.Task[Outcome]] = []
@@ -59,7 +72,7 @@ async def run_action(
     for index, item in enumerate(items):
         if runner is not None:  # a durable run's step state is per call: a context each
             context = contextvars.copy_context()
-        task, first = eager_task(run_call(config, ctx, index, item, signals), context=context)
+        task, first = eager_task(start(config, ctx, index, item, signals), context=context)
         if not first.done:
             tasks[index] = task
             continue
@@ -81,7 +94,11 @@ async def run_action(
 
 
 async def run_alone(
-    config: ChainConfig, ctx: ExecutionContext, item: Planned, index: int = 0
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    item: Planned,
+    index: int = 0,
+    start: Start = run_call,
 ) -> Outcome:
     """One call, driven in the caller's own task: no task, no loop turn when it
     finishes without suspending, and task-bound state (cancel scopes) intact.
@@ -91,7 +108,7 @@ async def run_alone(
     driven) and reported.
     """
     signals = Signals()
-    step = run_call(config, ctx, index, item, signals)
+    step = start(config, ctx, index, item, signals)
     waiting_on: object
     try:
         waiting_on = step.send(None)
@@ -113,6 +130,15 @@ async def run_alone(
 
     limit = _timeout(config, item)
     timer = None if limit is None else loop.call_later(limit, signal, "timeout")
+
+    def rearm(_: int) -> None:  # the call went on after a wait that is not timed
+        nonlocal timer
+        if limit is not None:
+            if timer is not None:
+                timer.cancel()
+            timer = loop.call_later(limit, signal, "timeout")
+
+    signals.rearm = rearm
     remove = ctx.on_cancel(on_cancel)
     grace: asyncio.TimerHandle | None = None
     must_cancel: asyncio.CancelledError | None = None  # thrown in when the call resumes
@@ -136,6 +162,8 @@ async def run_alone(
                 if kind == "abandon":
                     abandon(step)
                     return _stopped(config, ctx, item, signals.why.get(index), abandoned=True)
+                if kind == "timeout" and index in signals.untimed:
+                    continue  # it waits for a person: its time starts afresh after (rearm)
                 if kind in ("timeout", "cancelled") and index not in signals.why:
                     signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
                     grace = loop.call_later(config.cancel_grace, signal, "abandon")
@@ -161,6 +189,14 @@ async def run_alone(
     except StopIteration as stop:
         outcome: Outcome = stop.value
         return outcome
+    except asyncio.CancelledError:
+        # The chain's own cancellation (a timeout, the run's) reached a stage that does
+        # not turn it into the call's error (an async hook or guard): the call ends as
+        # stopped, as it would in a task of its own, and never cancels the caller.
+        why = signals.why.get(index)
+        if why is None:
+            raise
+        return _stopped(config, ctx, item, why, abandoned=False)
     finally:
         remove()
         for handle in (timer, grace):
@@ -222,7 +258,22 @@ async def _wait(
         loop.call_soon_threadsafe(cancel_all)
 
     remove = ctx.on_cancel(on_cancel)
-    timers = _arm_timeouts(config, items, tasks, stop)
+    own: dict[int, asyncio.TimerHandle] = {}  # calls timed afresh after an untimed wait
+
+    def rearm(index: int) -> None:
+        limit = _timeout(config, items[index])
+        if limit is None or index not in tasks:
+            return
+        earlier = own.pop(index, None)
+        if earlier is not None:
+            earlier.cancel()
+        own[index] = loop.call_later(limit, stop, index, "timeout")
+
+    def timed(index: int) -> bool:
+        return index not in signals.untimed and index not in own
+
+    signals.rearm = rearm
+    timers = _arm_timeouts(config, items, tasks, stop, timed)
     try:
         await waiter
     except asyncio.CancelledError:
@@ -231,7 +282,7 @@ async def _wait(
         raise
     finally:
         remove()
-        for timer in timers:
+        for timer in (*timers, *own.values()):
             timer.cancel()
 
 
@@ -240,8 +291,10 @@ def _arm_timeouts(
     items: list[Planned],
     tasks: Mapping[int, asyncio.Task[Outcome]],
     stop: Callable[[int, ErrorKind], None],
+    timed: Callable[[int], bool],
 ) -> list[asyncio.TimerHandle]:
-    """One timer per distinct timeout in the action, cancelling the calls still running.
+    """One timer per distinct timeout in the action, cancelling the calls still running
+    that it ``timed`` (not those waiting for a person or their turn: `Signals.untimed`).
 
     Calls start together, so a call's deadline is the action's start plus its
     timeout; timers are far cheaper than an ``asyncio.timeout`` around each call.
@@ -253,7 +306,7 @@ def _arm_timeouts(
 
     def expire(limit: float) -> None:
         for index, value in limits.items():
-            if value == limit:
+            if value == limit and timed(index):
                 stop(index, "timeout")
 
     loop = asyncio.get_running_loop()
@@ -304,6 +357,33 @@ def _stopped(
 
 def _timeout(config: ChainConfig, item: Planned) -> float | None:
     return config.timeout_of(item.name) if type(item) is ToolCall else None
+
+
+def _in_turn(start: Start, turns: asyncio.Semaphore) -> Start:
+    """``start`` run when one of ``turns`` is free (the chain's ``max_concurrency``). A
+    call waiting for its turn is not timed: its time limit counts from its start."""
+
+    async def in_turn(
+        config: ChainConfig,
+        ctx: ExecutionContext,
+        index: int,
+        item: Planned,
+        signals: Signals,
+    ) -> Outcome:
+        if turns.locked():
+            signals.stop_clock(index)
+            try:
+                await turns.acquire()
+            finally:
+                signals.start_clock(index)
+        else:
+            await turns.acquire()  # free: taken without suspending (eager calls stay eager)
+        try:
+            return await start(config, ctx, index, item, signals)
+        finally:
+            turns.release()
+
+    return in_turn
 
 
 def _future_of(value: object) -> asyncio.Future[object] | None:

@@ -24,8 +24,8 @@ be in a reference cycle: each is made after everything it holds, and never chang
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -33,7 +33,21 @@ from toolchain._content import ContentPart
 from toolchain._result import ErrorKind, ToolCall, ToolCallError, ToolResult
 from toolchain._tool import Tool
 
-__all__ = ["AnyTool", "Checked", "Outcome", "Planned", "Problem", "Ran", "Refused", "Signals"]
+if TYPE_CHECKING:
+    from toolchain._context import ExecutionContext
+    from toolchain.chain._config import ChainConfig
+
+__all__ = [
+    "AnyTool",
+    "Checked",
+    "Outcome",
+    "Planned",
+    "Problem",
+    "Ran",
+    "Refused",
+    "Signals",
+    "Start",
+]
 
 AnyTool = Tool[Any, Any]
 
@@ -83,10 +97,33 @@ class Outcome(msgspec.Struct, frozen=True, gc=False):
 
 
 class Signals:
-    """Which calls of one action the chain has cancelled, why, and when."""
+    """Which calls of one action the chain has cancelled, why, and when; which it does
+    not time now (a call waiting for a person's decision, or for its turn)."""
 
-    __slots__ = ("at", "why")
+    __slots__ = ("at", "rearm", "untimed", "why")
 
     def __init__(self) -> None:
         self.why: dict[int, ErrorKind] = {}
         self.at: dict[int, float] = {}
+        self.untimed: set[int] = set()
+        """Calls whose time limit does not run now: it starts afresh when they go on."""
+        self.rearm: Callable[[int], None] | None = None
+        """Set by the scheduler once it times the action's calls: times a call afresh."""
+
+    def stop_clock(self, index: int) -> None:
+        """Call ``index`` waits for something that is not its own work: do not time it."""
+        self.untimed.add(index)
+
+    def start_clock(self, index: int) -> None:
+        """Call ``index`` goes on: its time limit counts from now."""
+        self.untimed.discard(index)
+        if self.rearm is not None:
+            self.rearm(index)
+
+
+Start = Callable[
+    ["ChainConfig", "ExecutionContext", int, Planned, Signals],
+    Coroutine[Any, Any, Outcome],
+]
+"""What the scheduler runs for one item of an action: `run_call` (the stages of a call),
+or, when an action resumes, a held call's rest (``toolchain.chain._resume``)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pydantic
@@ -25,10 +26,13 @@ from toolchain import (
     ToolError,
     ToolResult,
 )
+from toolchain import _approvals as approvals
+from toolchain._approvals import Approval, CallHeld, Hold, Settle
 from toolchain._errors import ToolchainValueError
 from toolchain._hooks import guard_call
 from toolchain._syntax._json import NAME_KEYS, JSONValue, call_from_mapping
 from toolchain._tool import check_tool, check_tool_name
+from toolchain.chain._run import UNVALIDATED
 from toolchain.composite._schema import calls_schema, parameters
 from toolchain.composite._subcall import cancel_text, invoke, unshowable
 
@@ -78,8 +82,15 @@ class CompositeTool(Tool[CompositeInput, CompositeOutput]):
     ``subtools`` are ordinary ``Tool``s (``@tool`` functions or subclasses) with
     distinct names. ``max_calls`` bounds the sub-calls of one call: a longer list is
     refused whole, as invalid arguments, before anything runs (a half-run sequence of
-    dependent steps would be worse than none). ``policy`` and ``timeout`` are the
-    composite's own, as on any tool.
+    dependent steps would be worse than none). ``policy``, ``timeout``,
+    ``requires_approval`` and ``max_concurrency`` are the composite's own, as on any tool.
+
+    A sub-tool that needs approval (``Tool.requires_approval``) is decided as a direct
+    call is; when nobody can decide now, the sub-call is held, the sub-calls after it
+    are not run (each says so), and the composite's own call is held in its action
+    (its ``ApprovalRequest`` names the sub-call, ``via`` the composite). Resuming runs
+    that sub-call alone, never the ones before it again, and makes the composite's
+    result with it in its place.
 
     >>> from toolchain import tool
     >>> @tool
@@ -104,6 +115,8 @@ calls; they run one after another, in order, and each gets its own result or err
         max_calls: int = DEFAULT_MAX_CALLS,
         policy: str = "",
         timeout: float | None = None,
+        requires_approval: bool | Callable[[Any], object] = False,
+        max_concurrency: int | None = None,
     ) -> None:
         self.name = check_tool_name(name, "CompositeTool")
         owner = f"CompositeTool {name!r}"
@@ -126,6 +139,11 @@ calls; they run one after another, in order, and each gets its own result or err
         self.max_calls = max_calls
         self.policy = policy
         self.timeout = timeout
+        self.requires_approval = requires_approval
+        self.max_concurrency = max_concurrency
+        # A sub-call may wait for a person: chains now tell their calls' tools which call
+        # they run in (the approver, the clock to stop while one waits).
+        approvals.nesting = True
         self.description = f"{description.strip()}\n\n{self._guide()}"
         schema = calls_schema(tools, max_calls)
         vars(self)["_codec"] = _CompositeCodec(name, max_calls, schema)  # read by Tool.codec
@@ -137,65 +155,111 @@ calls; they run one after another, in order, and each gets its own result or err
         if problem is not None:  # the chain's validation refuses these; a direct caller may not
             raise ToolError(problem)
         group = ctx.new_call_id()
-        entries: list[dict[str, object]] = []
-        media: list[ContentPart] = []
-        notes: dict[str, None] = {}  # instructions, each once, in order
+        parts: list[_Part] = []
         paused_before = ctx.pause_reason
+        waiting: _Waiting | None = None  # a sub-call held for a person's decision
         for index, item in enumerate(input.calls):
-            held = ctx.pause_reason and not paused_before  # a sub-call of ours paused the run
+            skipped = None
+            if waiting is not None:
+                skipped = (
+                    f"not run: {waiting.call.name} before it waits for a person's approval; "
+                    "make this call again once the run resumes"
+                )
+            elif ctx.pause_reason and not paused_before:  # a sub-call of ours paused the run
+                skipped = (
+                    f"not run: the run paused before it ({ctx.pause_reason}); make this call "
+                    "again once the run resumes"
+                )
             name, result, error = await self._run_one(
-                ctx, f"{group}/{index}", index, item, held=bool(held)
+                ctx, f"{group}/{index}", index, item, skipped=skipped
             )
-            entry: dict[str, object] = {"name": name}
-            if result is None:
-                entry["error"] = error.message if error is not None else "no result"
-                entries.append(entry)
+            if isinstance(error, Hold):
+                waiting = _Waiting(
+                    index, name, error, ToolCall(error.request.tool, {}, f"{group}/{index}")
+                )
+                parts.append(_part(name, None, approvals.held_error(CallHeld(error.request))))
                 continue
-            entry["result"] = result.text
-            if result.media:
-                entry["attachments"] = len(result.media)
-                media.extend(result.media)
-            if result.instructions.strip():
-                notes[f"{name}: {result.instructions.strip()}"] = None
-            entries.append(entry)
-        return ToolResult({"results": entries}, media=tuple(media), instructions="\n".join(notes))
+            parts.append(_part(name, result, error))
+        if waiting is not None:
+            raise CallHeld(waiting.hold.request, settle=self._settle(ctx, parts, waiting))
+        return _result(parts)
+
+    def _settle(self, ctx: ExecutionContext, parts: list[_Part], waiting: _Waiting) -> Settle:
+        """How this call's result is made once its held sub-call is decided: that
+        sub-call run (only it: the ones before it ran already), or answered with the
+        denial, in its place among the others."""
+        sub = self.subtools[waiting.hold.request.tool]
+        request = waiting.hold.request
+        call = ToolCall(sub.name, request.args, request.call_id)
+
+        async def settle(
+            decision: Approval,
+        ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+            started = time.perf_counter()
+            result: ToolResult[object] | None = None
+            if decision.approved:
+                qualified = self._qualified(sub.name)
+                if ctx.events.has_subscribers(ToolCallStarted):
+                    event = ToolCallStarted(ctx, waiting.index, qualified, call.args, call.id)
+                    ctx.events.emit(event)
+                result, failure = await invoke(ctx, sub, call.args, call.id, waiting.hold.value)
+                if result is not None:
+                    failure = unshowable(sub.name, result)
+                if failure is not None:
+                    result = None
+            else:
+                failure = approvals.denial(sub.name, decision)
+            self._ended(ctx, waiting.index, call, result, failure, started)
+            parts[waiting.index] = _part(waiting.name, result, failure)
+            return cast("ToolResult[object]", _result(parts)), None
+
+        return settle
 
     # -- one sub-call ----------------------------------------------------------------
 
     async def _run_one(
-        self, ctx: ExecutionContext, id: str, index: int, item: object, *, held: bool
-    ) -> tuple[str | None, ToolResult[object] | None, ToolCallError | None]:
-        """(the name to report, the result or None, the error or None); never raises
-        but for the composite's own cancellation. ``held``: an earlier sub-call paused
-        the run, so this one is not run."""
+        self, ctx: ExecutionContext, id: str, index: int, item: object, *, skipped: str | None
+    ) -> tuple[str | None, ToolResult[object] | None, ToolCallError | Hold | None]:
+        """(the name to report, the result or None, the error, the held call or None);
+        never raises but for the composite's own cancellation. ``skipped``: why it is
+        not run (an earlier sub-call paused the run, or waits for a person)."""
         started = time.perf_counter()
         parsed = self._parse(index, item)
         result: ToolResult[object] | None = None
         if isinstance(parsed, str):
             name = _shown_name(item)
             call = ToolCall(name or "", {}, id)
-            failure: ToolCallError | None = ToolCallError("parse", parsed)
-        elif held:
+            failure: ToolCallError | Hold | None = ToolCallError("parse", parsed)
+        elif skipped is not None:
             name, call = _short(parsed.name), ToolCall(parsed.name, parsed.args, id)
-            message = (
-                f"not run: the run paused before it ({ctx.pause_reason}); make this call "
-                "again once the run resumes"
-            )
-            failure = ToolCallError("refused", message)
+            failure = ToolCallError("refused", skipped)
         else:
             name, call = _short(parsed.name), ToolCall(parsed.name, parsed.args, id)
             result, failure = await self._attempt(ctx, index, call)
-        # Every sub-call ends here, failed or not: observers see them all.
+        if isinstance(failure, Hold):  # it ends once decided (`_settle`)
+            return name, None, failure
+        self._ended(ctx, index, call, result, failure, started)
+        return name, result, failure
+
+    def _ended(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        call: ToolCall,
+        result: ToolResult[object] | None,
+        failure: ToolCallError | None,
+        started: float,
+    ) -> None:
+        """Every sub-call ends here, failed or not: observers see them all."""
         qualified = self._qualified(call.name)
         if ctx.events.has_subscribers(ToolCallFinished):
             duration = time.perf_counter() - started
             event = ToolCallFinished(
-                ctx, index, qualified, call.args, result, failure, duration, id
+                ctx, index, qualified, call.args, result, failure, duration, call.id
             )
             ctx.events.emit(event)
         if failure is not None:
             ctx.stats.count_call(Stats.TOOL_ERRORS, qualified)
-        return name, result, failure
 
     def _parse(self, index: int, item: object) -> ToolCall | str:
         """The sub-call in ``item``, or why it is not one (the chain's leniency: ``tool``
@@ -207,7 +271,7 @@ calls; they run one after another, in order, and each gets its own result or err
 
     async def _attempt(
         self, ctx: ExecutionContext, index: int, call: ToolCall
-    ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+    ) -> tuple[ToolResult[object] | None, ToolCallError | Hold | None]:
         if ctx.cancelled:
             return None, ToolCallError("cancelled", f"not run: {cancel_text(ctx)}")
         qualified = self._qualified(call.name)
@@ -223,9 +287,25 @@ calls; they run one after another, in order, and each gets its own result or err
             refusal = await guard_call(ctx, ToolCall(sub.name, call.args, call.id))
             if refusal is not None:
                 return None, refusal
+        value: object = UNVALIDATED
+        if sub.requires_approval is not False:  # decided on its input, as a direct call is
+            around = approvals.enclosing.get()
+            checked = await approvals.check(
+                ctx,
+                sub,
+                ToolCall(sub.name, call.args, call.id),
+                default=around.approve if around is not None else None,
+                via=(self.name,),
+                stop_clock=around.stop_clock if around is not None else None,
+                start_clock=around.start_clock if around is not None else None,
+            )
+            if isinstance(checked, ToolCallError | Hold):
+                return None, checked
+            if checked is not None:
+                value = checked.value
         if ctx.events.has_subscribers(ToolCallStarted):
             ctx.events.emit(ToolCallStarted(ctx, index, qualified, call.args, call.id))
-        result, failure = await invoke(ctx, sub, call.args, call.id)
+        result, failure = await invoke(ctx, sub, call.args, call.id, value)
         if result is not None:
             failure = unshowable(sub.name, result)
         return (result if failure is None else None), failure
@@ -256,6 +336,43 @@ calls; they run one after another, in order, and each gets its own result or err
                 line += f" Policy: {sub.policy.strip()}"
             lines.append(line)
         return "\n".join(lines)
+
+
+_Part = tuple[dict[str, object], tuple[ContentPart, ...], str]
+"""A sub-call's entry in the composite's output, its media, its instructions."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """The sub-call of a call held for a person's decision, and where it stands."""
+
+    index: int
+    name: str | None
+    hold: Hold
+    call: ToolCall
+
+
+def _part(
+    name: str | None, result: ToolResult[object] | None, error: ToolCallError | None
+) -> _Part:
+    entry: dict[str, object] = {"name": name}
+    if result is None:
+        entry["error"] = error.message if error is not None else "no result"
+        return entry, (), ""
+    entry["result"] = result.text
+    if result.media:
+        entry["attachments"] = len(result.media)
+    note = f"{name}: {result.instructions.strip()}" if result.instructions.strip() else ""
+    return entry, tuple(result.media), note
+
+
+def _result(parts: Sequence[_Part]) -> ToolResult[CompositeOutput]:
+    """The composite's result: every sub-call's entry in order, their media, and each
+    instruction once."""
+    entries = [entry for entry, _, _ in parts]
+    media = [part for _, shown, _ in parts for part in shown]
+    notes = dict.fromkeys(note for _, _, note in parts if note)
+    return ToolResult({"results": entries}, media=tuple(media), instructions="\n".join(notes))
 
 
 def _too_many(name: str, max_calls: int, count: int) -> str | None:

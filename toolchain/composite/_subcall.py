@@ -19,9 +19,11 @@ from toolchain import (
     ToolResult,
     to_json,
 )
+from toolchain._approvals import enclosing
 from toolchain._concurrency import WorkersStuck, run_in_worker
 from toolchain._errors import exception_text
 from toolchain._redact import logger
+from toolchain.chain._run import UNVALIDATED, take_turn, tool_turns
 from toolchain.runtime import describe_exception
 
 __all__ = ["cancel_text", "invoke", "unshowable"]
@@ -30,11 +32,17 @@ _log = logger("toolchain")
 
 
 async def invoke(
-    ctx: ExecutionContext, sub: Tool[Any, Any], args: Mapping[str, object], call_id: str = ""
+    ctx: ExecutionContext,
+    sub: Tool[Any, Any],
+    args: Mapping[str, object],
+    call_id: str = "",
+    value: object = UNVALIDATED,
 ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
-    """Validate and run one sub-call under its own timeout; failures become its error."""
+    """Validate and run one sub-call under its own timeout; failures become its error.
+    ``value``: its input validated already (and approved as it is)."""
     try:
-        value = sub.codec.validate(args)
+        if value is UNVALIDATED:
+            value = sub.codec.validate(args)
     except ArgumentsError as error:
         message = f"invalid arguments for {sub.name}: {error}"
         return None, ToolCallError("invalid_arguments", message, error)
@@ -43,7 +51,17 @@ async def invoke(
         return None, ToolCallError("invalid_arguments", message[:1000], error)
     scope = asyncio.timeout(sub.timeout)
     result: object
+    turns = tool_turns(ctx, sub) if sub.max_concurrency is not None else None
+    taken = False
     try:
+        if turns is not None:  # a rate-limited sub-tool: its turn, untimed while it waits
+            around = enclosing.get()
+            await take_turn(
+                turns,
+                around.stop_clock if around is not None else _nothing,
+                around.start_clock if around is not None else _nothing,
+            )
+            taken = True
         async with scope:
             result = await _call(ctx, sub, value, call_id)
     except WorkersStuck as error:  # not run at all
@@ -68,6 +86,9 @@ async def invoke(
         raise
     except BaseException as error:  # SystemExit … from a sub-tool: this sub-call's
         return None, _raised(sub.name, error)
+    finally:
+        if turns is not None and taken:
+            turns.release()
     if not isinstance(result, ToolResult):
         message = f"{sub.name} returned {type(result).__name__}, not a ToolResult"
         return None, ToolCallError("output_error", message)
@@ -85,6 +106,10 @@ async def _call(ctx: ExecutionContext, sub: Tool[Any, Any], value: object, call_
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def _nothing() -> None:
+    return None
 
 
 def _raised(name: str, error: BaseException) -> ToolCallError:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from toolchain._approvals import via_of
 from toolchain._context import ExecutionContext
 from toolchain._hooks import ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError
@@ -147,7 +148,7 @@ class Gate(ToolHook):
             )
         info = owner.index.info_of(call.name)
         held = approvals(ctx)
-        via = _via(ctx)
+        via = via_of(ctx)
         request = ApprovalRequest(
             held_id(held, call.id), call.name, dict(call.args), info.risk, via
         )
@@ -182,15 +183,6 @@ class Gate(ToolHook):
         if not decision.approved:
             why = f": {decision.reason}" if decision.reason else ""
             raise ToolCallRefused(f"{call.name} was not approved{why}. Do not call it again")
-
-
-def _via(ctx: ExecutionContext) -> tuple[str, ...]:
-    """The child runs (sub-agents) ``ctx`` is nested in, outermost first."""
-    names: list[str] = []
-    while ctx.parent is not None:
-        names.append(ctx.name.removeprefix(ctx.parent.name + "/"))
-        ctx = ctx.parent
-    return tuple(reversed(names))
 
 
 def _pause_outwards(ctx: ExecutionContext, reason: str) -> None:

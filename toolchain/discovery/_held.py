@@ -10,8 +10,6 @@ logged, and approves nothing.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +17,8 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from toolchain._approvals import PROCESS_KEY
+from toolchain._approvals import Seal as _CoreSeal
 from toolchain._context import ExecutionContext, StateKey
 from toolchain._redact import logger
 from toolchain.discovery._approval import Approval, ApprovalRequest
@@ -38,9 +38,6 @@ __all__ = [
 ]
 
 _log = logger("toolchain")
-
-PROCESS_KEY = secrets.token_bytes(32)
-"""Seals held calls when no ``approval_key`` is given: valid in this process only."""
 
 
 class SavedRequest(msgspec.Struct, kw_only=True):
@@ -94,12 +91,13 @@ def _outermost(ctx: ExecutionContext) -> ExecutionContext:
 
 
 class Seal:
-    """Seals entries with ``key``, and tells which entries it sealed."""
+    """Seals entries with ``key``, and tells which entries it sealed (the HMAC is the
+    core's: ``toolchain._approvals.Seal``)."""
 
-    __slots__ = ("_key",)
+    __slots__ = ("_core",)
 
     def __init__(self, key: bytes) -> None:
-        self._key = key
+        self._core = _CoreSeal(key)
 
     def hold(self, request: ApprovalRequest) -> SavedRequest:
         """``request`` as a held call, sealed (a fresh nonce: no two holds share a seal)."""
@@ -129,7 +127,7 @@ class Seal:
 
     def matches(self, entry: SavedRequest) -> bool:
         """Whether ``entry`` carries this key's seal."""
-        return bool(entry.seal) and hmac.compare_digest(entry.seal, self._mac(entry))
+        return self._core.signed(msgspec.structs.replace(entry, seal=""), entry.seal)
 
     def verified(self, entries: Sequence[_Sealed], what: str) -> list[_Sealed]:
         """The entries whose seal matches; the others are left out, and logged once
@@ -152,11 +150,9 @@ class Seal:
 
     def _sealed(self, entry: _Sealed) -> _Sealed:
         """``entry`` with its seal: an HMAC of everything else in it."""
-        return msgspec.structs.replace(entry, seal=self._mac(entry))
-
-    def _mac(self, entry: SavedRequest) -> str:
-        body = msgspec.json.encode(msgspec.structs.replace(entry, seal=""), order="deterministic")
-        return hmac.new(self._key, body, hashlib.sha256).hexdigest()
+        return msgspec.structs.replace(
+            entry, seal=self._core.sign(msgspec.structs.replace(entry, seal=""))
+        )
 
 
 def request_of(data: SavedRequest) -> ApprovalRequest:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+
+from toolchain._result import Risk
 
 __all__ = ["Entity", "Extraction", "Extractor", "Risk", "ToolInfo"]
-
-Risk = Literal["safe", "moderate", "destructive"]
 
 
 @dataclass(frozen=True, slots=True)
