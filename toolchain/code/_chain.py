@@ -11,6 +11,7 @@ expression; the tools' outputs stay in the sandbox unless the program shows them
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ import pydantic_monty as monty
 from typing_extensions import TypedDict
 
 from formats import FormattedSection, TextFormat
+from toolchain import _approvals as approvals
+from toolchain._approvals import Approval
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolchainStateError, duplicate_tool
 from toolchain._events import ToolCallFinished, ToolCallStarted
@@ -31,6 +34,7 @@ from toolchain._result import (
     RawToolCallResult,
     RawToolChainResult,
     ToolCall,
+    ToolCallError,
     ToolChainResult,
     ToolResult,
 )
@@ -40,10 +44,14 @@ from toolchain.chain._base import ChainOptions, ToolChainBase
 from toolchain.chain._check import plan
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import fail, section_name
+from toolchain.chain._pipeline import held_outcome
+from toolchain.chain._resume import _settle as settle_held  # pyright: ignore[reportPrivateUsage]  # the chain's own settling of a held call, reused as is
+from toolchain.chain._resume import hold
 from toolchain.chain._schedule import run_action, run_alone
-from toolchain.chain._stages import AnyTool, Outcome, Problem
+from toolchain.chain._stages import AnyTool, Outcome, Problem, Signals
 from toolchain.chain._view import added_tools
 from toolchain.code._sandbox import (
+    HOLD,
     Failed,
     Finished,
     Limits,
@@ -52,6 +60,7 @@ from toolchain.code._sandbox import (
     Stop,
     ToolReply,
     ToolRequest,
+    resume_program,
     run_program,
 )
 from toolchain.code._stubs import Stubs, tool_stubs
@@ -299,7 +308,8 @@ class PythonToolChain(ToolChainBase):
             else:
                 call = item
                 outcome = await self._program_call(config, ctx, index, item, stubs, made)
-            if ctx.events.has_subscribers(ToolCallFinished):  # every call ends in one
+            held = approvals.held_in(outcome.error) is not None  # ends when decided
+            if not held and ctx.events.has_subscribers(ToolCallFinished):  # one end a call
                 duration = time.perf_counter() - started
                 result, error = outcome.result, outcome.error
                 ctx.events.emit(
@@ -308,7 +318,13 @@ class PythonToolChain(ToolChainBase):
                     )
                 )
             programs.append(outcome)
-        return self._result(config, made, programs, text_format)
+        observed = self._result(config, made, programs, text_format)
+        if any(approvals.held_in(o.error) is not None for o in programs):
+            # A program waits for a person: the chain's own hold, resumed as any action
+            # (ToolChainBase.resume, agent.resume) through the program's settle.
+            reserved = self._reserved_names(config, text_format)
+            return hold(config, ctx, programs, observed, reserved)
+        return observed
 
     async def _program_call(
         self,
@@ -333,79 +349,20 @@ class PythonToolChain(ToolChainBase):
             return fail(ctx, call, "invalid_arguments", why)
         if ctx.events.has_subscribers(ToolCallStarted):
             ctx.events.emit(ToolCallStarted(ctx, index, call.name, call.args, call.id))
-
-        async def call_tools(requests: Sequence[ToolRequest]) -> list[ToolReply]:
-            return await self._call_tools(config, ctx, requests, made)
-
+        program = _ProgramRun(self, config, ctx, call, stubs, made)
         end = await _unless_cancelled(
             ctx,
             lambda stop: run_program(
                 code,
                 stubs,
                 self.limits,
-                call_tools,
+                program.call_tools,
                 pool=self.pool,
                 check_types=self.type_check,
                 stop=stop,
             ),
         )
-        assert not isinstance(end, Paused)  # _call_tools never holds a program
-        return self._program_outcome(config, ctx, call, end)
-
-    async def _call_tools(
-        self,
-        config: ChainConfig,
-        ctx: ExecutionContext,
-        requests: Sequence[ToolRequest],
-        made: list[Outcome],
-    ) -> list[ToolReply]:
-        """The calls a program waits on, run as one action's calls are: each through
-        every stage of the chain (``run_alone`` / ``run_action``), at most ``max_calls``
-        at a time."""
-        replies: list[ToolReply] = []
-        size = config.max_calls
-        for start in range(0, len(requests), size):
-            chunk = [ToolCall(r.name, dict(r.args)) for r in requests[start : start + size]]
-            planned = plan(ctx, list[ToolCall | str](chunk), size)
-            if len(planned) == 1:
-                outcomes = [await run_alone(config, ctx, planned[0], len(made))]
-            else:
-                outcomes = await run_action(config, ctx, planned)
-            made.extend(outcomes)
-            replies.extend(_reply(outcome) for outcome in outcomes)
-        return replies
-
-    def _program_outcome(
-        self, config: ChainConfig, ctx: ExecutionContext, call: ToolCall, end: Finished | Failed
-    ) -> Outcome:
-        limit = self.limits.print_chars
-        if isinstance(end, Failed):
-            message = end.message
-            if end.printed:
-                message += f"\nPrinted before it stopped:\n{end.printed.rstrip()}"
-                if end.printed_total > limit:
-                    message += f"\n{_print_note(end.printed_total, limit)}"
-            return fail(ctx, call, _KINDS[end.kind], message)
-        parts: list[str] = []
-        if end.printed:
-            parts.append(end.printed.rstrip("\n"))
-        if end.printed_total > limit:
-            parts.append(_print_note(end.printed_total, limit))
-        if end.value is not None:
-            parts.append(_shown(config, end.value))
-        for request in end.unawaited:
-            parts.append(
-                f"Note: {request.name}(...) on line {request.line} was never awaited, so it "
-                f"did not run; write `await {request.name}(...)`"
-            )
-        if not parts:
-            parts.append(
-                "(the program printed nothing and its last expression has no value: print "
-                "what you need)"
-            )
-        text = "\n".join(parts)
-        output = ProgramOutput(end.printed, end.value)
-        return Outcome(call, ToolResult[object](output), None, text)
+        return program.outcome(end)
 
     def _result(
         self,
@@ -444,6 +401,164 @@ class PythonToolChain(ToolChainBase):
         )
         text = text_format.wrap_observation(text_format.format_sections(sections))
         return ToolChainResult(text, (), raw, tuple(observations))
+
+
+async def _run_calls(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    requests: Sequence[ToolRequest],
+    made: list[Outcome],
+) -> list[Outcome]:
+    """The calls a program waits on, run as one action's calls are: each through every
+    stage of the chain (``run_alone`` / ``run_action``), at most ``max_calls`` at a time;
+    their outcomes, also added to ``made``."""
+    done: list[Outcome] = []
+    size = config.max_calls
+    for start in range(0, len(requests), size):
+        chunk = [ToolCall(r.name, dict(r.args)) for r in requests[start : start + size]]
+        planned = plan(ctx, list[ToolCall | str](chunk), size)
+        if len(planned) == 1:
+            outcomes = [await run_alone(config, ctx, planned[0], len(made))]
+        else:
+            outcomes = await run_action(config, ctx, planned)
+        made.extend(outcomes)
+        done.extend(outcomes)
+    return done
+
+
+def _ended(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    call: ToolCall,
+    limits: Limits,
+    end: Finished | Failed,
+) -> Outcome:
+    """The outcome of a program that ended: what it printed and its value, or why not."""
+    if isinstance(end, Failed):
+        return fail(ctx, call, _KINDS[end.kind], _failure_text(limits, end))
+    text = _finished_text(config, limits, end)
+    output = ProgramOutput(end.printed, end.value)
+    return Outcome(call, ToolResult[object](output), None, text)
+
+
+def _failure_text(limits: Limits, end: Failed) -> str:
+    """What the model reads of a program that failed: why, then what it printed."""
+    limit = limits.print_chars
+    message = end.message
+    if end.printed:
+        message += f"\nPrinted before it stopped:\n{end.printed.rstrip()}"
+        if end.printed_total > limit:
+            message += f"\n{_print_note(end.printed_total, limit)}"
+    return message
+
+
+def _finished_text(config: ChainConfig, limits: Limits, end: Finished) -> str:
+    """What the model reads of a program that ran to its end."""
+    limit = limits.print_chars
+    parts: list[str] = []
+    if end.printed:
+        parts.append(end.printed.rstrip("\n"))
+    if end.printed_total > limit:
+        parts.append(_print_note(end.printed_total, limit))
+    if end.value is not None:
+        parts.append(_shown(config, end.value))
+    for request in end.unawaited:
+        parts.append(
+            f"Note: {request.name}(...) on line {request.line} was never awaited, so it "
+            f"did not run; write `await {request.name}(...)`"
+        )
+    if not parts:
+        parts.append(
+            "(the program printed nothing and its last expression has no value: print "
+            "what you need)"
+        )
+    return "\n".join(parts)
+
+
+class _ProgramRun:
+    """One program of an action: the calls it waits on run through the chain; when one
+    of them waits for a person, the program stops there (Monty's snapshot) and its own
+    call is held, with a settle that decides that call and goes on with the program."""
+
+    def __init__(
+        self,
+        chain: PythonToolChain,
+        config: ChainConfig,
+        ctx: ExecutionContext,
+        call: ToolCall,
+        stubs: Stubs,
+        made: list[Outcome],
+    ) -> None:
+        self.chain = chain
+        self.config = config
+        self.ctx = ctx
+        self.call = call
+        self.stubs = stubs
+        self.made = made
+        self.waiting: list[Outcome] = []
+        """The outcomes of the calls the program waits on when it paused."""
+
+    async def call_tools(self, requests: Sequence[ToolRequest]) -> list[ToolReply] | None:
+        outcomes = await _run_calls(self.config, self.ctx, requests, self.made)
+        if any(approvals.held_in(o.error) is not None for o in outcomes):
+            self.waiting = outcomes
+            return HOLD
+        return [_reply(outcome) for outcome in outcomes]
+
+    def outcome(self, end: ProgramEnd) -> Outcome:
+        """What the program's call comes to: held, or ended."""
+        if isinstance(end, Paused):
+            return held_outcome(self._held(end))
+        return _ended(self.config, self.ctx, self.call, self.chain.limits, end)
+
+    def _held(self, paused: Paused) -> approvals.CallHeld:
+        """The program's call held for the first call it waits on that a person must
+        decide (the others of its batch are decided after it, one at a time)."""
+        position, inner = next(
+            (n, found)
+            for n, o in enumerate(self.waiting)
+            if (found := approvals.held_in(o.error)) is not None
+        )
+        request = dataclasses.replace(inner.request, via=(PROGRAM_TOOL, *inner.request.via))
+
+        async def settle(
+            decision: Approval,
+        ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+            return await self._settle(paused, position, inner, decision)
+
+        return approvals.CallHeld(request, settle=settle, call=self.call)
+
+    async def _settle(
+        self, paused: Paused, position: int, inner: approvals.CallHeld, decision: Approval
+    ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+        """The held call decided (run as reviewed, or denied), then the program goes on
+        from where it waited once every call it waits on is decided."""
+        config, ctx = self.config, self.ctx
+        decided = await settle_held(config, ctx, position, inner, decision, 0, Signals())
+        self.waiting[position] = decided
+        self.made.append(decided)
+        if any(approvals.held_in(o.error) is not None for o in self.waiting):
+            return None, approvals.held_error(self._held(paused))
+        replies = [_reply(outcome) for outcome in self.waiting]
+        chain = self.chain
+        end = await _unless_cancelled(
+            ctx,
+            lambda stop: resume_program(
+                paused,
+                replies,
+                self.stubs,
+                chain.limits,
+                self.call_tools,
+                pool=chain.pool,
+                stop=stop,
+            ),
+        )
+        if isinstance(end, Paused):
+            return None, approvals.held_error(self._held(end))
+        if isinstance(end, Failed):
+            return None, ToolCallError(_KINDS[end.kind], _failure_text(chain.limits, end))
+        # What the model reads, as the resumed action's observation writes a result.
+        return ToolResult[object](_finished_text(config, chain.limits, end)), None
 
 
 async def _unless_cancelled(
