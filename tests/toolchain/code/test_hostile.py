@@ -199,49 +199,36 @@ def _monty_children() -> set[int]:
     return found
 
 
-def test_a_worker_that_dies_ends_its_program_and_the_run_goes_on() -> None:
+@pytest.mark.parametrize(
+    ("sent", "said"),
+    [
+        (signal.SIGKILL, "died (exit status "),  # a worker that dies
+        (signal.SIGSTOP, "stopped answering and was ended; the program was stopped."),  # hangs
+    ],
+)
+def test_a_worker_that_dies_or_hangs_ends_its_program_and_the_run_goes_on(
+    sent: signal.Signals, said: str
+) -> None:
     before = _monty_children()
     with pydantic_monty.Monty(min_processes=1, max_processes=1) as pool:
         ours = _monty_children() - before
 
         @tool
-        def crash() -> str:
-            """Kills the worker running the program."""
+        def strike() -> str:
+            """Kills or freezes the worker running the program."""
             for pid in ours:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, sent)
             return "done"
 
-        made = PythonToolChain(pool=pool).register_tool(crash).register_tool(lookup)
-        result = run(made, "print('before')\nawait crash()\nprint('after')")
+        made = PythonToolChain(pool=pool, program_timeout=0.3).register_tool(strike)
+        made.register_tool(lookup)
+        result = run(made, "print('before')\nawait strike()\nprint('after')")
         text = shown(result)
-        assert text.startswith("Error: the sandbox worker running the program died (exit status ")
+        assert text.startswith(f"Error: the sandbox worker running the program {said}")
         assert "Tool calls it finished before that ran once and are not repeated" in text
         assert "before" in text and "after" not in text
-        crashed = result.raw.results[0]
-        assert crashed is not None and crashed.output == "done"  # the call that ran is kept
-        assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
-
-
-def test_a_worker_that_hangs_ends_its_program_and_the_run_goes_on() -> None:
-    before = _monty_children()
-    with pydantic_monty.Monty(min_processes=1, max_processes=1) as pool:
-        ours = _monty_children() - before
-
-        @tool
-        def freeze() -> str:
-            """Stops the worker running the program (it never answers again)."""
-            for pid in ours:
-                os.kill(pid, signal.SIGSTOP)
-            return "frozen"
-
-        made = PythonToolChain(pool=pool, program_timeout=0.3).register_tool(freeze)
-        made.register_tool(lookup)
-        result = run(made, "await freeze()\nprint('after')")
-        text = shown(result)
-        assert text.startswith(
-            "Error: the sandbox worker running the program stopped answering and was ended; "
-            "the program was stopped."
-        )
+        struck = result.raw.results[0]
+        assert struck is not None and struck.output == "done"  # the call that ran is kept
         assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
 
 
