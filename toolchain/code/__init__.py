@@ -28,6 +28,16 @@ subset of Python), never in this process:
 Each program is bounded (``PythonToolChain`` options): its own running time, its heap,
 its tool calls, its printed output and its recursion. A worker that dies or hangs ends
 that program with an error the model reads; the run goes on and the pool replaces it.
+The run's cancellation ends a running program at once (its worker with it).
+
+A call that needs approval (``Tool.requires_approval``) and that nobody decides in the
+run pauses the program where it waits, and the run with it: the call is in
+``result.pending`` with ``via == ("run_python",)``; resuming (``agent.resume``,
+``chain.resume``) runs it as reviewed and the program goes on from there (Monty's
+snapshot), not from its start. In a durable run (``agents.durable``) each call of a
+program is a step: a recovered run runs the program again, and its finished calls
+replay from the record instead of running again. Traces (``agents.otel``) show a
+program as one ``execute_code`` span with its calls' ``execute_tool`` spans under it.
 """
 
 # What lives here:

@@ -92,7 +92,9 @@ class ProgramInput(TypedDict):
 @dataclass(frozen=True)
 class ProgramOutput:
     """What a program left, as ``raw`` keeps it: what it printed (up to the limit) and
-    the value of its last expression (``None`` when it has none)."""
+    the value of its last expression (``None`` when it has none). A program resumed
+    after an approval keeps the text the model read instead (resuming writes a result
+    as any call's, and this chain's observation of a program is that text)."""
 
     printed: str
     value: object
@@ -155,8 +157,10 @@ class PythonToolChain(ToolChainBase):
     ``run_python(code)``, whose description carries the stubs.
 
     Every call the program makes is a call of this chain (validated into the tool's input
-    type, hooks, guards, timeouts, events, ``raw``); the model reads only what the program
-    printed and the value of its last expression, written as ``observations`` says.
+    type, hooks, guards, approvals, timeouts, events, ``raw``); the model reads only what
+    the program printed and the value of its last expression, written as
+    ``observations`` says. A call held for approval holds the program where it waits
+    (see the package text); ``raw`` lists the calls a program made, then the program.
 
     Bounds, per program, beside every ``ChainOptions`` one:
 
