@@ -273,3 +273,18 @@ async def test_a_native_call_of_anything_but_a_program_is_answered_not_run() -> 
     ]
     assert runs == Counter({"add": 1})  # the program's call only
     assert seen == ["add", "run_python", "add", "run_python"]  # one end per call
+
+
+async def test_a_call_past_its_timeout_fails_in_the_program_which_goes_on() -> None:
+    @tool(timeout=0.1)
+    async def slow() -> str:
+        """Takes too long."""
+        await asyncio.sleep(30)
+        return "late"
+
+    made = PythonToolChain().register_tool(slow).register_tool(add)
+    program = "try:\n    await slow()\nexcept Exception as e:\n    print(e)\nawait add(1)"
+    result = await made.execute(ExecutionContext(), program, XMLFormat())
+    assert body(result.text) == "slow did not finish within 0.1 s\n2"
+    first = result.raw.errors[0]
+    assert first is not None and first.kind == "timeout"
