@@ -88,7 +88,9 @@ def test_the_model_reads_only_what_the_program_printed_and_its_last_value() -> N
     assert result.raw.results[0].output == Weather(city="Paris", temp_c=12.5)
     program = result.raw.results[2]
     assert program is not None
-    assert program.output == ProgramOutput("difference 2.5\n", {"warmer": "Paris"})
+    assert program.output == ProgramOutput(
+        "difference 2.5\n", {"warmer": "Paris"}, 'difference 2.5\n{"warmer":"Paris"}'
+    )
     assert [o.name for o in result.observations] == ["run_python"]
 
 
@@ -237,7 +239,9 @@ def test_a_long_observation_is_cut_with_a_note() -> None:
     text = body(result.text)
     assert text.startswith("x" * 1000 + "\n[output truncated: 1000 of 5000 characters shown")
     program = result.raw.results[-1]
-    assert program is not None and program.output == ProgramOutput("x" * 5000 + "\n", None)
+    assert program is not None and program.output == ProgramOutput(
+        "x" * 5000 + "\n", None, "x" * 5000
+    )
 
 
 def test_a_program_that_shows_nothing_is_told_so() -> None:
