@@ -58,6 +58,7 @@ def _without(refused: str, code: str, tmp_path: Path) -> dict[str, object] | Non
 
 
 CASES = {
+    "code": ("pydantic_monty", "import toolchain.code", "toolchain.code"),
     "durable": ("dbos", "import agents.durable", "agents.durable"),
     "otel": ("opentelemetry", "import agents.otel\nagents.otel.instrument()", "agents.otel"),
     "testing-pytest": ("pytest", "import toolchain.testing", "toolchain.testing"),

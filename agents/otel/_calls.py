@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CallSpans", "EndSpan", "fail", "key_of"]
 
+PROGRAM_TOOL = "run_python"
+"""Code mode's one tool (``toolchain.code.PROGRAM_TOOL``, not imported: an extra's): a
+program's call is an ``execute_code`` span, and every call it makes begins under it."""
+
 EndSpan = Callable[["Span", "int | None"], None]
 """Ends a span at a time (None: now), a failure of the span's processors contained."""
 
@@ -121,12 +125,17 @@ class CallSpans:
         """The span of a call that begins (``start``: when it did, if not now)."""
         task = _current_task()
         holder = _pick(
-            (c for c in self._calls.values() if c.ended is None and name.startswith(c.name + ".")),
+            (
+                c
+                for c in self._calls.values()
+                if c.ended is None and (name.startswith(c.name + ".") or c.name == PROGRAM_TOOL)
+            ),
             task,
         )
         parent = trace.set_span_in_context(holder.span) if holder is not None else self._context
+        program = name == PROGRAM_TOOL
         attributes: sc.Attributes = {
-            sc.OPERATION: sc.EXECUTE_TOOL,
+            sc.OPERATION: sc.EXECUTE_CODE if program else sc.EXECUTE_TOOL,
             sc.TOOL_NAME: name,
             sc.TOOL_TYPE: "function",
         }
@@ -141,7 +150,11 @@ class CallSpans:
             if cut:
                 attributes[CUT_CHARS] = cut
         span = self._tracer.start_span(
-            f"execute_tool {name}", parent, SpanKind.INTERNAL, attributes, start_time=start
+            sc.EXECUTE_CODE if program else f"{sc.EXECUTE_TOOL} {name}",
+            parent,
+            SpanKind.INTERNAL,
+            attributes,
+            start_time=start,
         )
         call = self._calls[key] = _Call(span, name, task, cut=cut)
         for note in self._waiting.pop(key, ()):

@@ -32,6 +32,7 @@ OPERATION = "gen_ai.operation.name"
 INVOKE_AGENT = "invoke_agent"
 CHAT = "chat"
 EXECUTE_TOOL = "execute_tool"
+EXECUTE_CODE = "execute_code"  # ours: a code-mode program, its tool calls' spans under it
 
 PROVIDER = "gen_ai.provider.name"
 AGENT_NAME = "gen_ai.agent.name"

@@ -67,6 +67,20 @@ def test_concurrent_calls_of_one_action_replay_in_their_own_places(
 
 
 @KINDS
+def test_a_program_recovered_replays_its_finished_calls_and_goes_on_from_the_cut_one(
+    kind: Kind, tmp_path: Path
+) -> None:
+    # Code mode: the program ran record, then lookup_later was running when the process
+    # died. The recovering process runs the program again: record's outcome is replayed
+    # (not run again), lookup_later (idempotent) runs again, and the program ends.
+    result = crash_and_recover(tmp_path, kind, "program")
+
+    assert result == {"answer": "both", "stopped_by": "answer"}
+    assert (runs(tmp_path, "record"), runs(tmp_path, "lookup_later")) == (1, 2)
+    assert len(model_calls(tmp_path)) == 2
+
+
+@KINDS
 def test_a_relay_reference_made_before_the_kill_still_resolves_after_it(
     kind: Kind, tmp_path: Path
 ) -> None:

@@ -89,6 +89,7 @@ from agents.models import (
 from agents.models._scripted import ScriptItem
 from agents.prompt import Prompt
 from toolchain import ExecutionContext, JSONToolChain, Tool, tool
+from toolchain.code import PythonToolChain
 from toolchain.discovery import Approval, ApprovalRequest, ToolIndex, ToolInfo, ToolSearch
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
@@ -304,9 +305,10 @@ def make_agent(
     script: Callable[[Sequence[Message]], ScriptItem],
     *tools: Tool[Any, Any],
     model_name: str = "counting",
+    program: bool = False,
     **options: Any,
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
-    chain = JSONToolChain()
+    chain = PythonToolChain() if program else JSONToolChain()
     for made in tools:
         chain.register_tool(made)
     model = CountingModel(script, name=model_name)
@@ -352,6 +354,17 @@ def concurrent(messages: Sequence[Message]) -> ScriptItem:
         return calls(("record", "c1", {"n": 1}), ("lookup_later", "c2", {"n": 2}))
     last = since_last_reply(messages)
     return answer("both" if "recorded 1" in last and "found 2" in last else "missing")
+
+
+def programmed(messages: Sequence[Message]) -> ScriptItem:
+    """One program making two calls in turn: record finishes, lookup_later is cut off."""
+    if step_of(messages) == 1:
+        code = "r = await record(1)\nprint(r, await lookup_later(2))"
+        if KIND == "native":
+            return ScriptedModel.call("run_python", {"code": code}, id="c1")
+        return f"<action>{code}</action>"
+    last = since_last_reply(messages)
+    return answer("both" if "recorded 1 found 2" in last else "missing")
 
 
 def since_last_reply(messages: Sequence[Message]) -> str:
@@ -522,6 +535,9 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     ),
     "concurrent": lambda: DurableAgent(
         make_agent(concurrent, record, lookup_later), name="concurrent"
+    ),
+    "program": lambda: DurableAgent(
+        make_agent(programmed, record, lookup_later, program=True), name="program"
     ),
     "chat": lambda: DurableAgent(
         make_agent(chat, record, shout, extensions=[ToolVariables()]), name="chat"
