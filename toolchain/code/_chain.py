@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self, Unpack
 
+import msgspec
 import pydantic_monty as monty
 from typing_extensions import TypedDict
 
@@ -91,13 +92,13 @@ class ProgramInput(TypedDict):
 
 @dataclass(frozen=True)
 class ProgramOutput:
-    """What a program left, as ``raw`` keeps it: what it printed (up to the limit) and
-    the value of its last expression (``None`` when it has none). A program resumed
-    after an approval keeps the text the model read instead (resuming writes a result
-    as any call's, and this chain's observation of a program is that text)."""
+    """What a program left, as ``raw`` keeps it: what it printed (up to the limit), the
+    value of its last expression (``None`` when it has none), and ``text``, what the
+    model read of it (the chain writes a program's output as this text)."""
 
     printed: str
     value: object
+    text: str = ""
 
 
 class _RunPython(Tool[ProgramInput, ProgramOutput]):
@@ -217,6 +218,17 @@ class PythonToolChain(ToolChainBase):
         self._stubs: tuple[ChainConfig, Stubs] | None = None
         self._program: tuple[str, _RunPython] | None = None
         super().__init__(PythonSyntax(), **options)
+
+    def _make_config(self) -> ChainConfig:
+        config = super()._make_config()
+        encode = config.encode_output
+
+        def encode_output(output: object) -> str:
+            # A program's output is written as what the model read of it (a resumed
+            # program's too, which the chain's resume writes as any call's output).
+            return output.text if isinstance(output, ProgramOutput) else encode(output)
+
+        return msgspec.structs.replace(config, encode_output=encode_output)
 
     # -- what the model sees: one tool, and the tools as stubs ------------------------
 
@@ -441,7 +453,7 @@ def _ended(
     if isinstance(end, Failed):
         return fail(ctx, call, _KINDS[end.kind], _failure_text(limits, end))
     text = _finished_text(config, limits, end)
-    output = ProgramOutput(end.printed, end.value)
+    output = ProgramOutput(end.printed, end.value, text)
     return Outcome(call, ToolResult[object](output), None, text)
 
 
@@ -561,8 +573,8 @@ class _ProgramRun:
             return None, approvals.held_error(self._held(end))
         if isinstance(end, Failed):
             return None, ToolCallError(_KINDS[end.kind], _failure_text(chain.limits, end))
-        # What the model reads, as the resumed action's observation writes a result.
-        return ToolResult[object](_finished_text(config, chain.limits, end)), None
+        text = _finished_text(config, chain.limits, end)
+        return ToolResult[object](ProgramOutput(end.printed, end.value, text)), None
 
 
 async def _unless_cancelled(

@@ -10,7 +10,7 @@ import pytest
 from agents import ReActAgent, ScriptedModel, ToolCallingAgent
 from formats import XMLFormat
 from toolchain import Approval, ApprovalRequest, ExecutionContext, ToolChainResult, tool
-from toolchain.code import PythonToolChain
+from toolchain.code import ProgramOutput, PythonToolChain
 
 runs: Counter[str] = Counter()
 
@@ -64,6 +64,11 @@ def test_a_gated_call_holds_the_program_and_resuming_goes_on_from_it() -> None:
     assert shown(done) == "balance 120.0\nthen moved 60 from ana"
     assert done.pending == ()
     assert runs == Counter({"balance": 1, "transfer": 1})  # balance was not run again
+    program = done.raw.results[-1]
+    assert program is not None
+    assert program.output == ProgramOutput(
+        "balance 120.0\nthen moved 60 from ana\n", None, "balance 120.0\nthen moved 60 from ana"
+    )
 
 
 def test_a_denied_call_raises_in_the_program_where_it_waited() -> None:

@@ -88,7 +88,9 @@ def test_the_model_reads_only_what_the_program_printed_and_its_last_value() -> N
     assert result.raw.results[0].output == Weather(city="Paris", temp_c=12.5)
     program = result.raw.results[2]
     assert program is not None
-    assert program.output == ProgramOutput("difference 2.5\n", {"warmer": "Paris"})
+    assert program.output == ProgramOutput(
+        "difference 2.5\n", {"warmer": "Paris"}, 'difference 2.5\n{"warmer":"Paris"}'
+    )
     assert [o.name for o in result.observations] == ["run_python"]
 
 
@@ -237,7 +239,9 @@ def test_a_long_observation_is_cut_with_a_note() -> None:
     text = body(result.text)
     assert text.startswith("x" * 1000 + "\n[output truncated: 1000 of 5000 characters shown")
     program = result.raw.results[-1]
-    assert program is not None and program.output == ProgramOutput("x" * 5000 + "\n", None)
+    assert program is not None and program.output == ProgramOutput(
+        "x" * 5000 + "\n", None, "x" * 5000
+    )
 
 
 def test_a_program_that_shows_nothing_is_told_so() -> None:
@@ -273,3 +277,18 @@ async def test_a_native_call_of_anything_but_a_program_is_answered_not_run() -> 
     ]
     assert runs == Counter({"add": 1})  # the program's call only
     assert seen == ["add", "run_python", "add", "run_python"]  # one end per call
+
+
+async def test_a_call_past_its_timeout_fails_in_the_program_which_goes_on() -> None:
+    @tool(timeout=0.1)
+    async def slow() -> str:
+        """Takes too long."""
+        await asyncio.sleep(30)
+        return "late"
+
+    made = PythonToolChain().register_tool(slow).register_tool(add)
+    program = "try:\n    await slow()\nexcept Exception as e:\n    print(e)\nawait add(1)"
+    result = await made.execute(ExecutionContext(), program, XMLFormat())
+    assert body(result.text) == "slow did not finish within 0.1 s\n2"
+    first = result.raw.errors[0]
+    assert first is not None and first.kind == "timeout"
