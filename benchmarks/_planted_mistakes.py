@@ -18,15 +18,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
+import pydantic
 from typing_extensions import TypedDict
 
 from formats import XMLFormat
 from toolchain import ExecutionContext, Tool, tool
 from toolchain.code import PythonToolChain
 
-__all__ = ["MISTAKES", "Checked", "Mistake", "check_all", "mistake_tools"]
+__all__ = ["BLIND_SPOTS", "MISTAKES", "Checked", "Mistake", "check_all", "mistake_tools"]
 
 
 class Item(TypedDict):
@@ -97,7 +98,27 @@ def mistake_tools(runs: Counter[str]) -> list[Tool[Any, Any]]:
         runs["get_weather"] += 1
         return Weather(temperature=21.5, conditions="sunny")
 
-    return [list_orders, get_order, search_orders, refund_order, get_weather]
+    @tool
+    def get_profile(user: str) -> dict[str, object]:
+        """A user's profile (its fields vary by account type)."""
+        runs["get_profile"] += 1
+        return {"name": user, "plan": "pro"}
+
+    @tool
+    def top_orders(limit: Annotated[int, pydantic.Field(ge=1, le=100)] = 10) -> list[str]:
+        """The best-selling orders, 1 to 100 of them."""
+        runs["top_orders"] += 1
+        return ["ORD-1000"][:limit]
+
+    return [
+        list_orders,
+        get_order,
+        search_orders,
+        refund_order,
+        get_weather,
+        get_profile,
+        top_orders,
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +275,22 @@ MISTAKES: tuple[Mistake, ...] = (
 )
 
 
+BLIND_SPOTS: tuple[Mistake, ...] = (
+    # Outside the 30: what the stubs cannot say, so the checker cannot see.
+    Mistake(
+        "key of an untyped result (dict[str, Any])",
+        'p = await get_profile(user="ada")\nprint(p["plann"])',
+        'p = await get_profile(user="ada")\nprint(p["plan"])',
+    ),
+    Mistake(
+        "a bound only the input schema holds (1 to 100)",
+        "print(await top_orders(limit=500))",
+        "print(await top_orders(limit=50))",
+    ),
+)
+"""Mistakes the type check cannot catch (reported apart, not counted in the share)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Checked:
     """What became of one program: caught before any tool ran, or what happened."""
@@ -281,7 +318,9 @@ def check(chain: PythonToolChain, runs: Counter[str], program: str) -> Checked:
     return Checked(Mistake("", program, ""), caught, sum(runs.values()), said)
 
 
-def check_all() -> tuple[list[Checked], list[Checked]]:
+def check_all(
+    mistakes: tuple[Mistake, ...] = MISTAKES,
+) -> tuple[list[Checked], list[Checked]]:
     """Every planted program, and every fixed twin, through one chain."""
     runs: Counter[str] = Counter()
     chain = PythonToolChain()
@@ -289,7 +328,7 @@ def check_all() -> tuple[list[Checked], list[Checked]]:
         chain.register_tool(each)
     planted: list[Checked] = []
     fixed: list[Checked] = []
-    for mistake in MISTAKES:
+    for mistake in mistakes:
         found = check(chain, runs, mistake.planted)
         planted.append(Checked(mistake, found.caught, found.runs, found.said))
         twin = check(chain, runs, mistake.fixed)

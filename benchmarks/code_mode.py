@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from benchmarks._code_flows import FLOWS, MODES, NAIVE, Count, Flow, Mode, count_flow
-from benchmarks._planted_mistakes import MISTAKES, Checked, check_all
+from benchmarks._planted_mistakes import BLIND_SPOTS, MISTAKES, Checked, check_all
 from benchmarks._record_flow import ScriptError
 from benchmarks._timing import Job, Settings, measure_jobs_sync, render_table, verdict
 from benchmarks.pass_by_reference import Tokens
@@ -175,6 +175,10 @@ def _mistakes_part() -> list[Checked]:
     print("misses:" if misses else "misses: none")
     for miss in misses:
         print(f"  [{miss.mistake.kind}] {miss.mistake.planted!r}: {miss.runs} tool runs")
+    print("outside the 30, what the stubs do not say (the checker cannot see it):")
+    for blind in check_all(BLIND_SPOTS)[0]:
+        said = blind.said.replace("\n", " ")
+        print(f"  [{blind.mistake.kind}] {blind.runs} tool runs; the model read: {said}")
     print()
     return planted
 
