@@ -42,7 +42,7 @@ from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from benchmarks._cms_tools import cms_info, cms_tools
 from benchmarks._record_flow import Recorded, ScriptError
 from benchmarks._reference_tasks import WEATHER, WEATHER_ANSWER, WeatherWorld
-from benchmarks.pass_by_reference import Tokens
+from benchmarks.pass_by_reference import Count, Tokens
 from toolchain import Extension, JSONToolChain, Tool, tool
 from toolchain.code import PROGRAM_TOOL, PythonToolChain
 from toolchain.discovery import ToolIndex, ToolSearch
@@ -499,23 +499,9 @@ NAIVE = Flow(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Count:
-    """One scripted run's tokens (o200k, as ``benchmarks.pass_by_reference`` counts)."""
-
-    read: int
-    written: int
-    requests: int
-    answer: str
-    received: dict[str, list[dict[str, object]]]
-
-    @property
-    def total(self) -> int:
-        return self.read + self.written
-
-
 def count_flow(flow: Flow, chain: Chain, mode: Mode, tokens: Tokens) -> Count:
-    """Run ``flow`` once in ``chain`` under the ``mode`` agent; its tokens and answer."""
+    """Run ``flow`` once in ``chain`` under the ``mode`` agent; its tokens and answer
+    (``big_step``: the tokens the first action's observation added)."""
     world = flow.world()
     extensions = world.extensions() if isinstance(world, CmsWorld) else []
     tool_chain = JSONToolChain() if chain == "json" else PythonToolChain()
@@ -541,6 +527,7 @@ def count_flow(flow: Flow, chain: Chain, mode: Mode, tokens: Tokens) -> Count:
     if not result.ok or result.answer is None:
         raise ScriptError(f"{flow.name} ({chain}, {mode}) did not finish: {result.stopped_by}")
     received = {name: sorted(calls, key=repr) for name, calls in world.received.items()}
-    return Count(
-        tokens.requests(model), player.written, len(model.requests), result.answer, received
-    )
+    first, second = model.requests[0].messages, model.requests[1].messages
+    added = tokens.messages([m for m in second[len(first) :] if m.role != "assistant"])
+    read = tokens.requests(model)
+    return Count(read, player.written, len(model.requests), added, result.answer, received)
