@@ -39,7 +39,7 @@ from typing_extensions import TypedDict
 from agents import Limits, ReActAgent, ToolCallingAgent
 from agents.evals.toolsets import LONG_TRANSCRIPT, RelayWorld
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
-from benchmarks._cms_tools import cms_info, cms_tools
+from benchmarks._cms_tools import CmsTool, cms_info, cms_tools
 from benchmarks._record_flow import Recorded, ScriptError
 from benchmarks._reference_tasks import WEATHER, WEATHER_ANSWER, WeatherWorld
 from benchmarks.pass_by_reference import Count, Tokens
@@ -374,7 +374,7 @@ print(await set_section_image(section_id=section["id"], image_id=image["results"
 class CmsWorld:
     """The discovery benchmark's 60 CMS tools, behind a ``ToolSearch`` that defers them."""
 
-    tools_: list[Any] = field(default_factory=lambda: cms_tools())
+    tools_: list[CmsTool] = field(default_factory=cms_tools)
 
     def tools(self) -> tuple[Tool[Any, Any], ...]:
         return ()  # all of them reach the chain through the extension
@@ -443,10 +443,6 @@ def _cms_players(chain: Chain, mode: Mode, tokens: Tokens) -> Writer:
     return Player(mode, cms_code(), tokens)
 
 
-_NAIVE_PLAYERS: dict[Chain, Callable[[], list[Step]]] = {
-    "json": lambda: _Naive(program=False).steps(),
-    "code": lambda: _Naive(program=True).steps(),
-}
 _PAID_TOTAL = sum(o["amount"] for o in PAID_EU)
 FLOWS: tuple[Flow, ...] = (
     Flow(
@@ -493,8 +489,8 @@ NAIVE = Flow(
     "orders, naive model",
     FLOWS[-1].prompt,
     OrdersWorld,
-    _NAIVE_PLAYERS["json"],
-    _NAIVE_PLAYERS["code"],
+    lambda: _Naive(program=False).steps(),
+    lambda: _Naive(program=True).steps(),
     FLOWS[-1].answer,
 )
 
