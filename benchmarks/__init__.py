@@ -36,6 +36,10 @@ leave the cyclic garbage collector on while timing.
 * ``benchmarks.durable_overhead``: a durable run (``agents.durable``, DBOS on SQLite, as
   DBOS leaves the file and in WAL) against the same run plain, per step and per recorded
   step; that ``import agents`` loads no DBOS, and the plain run with the durable seam on;
+* ``benchmarks.code_mode``: code mode (``PythonToolChain``) against the JSON chain: whole-run
+  tokens of four flows and a naive model in both agents (``_code_flows``), 30 programs with
+  a planted mistake each through the type check (``_planted_mistakes``), and the cost of a
+  program against JSON-chain calls;
 * ``benchmarks._timing``: the shared measuring method (warm-up, ``perf_counter_ns``,
   medians of individually timed runs, gc control) and table printing.
 

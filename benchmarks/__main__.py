@@ -10,6 +10,7 @@ from __future__ import annotations
 from benchmarks import (
     adversarial_chains,
     approval_flow,
+    code_mode,
     dialect_speed,
     discovery_tokens,
     durable_overhead,
@@ -37,6 +38,7 @@ PARTS: dict[str, Part] = {
     "approvals": approval_flow.run,
     "retrieval": tool_retrieval.run,
     "observations": observation_tokens.run,
+    "code_mode": code_mode.run,
     # Last: it launches DBOS in this process (and shuts it down when done).
     "durable": durable_overhead.run,
 }

@@ -62,6 +62,13 @@ EXPECTED = {
         "answer: Refunded 20 EUR for order A17.",
         "issue_refund ran 1 time(s), lookup_order 1; the model was called 3 times in all",
     ],
+    "code_mode.py": [
+        "== ReActAgent ==\nthe model read: Error: the program was not run (no tool ran)",
+        'Unknown key "total" for TypedDict `Order`',
+        "the model read: 6 paid EU orders, total 114.0\nanswer: 6 paid EU orders, 114.0 EUR.\n"
+        "tool runs: {'list_orders': 1, 'get_order': 20}\n\n== ToolCallingAgent ==",
+        "== ToolCallingAgent ==\nthe model read: Error: the program was not run (no tool ran)",
+    ],
     "relay.py": [
         "==== tool yt_transcribe [call_1] ====\ninternal://",
         '-> deep_check({"text":"internal://',

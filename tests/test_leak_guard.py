@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -42,6 +43,31 @@ def module_pool():
     pool.submit(lambda: None).result()
     yield pool
     pool.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tool_worker_child():
+    # A process pool started from a tool worker (code mode's sandbox pool): the tool
+    # worker exits idle later, and its child moves to the main thread.
+    spawned, done = [], threading.Event()
+
+    def spawn():
+        spawned.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]))
+        done.wait()
+
+    worker = threading.Thread(target=spawn, name="tool-worker", daemon=True)
+    worker.start()
+    while not spawned:
+        time.sleep(0.01)
+    yield done, worker
+    spawned[0].kill()
+    spawned[0].wait()
+
+
+def test_a_tool_workers_child_moves_to_the_main_thread(tool_worker_child):
+    done, worker = tool_worker_child
+    done.set()
+    worker.join()  # its child is the main thread's now: known, not new
 
 
 def test_clean(module_server):
@@ -123,6 +149,7 @@ def test_each_kind_of_leak_fails_its_own_test_and_only_it(tmp_path: pathlib.Path
     ):
         outcomes[name] = outcome  # a test that errs in teardown passed first
     assert outcomes == {
+        "test_a_tool_workers_child_moves_to_the_main_thread": "PASSED",
         "test_clean": "PASSED",
         "test_a_module_pool_grows": "PASSED",
         "test_pool_left_running": "ERROR",

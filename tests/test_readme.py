@@ -131,6 +131,10 @@ SCRIPTS: dict[str, list[Turn]] = {
         "John, it is sunny and 72°F in NYC; summers there are warm and humid.",
     ],
     "docs/savings.md: Tokens kept out, and what they cost": [],  # a ScriptedModel plays the model
+    "docs/code-mode.md: One program instead of many calls": [],  # a ScriptedModel plays the model
+    "docs/code-mode.md: What the model sees: typed stubs": [],  # a chain, no model
+    "docs/code-mode.md: Hostile programs": [],  # a chain, no model
+    "docs/code-mode.md: Approvals and resume": [],  # a ScriptedModel plays the model
     "docs/durable.md: Survive a crash, wait for a person": [
         calls(("lookup_order", {"order_id": "A17"})),
         calls(("issue_refund", {"order_id": "A17", "amount_eur": 20})),

@@ -8,7 +8,9 @@ After each test's teardown, against what ran before its setup, it looks for:
   that ran before the test added to itself: such a pool (DBOS's executor, launched by a
   module's fixture) grows on demand and belongs to whoever made it;
 - child processes still alive (zombies aside), read from ``/proc`` (Linux only; the
-  children of the threads Python knows, less the tool workers, which start none here);
+  children of the threads Python knows, less the tool workers': a tool's child is the
+  tool's, and one that moves to the main thread when its tool worker exits idle, as
+  code mode's sandbox workers do, is not new then);
 - listening sockets of this process (TCP, TCP6, Unix), read from ``/proc`` too;
 - sync tool calls the worker pool abandoned that still run (``toolchain._concurrency``):
   each counts against the pool's ceiling for every test after;
@@ -55,15 +57,20 @@ class Snapshot:
 
     threads: set[threading.Thread] = field(default_factory=lambda: set[threading.Thread]())
     children: set[int] = field(default_factory=lambda: set[int]())
+    tool_children: set[int] = field(default_factory=lambda: set[int]())
+    """Children of the tool workers: never reported, but known, so that one that moves
+    to another thread when its tool worker exits idle does not read as new then."""
     sockets: set[str] = field(default_factory=lambda: set[str]())  # "socket:[inode]"
     stuck: int = 0
 
     @classmethod
     def take(cls) -> Snapshot:
         threads = set(threading.enumerate())
+        tool_workers = {t for t in threads if t.name.startswith("tool-worker")}
         return cls(
             {t for t in threads if not t.daemon and t is not threading.main_thread()},
-            _children(threads),
+            _children(threads - tool_workers),
+            _children(tool_workers),
             _sockets(),
             len(stuck_calls()),
         )
@@ -71,6 +78,7 @@ class Snapshot:
     def update(self, other: Snapshot) -> None:
         self.threads |= other.threads
         self.children |= other.children
+        self.tool_children |= other.tool_children
         self.sockets |= other.sockets
 
 
@@ -87,10 +95,10 @@ def _pool_of(thread: threading.Thread) -> int | None:
 
 
 def _children(threads: Iterable[threading.Thread]) -> set[int]:
-    """Pids of the live children of this process's Python threads."""
+    """Pids of the live children of ``threads``."""
     found: set[int] = set()
     for thread in threads:
-        if thread.native_id is None or thread.name.startswith("tool-worker"):
+        if thread.native_id is None:
             continue
         try:
             found.update(
@@ -160,7 +168,10 @@ def _leaks(before: Snapshot, owned: Snapshot) -> list[str]:
     if threads:
         names = ", ".join(sorted(f"{t.name} ({t.ident})" for t in threads))
         problems.append(f"non-daemon threads still running: {names}")
-    children = now.children - before.children - owned.children
+    # A tool worker's child (code mode's sandbox pool starts its workers from one) moves
+    # to the main thread when that tool worker exits idle: known before, not new now.
+    known_children = before.children | before.tool_children | owned.children | owned.tool_children
+    children = now.children - known_children
     if children:
         problems.append(
             f"child processes still alive: {', '.join(map(_describe, sorted(children)))}"
@@ -231,6 +242,7 @@ class LeakGuard:
                 Snapshot(
                     made.threads - start.threads,
                     made.children - start.children,
+                    made.tool_children - start.tool_children,
                     made.sockets - start.sockets,
                 )
             )
