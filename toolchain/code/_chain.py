@@ -15,7 +15,7 @@ import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Self, Unpack
+from typing import Self, Unpack, cast
 
 import msgspec
 import pydantic_monty as monty
@@ -44,7 +44,7 @@ from toolchain._tool import Tool, check_tool
 from toolchain.chain._base import ChainOptions, ToolChainBase
 from toolchain.chain._check import plan
 from toolchain.chain._config import ChainConfig
-from toolchain.chain._observe import fail, section_name
+from toolchain.chain._observe import fail, observation_hooks, section_name
 from toolchain.chain._pipeline import held_outcome
 from toolchain.chain._resume import _settle as settle_held  # pyright: ignore[reportPrivateUsage]  # the chain's own settling of a held call, reused as is
 from toolchain.chain._resume import hold
@@ -378,7 +378,10 @@ class PythonToolChain(ToolChainBase):
                 stop=stop,
             ),
         )
-        return program.outcome(end)
+        outcome = program.outcome(end)
+        if ctx.hooks.observation and outcome.result is not None:
+            outcome = await _observed(ctx, outcome)
+        return outcome
 
     def _result(
         self,
@@ -440,6 +443,25 @@ async def _run_calls(
         made.extend(outcomes)
         done.extend(outcomes)
     return done
+
+
+async def _observed(ctx: ExecutionContext, outcome: Outcome) -> Outcome:
+    """What the model reads of a program, through the observation hooks as a call's
+    output goes: the relay boxes a long one, the variables name it. They see the
+    program's value as its output (what it printed, when it printed), so a reference
+    names that value and a later call, or program, gets it whole; ``raw`` keeps the
+    ``ProgramOutput``."""
+    assert outcome.result is not None
+    kept = outcome.result
+    output = cast("ProgramOutput", kept.text)
+    value = output.text if output.printed else output.value
+    seen = Outcome(outcome.call, ToolResult[object](value), None, outcome.text)
+    shown = observation_hooks(ctx, seen)
+    if not isinstance(shown, Outcome):
+        shown = await shown
+    if shown.error is not None or shown.result is None:
+        return shown  # a hook failed: the program's call fails with its words
+    return Outcome(outcome.call, kept, None, shown.text, shown.media)
 
 
 def _ended(
