@@ -36,6 +36,7 @@ action is ``toolchain.chain._resume``; the agents' is ``agents._resume``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import inspect
@@ -82,6 +83,7 @@ __all__ = [
     "enclosing",
     "held_error",
     "held_in",
+    "rebind",
     "refusals",
     "set_approver",
     "verify",
@@ -368,18 +370,26 @@ def denial(name: str, decision: Approval) -> ToolCallError:
     return ToolCallError("refused", f"{name} was not approved{why}")
 
 
-Settle = Callable[[Approval], Awaitable[tuple[ToolResult[object] | None, ToolCallError | None]]]
-"""How a tool whose own call was held makes its result once that call is decided."""
+Settle = Callable[
+    [Mapping[str, Approval]],
+    Awaitable[tuple[ToolResult[object] | None, ToolCallError | None]],
+]
+"""How a tool whose own call was held makes its result once calls it waits on are
+decided: it gets the decisions (by call id) of those of its ``requests`` that were
+decided. Its error may be a ``held`` one again (`held_error`): calls still wait (a
+sub-agent that paused again), and the tool's call stays held with them."""
 
 
 class CallHeld(ToolchainError):
     """A call held for a person's decision: what a held call's error carries.
 
-    A tool that makes calls of its own raises it when one of them is held (a composite
-    tool's sub-call), with ``settle``: how the tool's result is made once that call is
-    decided; its own call is then held in the action. The chain fills in the rest:
-    ``call`` (the action's call that is held), and for a call held itself, its ``tool``
-    and validated input ``value``, which run as they are once approved.
+    A tool that makes calls of its own raises it when any of them is held (a composite
+    tool's sub-call, a sub-agent's held calls), with ``settle``: how the tool's result
+    is made once they are decided; its own call is then held in the action.
+    ``requests``: every call it waits on (``request``, the first, for one). The chain
+    fills in the rest: ``call`` (the action's call that is held), and for a call held
+    itself, its ``tool`` and validated input ``value``, which run as they are once
+    approved.
     """
 
     def __init__(
@@ -390,9 +400,11 @@ class CallHeld(ToolchainError):
         call: ToolCall | None = None,
         tool: Tool[Any, Any] | None = None,
         value: object = None,
+        more: tuple[ApprovalRequest, ...] = (),
     ) -> None:
         super().__init__(f"{request.tool} is waiting for a person's approval")
         self.request = request
+        self.requests: tuple[ApprovalRequest, ...] = (request, *more)
         self.settle = settle
         self.call = call
         self.tool = tool
@@ -401,9 +413,16 @@ class CallHeld(ToolchainError):
 
 def held_error(held: CallHeld) -> ToolCallError:
     """The ``held`` error a held call stands under in its action's result until decided."""
-    request = held.request
-    where = f" (through {' > '.join(request.via)})" if request.via else ""
-    message = f"{request.tool}{where} is waiting for a person's approval (call {request.call_id})"
+    waiting: list[tuple[str, str]] = []
+    for request in held.requests:
+        where = f" (through {' > '.join(request.via)})" if request.via else ""
+        waiting.append((f"{request.tool}{where}", request.call_id))
+    if len(waiting) == 1:
+        [(what, call_id)] = waiting
+        message = f"{what} is waiting for a person's approval (call {call_id})"
+    else:
+        listed = ", ".join(f"{what} (call {call_id})" for what, call_id in waiting)
+        message = f"{listed} are waiting for a person's approval"
     return ToolCallError("held", message, held)
 
 
@@ -458,6 +477,20 @@ def refusals(
             continue
         taken[key] = decision
     return taken, refused
+
+
+def rebind(decision: Approval, request: ApprovalRequest) -> Approval:
+    """``decision``, checked for the call that stands for ``request`` (a sub-agent's
+    held call, as the parent lists it), bound to ``request`` itself: what the run that
+    held it checks when it resumes.
+
+    >>> inner = ApprovalRequest("call_1", "t", {}, digest="d1", run_id="child")
+    >>> rebind(Approval.denied("no"), inner)
+    Approval(approved=False, reason='no', call_id='call_1', run_id='child', digest='d1')
+    """
+    return dataclasses.replace(
+        decision, call_id=request.call_id, run_id=request.run_id, digest=request.digest
+    )
 
 
 def _binding(decision: Approval, request: ApprovalRequest, key: str) -> str | None:
