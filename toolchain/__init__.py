@@ -74,6 +74,7 @@ from toolchain._content import (
     TextContent,
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
+from toolchain._elicitation import Elicitation, ElicitationRequest
 from toolchain._errors import (
     DuplicateToolError,
     ModelFeedback,
@@ -142,6 +143,8 @@ __all__ = [
     "DialectStream",
     "DialectToolChain",
     "DuplicateToolError",
+    "Elicitation",
+    "ElicitationRequest",
     "ErrorKind",
     "EventBus",
     "ExecutionContext",

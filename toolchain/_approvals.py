@@ -78,7 +78,9 @@ __all__ = [
     "Seal",
     "approver_of",
     "args_digest",
+    "calls_nest",
     "check",
+    "decide",
     "denial",
     "enclosing",
     "held_error",
@@ -173,16 +175,8 @@ def _sealed_fields(request: ApprovalRequest) -> list[object]:
 
 
 def _replace_seal(request: ApprovalRequest, seal: str) -> ApprovalRequest:
-    return ApprovalRequest(
-        request.call_id,
-        request.tool,
-        request.args,
-        request.risk,
-        request.via,
-        request.digest,
-        request.run_id,
-        seal,
-    )
+    # replace, not a new ApprovalRequest: an ElicitationRequest stays one
+    return dataclasses.replace(request, seal=seal)
 
 
 def args_digest(args: object) -> str:
@@ -250,6 +244,13 @@ nesting = False
 chain sets no `enclosing` call, and pays one module-attribute check per call."""
 
 
+def calls_nest() -> None:
+    """Say that a tool making calls of its own exists (a composite, a sub-agent, an MCP
+    tool whose server asks questions): chains set `enclosing` from now on."""
+    global nesting
+    nesting = True
+
+
 # -- the check ----------------------------------------------------------------------------
 
 
@@ -309,9 +310,32 @@ async def check(
         digest=args_digest(args),
         run_id=ctx.run_id,
     )
+    decided = await decide(
+        ctx, request, default=default, stop_clock=stop_clock, start_clock=start_clock
+    )
+    if decided is None:
+        return Hold(request, value)
+    if isinstance(decided, ToolCallError):
+        return decided
+    return Granted(value) if decided.approved else denial(tool.name, decided)
+
+
+async def decide(
+    ctx: ExecutionContext,
+    request: ApprovalRequest,
+    *,
+    default: Approver | None,
+    stop_clock: Callable[[], None] | None = None,
+    start_clock: Callable[[], None] | None = None,
+) -> Approval | ToolCallError | None:
+    """What the run's approver (or ``default``) decides on ``request``: its decision;
+    ``None``: nobody can decide now; or the error the call fails with (the approver
+    raised, or answered something that is not a decision for this call). Its
+    ``tool`` names the call in messages; the clock stops while the approver decides."""
+    name = request.tool
     approve = approver_of(ctx, default)
     if approve is None:
-        return Hold(request, value)
+        return None
     if stop_clock is not None:
         stop_clock()
     try:
@@ -319,9 +343,9 @@ async def check(
         # User code: what it returns is checked below, whatever its annotation says.
         decision = cast(object, await answer if inspect.isawaitable(answer) else answer)
     except Exception as error:
-        _log.warning("the approval callback failed on %s", tool.name, exc_info=error)
+        _log.warning("the approval callback failed on %s", name, exc_info=error)
         message = (
-            f"{tool.name} needs approval, and asking for it failed "
+            f"{name} needs approval, and asking for it failed "
             f"({describe_exception(error)}); do not retry it now"
         )
         return ToolCallError("refused", message[:1000], error)
@@ -329,21 +353,21 @@ async def check(
         if start_clock is not None:
             start_clock()
     if decision is None:
-        return Hold(request, value)
+        return None
     if not isinstance(decision, Approval):
         _log.error(
             "the approval callback returned %s for %s, not an Approval or None: the call is "
             "refused",
             type(decision).__name__,
-            tool.name,
+            name,
         )
-        message = f"{tool.name} was not run: its approval could not be read"
+        message = f"{name} was not run: its approval could not be read"
         return ToolCallError("refused", message)
     why = _binding(decision, request, request.call_id)
     if why is not None:
-        _log.error("the approval callback's decision for %s was refused: %s", tool.name, why)
-        return ToolCallError("refused", f"{tool.name} was not run: its approval {why}")
-    return Granted(value) if decision.approved else denial(tool.name, decision)
+        _log.error("the approval callback's decision for %s was refused: %s", name, why)
+        return ToolCallError("refused", f"{name} was not run: its approval {why}")
+    return decision
 
 
 def _requires(tool: Tool[Any, Any], value: object) -> bool:

@@ -24,7 +24,8 @@ parts ours has, and no package imports a private module of another.
   checks, made before anything runs) and `resume_action` (an action's held calls
   decided: what ``ToolChainBase.resume`` does, whichever chain held them); for a tool
   whose own calls wait (a sub-agent's held calls), `CallHeld` to hold its call with
-  them, `held_error` to say it still waits, `rebind` to pass a decision on.
+  them, `held_error` to say it still waits, `rebind` to pass a decision on, and
+  `calls_nest` to have chains tell such a tool the call it runs in.
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -36,6 +37,7 @@ from toolchain._approvals import (
     Approval,
     ApprovalError,
     CallHeld,
+    calls_nest,
     held_error,
     rebind,
     refusals,
@@ -80,6 +82,7 @@ __all__ = [
     "MissingExtra",
     "SettleLater",
     "StepRunner",
+    "calls_nest",
     "check_decisions",
     "checked_extensions",
     "count_tokens",

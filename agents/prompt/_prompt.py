@@ -53,7 +53,7 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
-from toolchain.runtime import CallHeld, held_error, logger, rebind
+from toolchain.runtime import CallHeld, calls_nest, held_error, logger, rebind
 
 __all__ = [
     "SUB_AGENTS",
@@ -448,6 +448,9 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
         self.options = dict(options)
         self.parent_model: Model | str | None = None
         """The parent run's model, used when ``model`` is None (set by ``run_prompt``)."""
+        # Its calls are held on the sub-agent's: chains now tell their calls' tools
+        # which call they run in (the approver, the clock to stop while one waits).
+        calls_nest()
 
     async def call(self, ctx: ExecutionContext, input: InputT) -> ToolResult[object]:
         model = self.model or self.parent_model
