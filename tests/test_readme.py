@@ -123,6 +123,9 @@ SCRIPTS: dict[str, list[Turn]] = {
         "page-7 is live, with the mountain photo img-42.",
     ],
     "docs/approvals.md: A callback, or a pause": [],  # a ScriptedModel plays the model
+    "docs/approvals.md: Sub-agents pause with their parent": [],  # ScriptedModels
+    "docs/run-prompt.md: Pausing for a person, and resuming": [],  # a ScriptedModel
+    "docs/mcp.md: A server that asks a question (elicitation)": [],  # a ScriptedModel
     "docs/run-prompt.md: A prompt built from `def_*` calls": [
         calls(("get_weather", {"city": "NYC"})),
         calls(("researcher", {"topic": "NYC summers"})),
