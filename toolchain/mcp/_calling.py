@@ -128,7 +128,16 @@ async def _rounds(
             request_state=state,
             allow_input_required=True,
         )
-        answered = await _answered(connection, tool, work)
+        answered = await _answered(connection, tool, _unless_stale(work))
+        if answered is None:  # the server's listing of the tool changed: the SDK re-lists
+            connection.asking.append(asking)  # and resends; its questions come as requests
+            again = client.call_tool(
+                tool.remote_name,
+                dict(asking.arguments),
+                input_responses=responses,
+                request_state=state,
+            )
+            return await _legacy(connection, tool, asking, asyncio.ensure_future(again))
         if not isinstance(answered, mcp_types.InputRequiredResult):
             return _result(connection, asking, answered)
         rounds += 1
@@ -157,6 +166,20 @@ async def _rounds(
                 raise ToolError(asking.failed)
         if held:
             raise _held_rounds(connection, tool, asking, held, responses, state, rounds)
+
+
+async def _unless_stale(work: Awaitable[_T]) -> _T | None:
+    """What ``work`` answered, or None when the server refused it because this client's
+    listing of the tool is stale (``HEADER_MISMATCH``, 2026-07-28)."""
+    from mcp import MCPError
+    from mcp_types import HEADER_MISMATCH
+
+    try:
+        return await work
+    except MCPError as error:
+        if error.code != HEADER_MISMATCH:
+            raise
+        return None
 
 
 def _held_rounds(
@@ -229,7 +252,10 @@ def _held_legacy(
     answer: asyncio.Future[ElicitResult],
 ) -> CallHeld:
     """The call held on ``request``, which the server waits on (see `HOLD_TIMEOUT`)."""
-    work.add_done_callback(_retrieved)  # paused for good: its end is nobody's to read
+    # Paused for good (never resumed): its end is nobody's to read, and the server's
+    # later questions are not this call's.
+    work.add_done_callback(_retrieved)
+    work.add_done_callback(lambda _: _forget(connection, asking))
 
     async def settle(
         decisions: Mapping[str, Approval],

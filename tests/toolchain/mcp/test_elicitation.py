@@ -8,12 +8,15 @@ tool call; the question reaches the run's ``approve`` callback as an
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from pydantic import BaseModel
 
 from agents import AgentResult, Prompt, ReActAgent, ToolCallingAgent, run_prompt
 from agents.models import ScriptedModel
@@ -36,6 +39,10 @@ async def shop(request: pytest.FixtureRequest) -> AsyncIterator[MCPServer]:
     server = MCPServer.stdio(sys.executable, [str(SHOP)], mode=request.param)
     async with server:
         yield server
+
+
+class Task(BaseModel):
+    task: str
 
 
 def tool_text(result: AgentResult[Any]) -> str:
@@ -174,11 +181,6 @@ async def test_a_question_asked_in_a_sub_agent_pauses_the_parent_with_its_path(
     parent = ScriptedModel([ScriptedModel.call("clerk", task="A7"), "Done."])
     refund = next(t for t in shop.tools() if t.name == "refund")
 
-    from pydantic import BaseModel
-
-    class Task(BaseModel):
-        task: str
-
     def clerk(args: Task, prompt: Prompt) -> None:
         prompt.def_tool(refund)
         prompt.user(f"Refund {args.task}")
@@ -201,3 +203,27 @@ async def test_a_question_asked_in_a_sub_agent_pauses_the_parent_with_its_path(
 
     assert done.answer == "Done." and await refunds(shop) == 1
     assert [len(m.requests) for m in (parent, child)] == [2, 2]
+
+
+async def test_on_an_older_connection_a_held_question_waits_at_most_its_timeout(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before 2026-07-28 the server waits on its request: a pause keeps it waiting in this
+    # process, for at most HOLD_TIMEOUT seconds; then the server is told cancel.
+    monkeypatch.setattr("toolchain.mcp._elicit.HOLD_TIMEOUT", 0.2)
+    model = ScriptedModel([ScriptedModel.call("refund", order="A7"), "Kept it."])
+    async with MCPServer.stdio(sys.executable, [str(SHOP)], mode="legacy") as server:
+        agent = ToolCallingAgent(model, tool_chain=server.attach(JSONToolChain()))
+        paused = await agent.run("Refund A7")
+        [question] = paused.pending
+        with caplog.at_level(logging.WARNING, logger="toolchain.mcp"):
+            for _ in range(200):  # the timer is the server's wait; poll for its record
+                if "waited 0.2 s for an answer" in caplog.text:
+                    break
+                await asyncio.sleep(0.02)
+        assert "the question of refund waited 0.2 s for an answer" in caplog.text
+
+        late = await agent.resume(paused, {question.call_id: Elicitation.accepted({"ok": True})})
+
+        assert "kept A7: the customer answered cancel" in tool_text(late)
+        assert await refunds(server) == 0
