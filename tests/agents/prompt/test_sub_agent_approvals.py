@@ -399,3 +399,48 @@ def test_a_native_sub_agent_on_an_openai_compatible_server_resumes_without_a_rep
     assert len(loopback.requests) == 4
     assert last_tool_text(loopback.requests[2]) == "faq is live"  # the child went on
     assert last_tool_text(loopback.requests[3]) == "faq published"  # its answer, the result
+
+
+# -- run_prompt itself ------------------------------------------------------------------------
+
+
+def test_a_resumed_prompt_run_goes_on_calling_its_callbacks() -> None:
+    site = Site()
+    model = ScriptedModel(
+        [
+            ScriptedModel.call("publish", page="faq"),
+            ScriptedModel.call("preview", page="faq"),
+            "Published and previewed.",
+        ]
+    )
+    steps: list[int] = []
+    finished: list[str] = []
+
+    def build(prompt: Prompt) -> None:
+        prompt.def_tool(site.publish)
+        prompt.def_tool(site.preview)
+        prompt.user("Publish the FAQ, then preview it")
+
+    run = run_prompt(
+        build,
+        model=model,
+        on_step=lambda step: steps.append(step.index),
+        on_finish=lambda result: finished.append(result.stopped_by),
+    )
+    paused = run.run_sync()
+    assert (steps, finished) == ([1], ["paused"])
+    [held] = paused.pending
+
+    done = run.resume_sync({held.call_id: held.approve()})
+
+    assert done.answer == "Published and previewed."
+    assert site.ran == ["publish faq", "preview faq"] and len(model.requests) == 3
+    assert (steps, finished) == ([1, 2, 3], ["paused", "answer"])
+    assert run_sync(run.text()) == "Published and previewed."
+
+
+def test_resuming_a_prompt_run_that_did_not_pause_says_so() -> None:
+    run = run_prompt(lambda prompt: prompt.user("Hi"), model=ScriptedModel(["Hello"]))
+    assert run.run_sync().answer == "Hello"
+    with pytest.raises(ResumeError, match=r"not paused on held calls \(stopped_by='answer'\)"):
+        run.resume_sync({"call_1": Approval.granted()})
