@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import msgspec
 
 from toolchain._context import ExecutionContext, StateKey
+from toolchain._elicitation import ElicitationRequest
 from toolchain._errors import ToolchainError, ToolchainValueError, describe_exception
 from toolchain._observations import to_builtins
 from toolchain._redact import logger
@@ -441,12 +442,15 @@ def held_error(held: CallHeld) -> ToolCallError:
     for request in held.requests:
         where = f" (through {' > '.join(request.via)})" if request.via else ""
         waiting.append((f"{request.tool}{where}", request.call_id))
+    # A server's question (an ElicitationRequest) waits for an answer, not an approval.
+    asked = all(isinstance(request, ElicitationRequest) for request in held.requests)
+    wanted = "answer" if asked else "approval"
     if len(waiting) == 1:
         [(what, call_id)] = waiting
-        message = f"{what} is waiting for a person's approval (call {call_id})"
+        message = f"{what} is waiting for a person's {wanted} (call {call_id})"
     else:
         listed = ", ".join(f"{what} (call {call_id})" for what, call_id in waiting)
-        message = f"{listed} are waiting for a person's approval"
+        message = f"{listed} are waiting for a person's {wanted}"
     return ToolCallError("held", message, held)
 
 
