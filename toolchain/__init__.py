@@ -36,6 +36,7 @@ fewest o200k tokens of the three, per output):
 # What lives here, one concept per module:
 #   _tool          Tool[I, O] and @tool
 #   _approvals     calls that wait for a person: the types, the check, the seal
+#   _elicitation   a tool's server asking a person for input: ElicitationRequest, Elicitation
 #   _input         arguments validated into a tool's input type; its JSON Schema; numbers
 #   _result        what tools return and what a chain hands back (ToolResult, raw results)
 #   _content       content parts: text, images, audio, binary
@@ -74,6 +75,7 @@ from toolchain._content import (
     TextContent,
 )
 from toolchain._context import Cancelled, ExecutionContext, Limits, StateBag, StateKey, Stats
+from toolchain._elicitation import Elicitation, ElicitationRequest
 from toolchain._errors import (
     DuplicateToolError,
     ModelFeedback,
@@ -142,6 +144,8 @@ __all__ = [
     "DialectStream",
     "DialectToolChain",
     "DuplicateToolError",
+    "Elicitation",
+    "ElicitationRequest",
     "ErrorKind",
     "EventBus",
     "ExecutionContext",

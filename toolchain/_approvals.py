@@ -36,6 +36,7 @@ action is ``toolchain.chain._resume``; the agents' is ``agents._resume``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import inspect
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import msgspec
 
 from toolchain._context import ExecutionContext, StateKey
+from toolchain._elicitation import ElicitationRequest
 from toolchain._errors import ToolchainError, ToolchainValueError, describe_exception
 from toolchain._observations import to_builtins
 from toolchain._redact import logger
@@ -77,11 +79,14 @@ __all__ = [
     "Seal",
     "approver_of",
     "args_digest",
+    "calls_nest",
     "check",
+    "decide",
     "denial",
     "enclosing",
     "held_error",
     "held_in",
+    "rebind",
     "refusals",
     "set_approver",
     "verify",
@@ -171,16 +176,8 @@ def _sealed_fields(request: ApprovalRequest) -> list[object]:
 
 
 def _replace_seal(request: ApprovalRequest, seal: str) -> ApprovalRequest:
-    return ApprovalRequest(
-        request.call_id,
-        request.tool,
-        request.args,
-        request.risk,
-        request.via,
-        request.digest,
-        request.run_id,
-        seal,
-    )
+    # replace, not a new ApprovalRequest: an ElicitationRequest stays one
+    return dataclasses.replace(request, seal=seal)
 
 
 def args_digest(args: object) -> str:
@@ -248,6 +245,13 @@ nesting = False
 chain sets no `enclosing` call, and pays one module-attribute check per call."""
 
 
+def calls_nest() -> None:
+    """Say that a tool making calls of its own exists (a composite, a sub-agent, an MCP
+    tool whose server asks questions): chains set `enclosing` from now on."""
+    global nesting
+    nesting = True
+
+
 # -- the check ----------------------------------------------------------------------------
 
 
@@ -307,9 +311,32 @@ async def check(
         digest=args_digest(args),
         run_id=ctx.run_id,
     )
+    decided = await decide(
+        ctx, request, default=default, stop_clock=stop_clock, start_clock=start_clock
+    )
+    if decided is None:
+        return Hold(request, value)
+    if isinstance(decided, ToolCallError):
+        return decided
+    return Granted(value) if decided.approved else denial(tool.name, decided)
+
+
+async def decide(
+    ctx: ExecutionContext,
+    request: ApprovalRequest,
+    *,
+    default: Approver | None,
+    stop_clock: Callable[[], None] | None = None,
+    start_clock: Callable[[], None] | None = None,
+) -> Approval | ToolCallError | None:
+    """What the run's approver (or ``default``) decides on ``request``: its decision;
+    ``None``: nobody can decide now; or the error the call fails with (the approver
+    raised, or answered something that is not a decision for this call). Its
+    ``tool`` names the call in messages; the clock stops while the approver decides."""
+    name = request.tool
     approve = approver_of(ctx, default)
     if approve is None:
-        return Hold(request, value)
+        return None
     if stop_clock is not None:
         stop_clock()
     try:
@@ -317,9 +344,9 @@ async def check(
         # User code: what it returns is checked below, whatever its annotation says.
         decision = cast(object, await answer if inspect.isawaitable(answer) else answer)
     except Exception as error:
-        _log.warning("the approval callback failed on %s", tool.name, exc_info=error)
+        _log.warning("the approval callback failed on %s", name, exc_info=error)
         message = (
-            f"{tool.name} needs approval, and asking for it failed "
+            f"{name} needs approval, and asking for it failed "
             f"({describe_exception(error)}); do not retry it now"
         )
         return ToolCallError("refused", message[:1000], error)
@@ -327,21 +354,21 @@ async def check(
         if start_clock is not None:
             start_clock()
     if decision is None:
-        return Hold(request, value)
+        return None
     if not isinstance(decision, Approval):
         _log.error(
             "the approval callback returned %s for %s, not an Approval or None: the call is "
             "refused",
             type(decision).__name__,
-            tool.name,
+            name,
         )
-        message = f"{tool.name} was not run: its approval could not be read"
+        message = f"{name} was not run: its approval could not be read"
         return ToolCallError("refused", message)
     why = _binding(decision, request, request.call_id)
     if why is not None:
-        _log.error("the approval callback's decision for %s was refused: %s", tool.name, why)
-        return ToolCallError("refused", f"{tool.name} was not run: its approval {why}")
-    return Granted(value) if decision.approved else denial(tool.name, decision)
+        _log.error("the approval callback's decision for %s was refused: %s", name, why)
+        return ToolCallError("refused", f"{name} was not run: its approval {why}")
+    return decision
 
 
 def _requires(tool: Tool[Any, Any], value: object) -> bool:
@@ -368,18 +395,26 @@ def denial(name: str, decision: Approval) -> ToolCallError:
     return ToolCallError("refused", f"{name} was not approved{why}")
 
 
-Settle = Callable[[Approval], Awaitable[tuple[ToolResult[object] | None, ToolCallError | None]]]
-"""How a tool whose own call was held makes its result once that call is decided."""
+Settle = Callable[
+    [Mapping[str, Approval]],
+    Awaitable[tuple[ToolResult[object] | None, ToolCallError | None]],
+]
+"""How a tool whose own call was held makes its result once calls it waits on are
+decided: it gets the decisions (by call id) of those of its ``requests`` that were
+decided. Its error may be a ``held`` one again (`held_error`): calls still wait (a
+sub-agent that paused again), and the tool's call stays held with them."""
 
 
 class CallHeld(ToolchainError):
     """A call held for a person's decision: what a held call's error carries.
 
-    A tool that makes calls of its own raises it when one of them is held (a composite
-    tool's sub-call), with ``settle``: how the tool's result is made once that call is
-    decided; its own call is then held in the action. The chain fills in the rest:
-    ``call`` (the action's call that is held), and for a call held itself, its ``tool``
-    and validated input ``value``, which run as they are once approved.
+    A tool that makes calls of its own raises it when any of them is held (a composite
+    tool's sub-call, a sub-agent's held calls), with ``settle``: how the tool's result
+    is made once they are decided; its own call is then held in the action.
+    ``requests``: every call it waits on (``request``, the first, for one). The chain
+    fills in the rest: ``call`` (the action's call that is held), and for a call held
+    itself, its ``tool`` and validated input ``value``, which run as they are once
+    approved.
     """
 
     def __init__(
@@ -390,9 +425,11 @@ class CallHeld(ToolchainError):
         call: ToolCall | None = None,
         tool: Tool[Any, Any] | None = None,
         value: object = None,
+        more: tuple[ApprovalRequest, ...] = (),
     ) -> None:
         super().__init__(f"{request.tool} is waiting for a person's approval")
         self.request = request
+        self.requests: tuple[ApprovalRequest, ...] = (request, *more)
         self.settle = settle
         self.call = call
         self.tool = tool
@@ -401,9 +438,19 @@ class CallHeld(ToolchainError):
 
 def held_error(held: CallHeld) -> ToolCallError:
     """The ``held`` error a held call stands under in its action's result until decided."""
-    request = held.request
-    where = f" (through {' > '.join(request.via)})" if request.via else ""
-    message = f"{request.tool}{where} is waiting for a person's approval (call {request.call_id})"
+    waiting: list[tuple[str, str]] = []
+    for request in held.requests:
+        where = f" (through {' > '.join(request.via)})" if request.via else ""
+        waiting.append((f"{request.tool}{where}", request.call_id))
+    # A server's question (an ElicitationRequest) waits for an answer, not an approval.
+    asked = all(isinstance(request, ElicitationRequest) for request in held.requests)
+    wanted = "answer" if asked else "approval"
+    if len(waiting) == 1:
+        [(what, call_id)] = waiting
+        message = f"{what} is waiting for a person's {wanted} (call {call_id})"
+    else:
+        listed = ", ".join(f"{what} (call {call_id})" for what, call_id in waiting)
+        message = f"{listed} are waiting for a person's {wanted}"
     return ToolCallError("held", message, held)
 
 
@@ -458,6 +505,20 @@ def refusals(
             continue
         taken[key] = decision
     return taken, refused
+
+
+def rebind(decision: Approval, request: ApprovalRequest) -> Approval:
+    """``decision``, checked for the call that stands for ``request`` (a sub-agent's
+    held call, as the parent lists it), bound to ``request`` itself: what the run that
+    held it checks when it resumes.
+
+    >>> inner = ApprovalRequest("call_1", "t", {}, digest="d1", run_id="child")
+    >>> rebind(Approval.denied("no"), inner)
+    Approval(approved=False, reason='no', call_id='call_1', run_id='child', digest='d1')
+    """
+    return dataclasses.replace(
+        decision, call_id=request.call_id, run_id=request.run_id, digest=request.digest
+    )
 
 
 def _binding(decision: Approval, request: ApprovalRequest, key: str) -> str | None:

@@ -22,7 +22,10 @@ parts ours has, and no package imports a private module of another.
 - `narrow_chain`: a chain with only a step's active tools callable, never changed itself;
 - approvals: `set_approver` (a run's ``approve=``), `check_decisions` (a resume's
   checks, made before anything runs) and `resume_action` (an action's held calls
-  decided: what ``ToolChainBase.resume`` does, whichever chain held them).
+  decided: what ``ToolChainBase.resume`` does, whichever chain held them); for a tool
+  whose own calls wait (a sub-agent's held calls), `CallHeld` to hold its call with
+  them, `held_error` to say it still waits, `rebind` to pass a decision on, and
+  `calls_nest` to have chains tell such a tool the call it runs in.
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -30,7 +33,17 @@ parts ours has, and no package imports a private module of another.
 'token=[REDACTED]'
 """
 
-from toolchain._approvals import Approval, ApprovalError, refusals, set_approver, verify
+from toolchain._approvals import (
+    Approval,
+    ApprovalError,
+    CallHeld,
+    calls_nest,
+    held_error,
+    rebind,
+    refusals,
+    set_approver,
+    verify,
+)
 from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
 from toolchain._errors import describe_exception
 from toolchain._extension import (
@@ -64,10 +77,12 @@ from toolchain.chain._step_seam import installed as step_runner_installed
 
 __all__ = [
     "REDACTED",
+    "CallHeld",
     "HookFailed",
     "MissingExtra",
     "SettleLater",
     "StepRunner",
+    "calls_nest",
     "check_decisions",
     "checked_extensions",
     "count_tokens",
@@ -75,12 +90,14 @@ __all__ = [
     "describe_exception",
     "eager_task",
     "escape_controls",
+    "held_error",
     "install_extensions",
     "json_nesting_exceeds",
     "log_line",
     "logger",
     "narrow_chain",
     "one_line",
+    "rebind",
     "redact",
     "redact_data",
     "remember_environment",

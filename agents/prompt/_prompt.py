@@ -27,6 +27,7 @@ quantity: 2
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,14 +42,18 @@ from agents.result import AgentResult
 from agents.steps import StepRequest
 from formats import FormattedSection, TextFormat, XMLFormat
 from toolchain import (
+    Approval,
+    ApprovalRequest,
     ExecutionContext,
     Extension,
     StateKey,
     Tool,
+    ToolCallError,
     ToolError,
     ToolResult,
     to_builtins,
 )
+from toolchain.runtime import CallHeld, calls_nest, held_error, logger, rebind
 
 __all__ = [
     "SUB_AGENTS",
@@ -57,11 +62,13 @@ __all__ = [
     "Plugin",
     "Prompt",
     "SubAgents",
+    "SubRun",
     "Task",
 ]
 
 InputT = TypeVar("InputT")
 OutputT = TypeVar("OutputT")
+_log = logger("agents")
 AnyTool = Tool[Any, Any]
 Validation = Callable[[str], "str | Awaitable[str | None] | None"]
 Extend = Callable[["Prompt", Sequence[Message]], None]
@@ -357,9 +364,18 @@ class Task:
     extend: Extend | None = None
 
 
+class SubRun(Protocol):
+    """A sub-agent's run, as `SubAgents` starts it: its result, and, when it paused on
+    held calls, a resume with decisions for them (its tokens counted each time)."""
+
+    async def result(self) -> AgentResult[Any]: ...
+
+    async def resume(self, decisions: Mapping[str, Approval]) -> AgentResult[Any]: ...
+
+
 class SubAgents(Protocol):
-    """How a run runs its sub-agents: ``build`` on ``model`` in ``ctx.child(name)``, to
-    its result, its tokens counted in the run of ``ctx`` (``run_prompt`` is one)."""
+    """How a run runs its sub-agents: ``build`` on ``model`` in ``ctx.child(name)``, a
+    `SubRun` whose tokens count in the run of ``ctx`` (``run_prompt`` is one)."""
 
     def __call__(
         self,
@@ -368,7 +384,7 @@ class SubAgents(Protocol):
         model: Model | str,
         name: str,
         options: dict[str, Any],
-    ) -> Awaitable[AgentResult[Any]]: ...
+    ) -> SubRun: ...
 
 
 SUB_AGENTS = StateKey[SubAgents]("agents.prompt.sub_agents")
@@ -395,14 +411,17 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
     (so the parent's limits count them). A ``response_model`` makes the answer typed:
     the sub-agent must produce that model, validated, and the tool returns it.
 
-    The child context keeps the parent's guards (``ToolHook.guard_tool_call``), so a
-    tool that needs approval is held in a sub-agent as in the parent, whether the
-    sub-agent was given the parent's ``ToolSearch`` or registered the tool itself. A
-    sub-agent that pauses (a call held for approval) pauses the parent too: the call
-    fails with the reason, the parent run ends with ``stopped_by == "paused"``, and the
-    held call waits in the parent's ``extension_state``. After the decision, the
-    parent's model calls the sub-agent again, whose model makes the call again, and it
-    runs.
+    The child context keeps the parent's guards (``ToolHook.guard_tool_call``) and its
+    approver (``approve=``), so a tool that needs approval is decided in a sub-agent as
+    in the parent. A sub-agent whose calls are held (nobody to decide now) pauses, and
+    its call is held in the parent, which pauses too: the parent's ``result.pending``
+    lists the sub-agent's held calls, each with ``via`` naming the sub-agents (and
+    composite) it came through and a call id of its own (``<group>/<the child's call
+    id>``). Resuming the parent resumes the child from its paused step: the approved
+    calls run there, the child goes on, and its answer becomes this call's result; no
+    model is asked to repeat anything. Nested sub-agents pause and resume the same way.
+    A sub-agent stopped by anything else than held calls (``stop_when``) fails the call
+    with the reason and pauses the parent.
     """
 
     def __init__(
@@ -429,6 +448,9 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
         self.options = dict(options)
         self.parent_model: Model | str | None = None
         """The parent run's model, used when ``model`` is None (set by ``run_prompt``)."""
+        # Its calls are held on the sub-agent's: chains now tell their calls' tools
+        # which call they run in (the approver, the clock to stop while one waits).
+        calls_nest()
 
     async def call(self, ctx: ExecutionContext, input: InputT) -> ToolResult[object]:
         model = self.model or self.parent_model
@@ -448,10 +470,19 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
             options["system"] = self.system
         if self.response_model is not None:
             options["response_model"] = self.response_model
-        result = await sub_agents(ctx, build, model, self.name, options)
+        sub = sub_agents(ctx, build, model, self.name, options)
+        return self._ended(ctx, sub, await sub.result(), None)
+
+    def _ended(
+        self, ctx: ExecutionContext, sub: SubRun, result: AgentResult[Any], group: str | None
+    ) -> ToolResult[object]:
+        """This call's result from the sub-agent's: its answer; or held, with its held
+        calls (`CallHeld`; ``group``: the id they are listed under, kept from one pause
+        of the sub-agent to the next); or a failure the parent's model reads."""
+        if result.stopped_by == "paused" and result.pending:
+            raise self._held(ctx, sub, result.pending, group or ctx.new_call_id())
         if result.stopped_by == "paused":
-            # It waits for a person: so does this run (a held approval already paused
-            # it; a sub-agent's own pause reaches it here).
+            # Stopped by something else than a held call (stop_when): so is this run.
             reason = result.paused or "paused"
             ctx.pause(f"the sub-agent {self.name} paused: {reason}")
             raise ToolError(
@@ -462,6 +493,44 @@ class AgentTool(Tool[InputT, object], Generic[InputT]):
             why = result.error or result.limit or result.paused or result.stopped_by
             raise ToolError(f"the sub-agent {self.name} did not finish: {why}")
         return ToolResult(cast(object, result.answer))
+
+    def _held(
+        self, ctx: ExecutionContext, sub: SubRun, pending: tuple[ApprovalRequest, ...], group: str
+    ) -> CallHeld:
+        """The held calls of the sub-agent as this run's: each under an id of this run
+        (the same child call id may be held by two calls of one step), made in this run
+        (what a decision is bound to); what runs once decided is the child's call."""
+        inner: dict[str, ApprovalRequest] = {}
+        outer: list[ApprovalRequest] = []
+        for request in pending:
+            call_id = f"{group}/{request.call_id}"
+            inner[call_id] = request
+            outer.append(dataclasses.replace(request, call_id=call_id, run_id=ctx.run_id, seal=""))
+
+        async def settle(
+            decisions: Mapping[str, Approval],
+        ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+            # Each checked by this run's chain against the call it was given for; the
+            # child checks it again against its own call, as it was held there.
+            mine = {
+                inner[key].call_id: rebind(decision, inner[key])
+                for key, decision in decisions.items()
+                if key in inner
+            }
+            try:
+                resumed = await sub.resume(mine)
+                return self._ended(ctx, sub, resumed, group), None
+            except CallHeld as held:  # the child paused again: so does this call
+                return None, held_error(held)
+            except ToolError as error:
+                return None, ToolCallError("tool_error", str(error), error)
+            except Exception as error:  # its resume refused: say so, keep the run going
+                _log.error("resuming the sub-agent %s failed", self.name, exc_info=error)
+                message = f"the sub-agent {self.name} could not resume: {error}"
+                return None, ToolCallError("tool_error", message[:1000], error)
+
+        first, *more = outer
+        return CallHeld(first, settle=settle, more=tuple(more))
 
 
 def _as_tool(value: object) -> AnyTool:

@@ -37,6 +37,7 @@ from typing_extensions import Unpack
 
 from agents._errors import AgentStateError, AgentTypeError, AgentValueError
 from agents._options import check_keywords
+from agents._resume import ResumeError
 from agents._run_inputs import check_extension_state, check_history
 from agents._system_prompt import REACT_GUIDE, PromptContext
 from agents.events import (
@@ -57,6 +58,7 @@ from agents.terminations import Termination, TypedTermination
 from agents.tool_calling import ToolCallingAgent
 from formats import FormattedSection, TextFormat
 from toolchain import (
+    Approval,
     Approver,
     ExecutionContext,
     Extension,
@@ -118,8 +120,18 @@ class PromptOptions(TypedDict, total=False):
     name: str
     approve: Approver
     """Decides the calls of tools that need approval, the sub-agents' too (the agents'
-    ``approve=``). Without it a call that needs approval pauses the run; resuming a
-    ``PromptRun`` is not supported yet."""
+    ``approve=``). Without it, or when it answers ``None``, a call that needs approval
+    pauses the run (a sub-agent's pauses its parent too): ``PromptRun.resume`` goes on
+    with the decisions."""
+
+
+@dataclasses.dataclass(slots=True)
+class _Resumable(Generic[AnswerT]):
+    """What `PromptRun.resume` needs of a started run: its agent, and ``watch``, which
+    observes the run's steps and end again while it goes on (and returns how to stop)."""
+
+    agent: ReActAgent[AnswerT] | ToolCallingAgent[AnswerT] | None = None
+    watch: Callable[[], Callable[[], None]] | None = None
 
 
 class PromptRun(Generic[AnswerT]):
@@ -135,7 +147,9 @@ class PromptRun(Generic[AnswerT]):
 
     def __init__(
         self,
-        start: Callable[[PromptRun[AnswerT]], AsyncIterator[RunEvent[AnswerT]]],
+        start: Callable[
+            [PromptRun[AnswerT], _Resumable[AnswerT]], AsyncIterator[RunEvent[AnswerT]]
+        ],
         ctx: ExecutionContext | None = None,
     ):
         self._start = start
@@ -147,6 +161,10 @@ class PromptRun(Generic[AnswerT]):
         self._task: asyncio.Task[None] | None = None
         self.ctx = ctx if ctx is not None else ExecutionContext()
         """The run's context, from the start: ``run.ctx.cancel()`` cancels the run."""
+        self._resumable = _Resumable[AnswerT]()
+        self._latest: AgentResult[AnswerT] | None = None
+        """The result of the latest `resume`, once there is one."""
+        self._resuming = False
 
     def _ensure_started(self) -> asyncio.Event:
         if self._changed is None:
@@ -158,7 +176,7 @@ class PromptRun(Generic[AnswerT]):
         changed = self._changed
         assert changed is not None
         try:
-            async for event in self._start(self):
+            async for event in self._start(self, self._resumable):
                 self._events.append(event)
                 changed.set()
         except BaseException as error:  # surfaced to every reader
@@ -192,10 +210,62 @@ class PromptRun(Generic[AnswerT]):
                 yield event.text
 
     async def result(self) -> AgentResult[AnswerT]:
+        """The run's result: the latest `resume`'s once the run was resumed."""
         async for event in self.events():
             if isinstance(event, RunFinished):
-                return event.result
+                return self._latest if self._latest is not None else event.result
         raise AgentStateError("the run ended without a result")
+
+    async def resume(self, decisions: Mapping[str, Approval]) -> AgentResult[AnswerT]:
+        """Go on with this run, paused on held calls (``result.pending``), with
+        ``decisions`` for them (``{call_id: Approval.granted(), ...}``): the approved
+        calls run with the arguments that were reviewed (a sub-agent's held call runs in
+        the sub-agent, which goes on to its answer), the denied ones are answered with
+        their reason, and the run goes on with no new user message and no request to
+        the model to repeat a call; ``on_step``, ``stop_when`` and ``on_finish`` go on
+        too. Calls left undecided keep it paused. Returns the new result, which
+        `result` returns from then on.
+
+        Raises ``ResumeError`` (approving nothing) when the run is not paused on held
+        calls or a decision is refused (see ``agent.resume``).
+
+        >>> from agents.models import ScriptedModel
+        >>> from toolchain import Approval, tool
+        >>> @tool(requires_approval=True)
+        ... def wipe(disk: str) -> str:
+        ...     '''Erase a disk.'''
+        ...     return f"{disk} erased"
+        >>> def build(prompt: Prompt) -> None:
+        ...     prompt.def_tool(wipe)
+        ...     prompt.user("Erase sdb")
+        >>> model = ScriptedModel([ScriptedModel.call("wipe", disk="sdb"), "sdb is erased"])
+        >>> run = run_prompt(build, model=model)
+        >>> paused = run.run_sync()
+        >>> paused.stopped_by, [(p.tool, dict(p.args)) for p in paused.pending]
+        ('paused', [('wipe', {'disk': 'sdb'})])
+        >>> done = run.resume_sync({paused.pending[0].call_id: Approval.granted()})
+        >>> done.answer, len(model.requests)
+        ('sdb is erased', 2)
+        """
+        paused = await self.result()
+        agent, watch = self._resumable.agent, self._resumable.watch
+        if agent is None or watch is None or paused.stopped_by != "paused" or self._resuming:
+            raise ResumeError(
+                {"*": f"this run is not paused on held calls (stopped_by={paused.stopped_by!r})"}
+            )
+        self._resuming = True  # one resume at a time: each takes the latest pause
+        unwatch = watch()
+        try:
+            resumed = await agent.resume(paused, decisions)
+        finally:
+            unwatch()
+            self._resuming = False
+        self._latest = resumed
+        return resumed
+
+    def resume_sync(self, decisions: Mapping[str, Approval]) -> AgentResult[AnswerT]:
+        """`resume` for synchronous code."""
+        return run_sync(self.resume(decisions))
 
     def __await__(self) -> Generator[Any, None, AgentResult[AnswerT]]:
         return self.result().__await__()
@@ -262,29 +332,56 @@ def run_prompt(
     ctx = options.get("ctx") or ExecutionContext(
         limits=options.get("limits"), name=options.get("name", "prompt")
     )
-    return PromptRun(lambda run: _execute(run, build, model, options), ctx)
+    return PromptRun(lambda run, resumable: _execute(run, resumable, build, model, options), ctx)
 
 
 _SUB_USAGE = StateKey[Usage]("agents.prompt.sub_usage")
 
 
-async def _run_sub_agent(
-    ctx: ExecutionContext,
-    build: Build,
-    model: Model | str,
-    name: str,
-    options: dict[str, Any],
-) -> AgentResult[Any]:
+class _SubRun:
     """How a run of ``run_prompt`` runs an ``AgentTool`` (`SubAgents`): a run of its own
-    in ``ctx.child(name)``, whose tokens count in the run of ``ctx`` (``PromptRun.usage``)."""
-    run = run_prompt(build, model=model, ctx=ctx.child(name), name=name, **options)
-    result = await run.result()
-    ctx.state.set(_SUB_USAGE, ctx.state.get(_SUB_USAGE, Usage()) + await run.usage())
-    return result
+    in ``ctx.child(name)``, whose tokens count in the run of ``ctx`` (``PromptRun.usage``),
+    each token once however often it is resumed."""
+
+    def __init__(
+        self,
+        ctx: ExecutionContext,
+        build: Build,
+        model: Model | str,
+        name: str,
+        options: dict[str, Any],
+    ) -> None:
+        self._parent = ctx
+        self._run: PromptRun[Any] = run_prompt(
+            build, model=model, ctx=ctx.child(name), name=name, **options
+        )
+        self._counted = Usage()
+
+    async def result(self) -> AgentResult[Any]:
+        return await self._count(await self._run.result())
+
+    async def resume(self, decisions: Mapping[str, Approval]) -> AgentResult[Any]:
+        return await self._count(await self._run.resume(decisions))
+
+    async def _count(self, result: AgentResult[Any]) -> AgentResult[Any]:
+        """``result``, its tokens not counted yet added to the parent's."""
+        total, was = await self._run.usage(), self._counted
+        new = Usage(
+            total.input_tokens - was.input_tokens,
+            total.output_tokens - was.output_tokens,
+            total.cached_input_tokens - was.cached_input_tokens,
+        )
+        self._parent.state.set(_SUB_USAGE, self._parent.state.get(_SUB_USAGE, Usage()) + new)
+        self._counted = total
+        return result
 
 
 async def _execute(
-    run: PromptRun[Any], build: Build, model: Model | str, options: PromptOptions
+    run: PromptRun[Any],
+    resumable: _Resumable[Any],
+    build: Build,
+    model: Model | str,
+    options: PromptOptions,
 ) -> AsyncIterator[RunEvent[Any]]:
     prompt = Prompt(text_format=options.get("text_format"))
     run.prompt = prompt
@@ -302,7 +399,7 @@ async def _execute(
     protocol = options.get("protocol", "native")
     agent = _agent(prompt, resolve_model(model) if isinstance(model, str) else model, options)
     ctx = run.ctx
-    ctx.state.set(SUB_AGENTS, _run_sub_agent)
+    ctx.state.set(SUB_AGENTS, _SubRun)
     steps = ctx.state.setdefault(STEPS, list)
     on_step = options.get("on_step")
     stop_when = options.get("stop_when")
@@ -314,12 +411,32 @@ async def _execute(
         if stop_when is not None and stop_when(event.step):
             ctx.pause("the stop condition was met")
 
-    unsubscribe = ctx.events.subscribe(StepFinished, finished)
     on_chunk, on_finish, on_error = (
         options.get("on_chunk"),
         options.get("on_finish"),
         options.get("on_error"),
     )
+
+    def ended(event: RunFinished[Any]) -> None:
+        # A resumed run's end, told as the first one's was (a resume streams nothing).
+        if event.result.stopped_by == "error" and on_error is not None:
+            _notify(ctx, on_error, event.result.error or "error")
+        if on_finish is not None:
+            _notify(ctx, on_finish, event.result)
+
+    def watch() -> Callable[[], None]:
+        """What ``PromptRun.resume`` observes while the run goes on: its steps, its end."""
+        steps_off = ctx.events.subscribe(StepFinished, finished)
+        end_off = ctx.events.subscribe(RunFinished, ended)
+
+        def off() -> None:
+            steps_off()
+            end_off()
+
+        return off
+
+    resumable.agent, resumable.watch = agent, watch
+    unsubscribe = ctx.events.subscribe(StepFinished, finished)
     last = prompt.messages[-1]
     history = [*options.get("history", ()), *prompt.messages[:-1]]
     try:

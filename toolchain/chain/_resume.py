@@ -28,7 +28,7 @@ from toolchain._events import ToolCallStarted
 from toolchain._result import ToolCall, ToolChainResult
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import assemble, finish
-from toolchain.chain._pipeline import observed
+from toolchain.chain._pipeline import held_outcome, observed
 from toolchain.chain._run import invoke
 from toolchain.chain._schedule import run_action, run_alone
 from toolchain.chain._stages import AnyTool, Checked, Outcome, Planned, Ran, Signals
@@ -72,7 +72,7 @@ def hold(
         return result
     nonce = secrets.token_hex(16)
     ctx.state.setdefault(_HELD, dict)[nonce] = _HeldAction(config, outcomes, reserved)
-    pending = tuple(SEAL.hold(each.request, nonce) for each in held)
+    pending = tuple(SEAL.hold(request, nonce) for each in held for request in each.requests)
     return dataclasses.replace(result, pending=pending)
 
 
@@ -99,11 +99,16 @@ async def resume(
             {"*": "these held calls were decided already, or held in another run's context"}
         )
     config = action.config
-    chosen: list[tuple[int, CallHeld, Approval]] = []
+    # Each held outcome with the decisions of the calls it waits on (a sub-agent's
+    # outcome may wait on several; deciding some of them settles it with those).
+    chosen: list[tuple[int, CallHeld, dict[str, Approval]]] = []
     for position, outcome in enumerate(action.outcomes):
         found = approvals.held_in(outcome.error)
-        if found is not None and found.request.call_id in taken:
-            chosen.append((position, found, taken[found.request.call_id]))
+        if found is None:
+            continue
+        mine = {r.call_id: taken[r.call_id] for r in found.requests if r.call_id in taken}
+        if mine:
+            chosen.append((position, found, mine))
 
     async def settle(
         config: ChainConfig,
@@ -132,17 +137,23 @@ async def _settle(
     ctx: ExecutionContext,
     position: int,
     held: CallHeld,
-    decision: Approval,
+    decisions: dict[str, Approval],
     index: int,
     signals: Signals,
 ) -> Outcome:
     """A held call decided: run as it was reviewed, or answered with the denial; for a
-    call held for one it made (a composite's sub-call), the tool's own ``settle``."""
+    call held for ones it made (a composite's sub-call, a sub-agent's calls), the tool's
+    own ``settle``, whose call may stay held (calls it waits on are still undecided)."""
     started = time.perf_counter()
     call = held.call or ToolCall(held.request.tool, held.request.args, held.request.call_id)
+    decision = decisions[held.request.call_id] if held.settle is None else None
     if held.settle is not None:
-        result, problem = await held.settle(decision)
-    elif not decision.approved:
+        result, problem = await held.settle(decisions)
+        still = approvals.held_in(problem)
+        if still is not None:  # it waits again: held in its place, under the new nonce
+            still.call = call
+            return held_outcome(still)
+    elif decision is not None and not decision.approved:
         problem = approvals.denial(call.name, decision)
         return finish(config, ctx, position, Ran(call, None, problem), started)
     else:

@@ -560,9 +560,9 @@ class _ProgramRun:
         request = dataclasses.replace(inner.request, via=(PROGRAM_TOOL, *inner.request.via))
 
         async def settle(
-            decision: Approval,
+            decisions: Mapping[str, Approval],
         ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
-            return await self._settle(paused, position, inner, decision)
+            return await self._settle(paused, position, inner, decisions[request.call_id])
 
         return approvals.CallHeld(request, settle=settle, call=self.call)
 
@@ -572,7 +572,8 @@ class _ProgramRun:
         """The held call decided (run as reviewed, or denied), then the program goes on
         from where it waited once every call it waits on is decided."""
         config, ctx = self.config, self.ctx
-        decided = await settle_held(config, ctx, position, inner, decision, 0, Signals())
+        decisions = {inner.request.call_id: decision}
+        decided = await settle_held(config, ctx, position, inner, decisions, 0, Signals())
         self.waiting[position] = decided
         self.made.append(decided)
         if any(approvals.held_in(o.error) is not None for o in self.waiting):

@@ -3,6 +3,7 @@ runs (parsed, checked against the run's limits and guards, observed, each in its
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +28,7 @@ from toolchain import (
     ToolResult,
 )
 from toolchain import _approvals as approvals
-from toolchain._approvals import Approval, CallHeld, Hold, Settle
+from toolchain._approvals import Approval, ApprovalRequest, CallHeld, Hold, Settle
 from toolchain._errors import ToolchainValueError
 from toolchain._hooks import guard_call
 from toolchain._syntax._json import NAME_KEYS, JSONValue, call_from_mapping
@@ -179,22 +180,43 @@ calls; they run one after another, in order, and each gets its own result or err
                 )
                 parts.append(_part(name, None, approvals.held_error(CallHeld(error.request))))
                 continue
+            nested = approvals.held_in(error)
+            if nested is not None:  # a sub-tool's own calls wait (a sub-agent's)
+                waiting = self._nested(index, name, nested, f"{group}/{index}")
+                parts.append(_part(name, None, error))
+                continue
             parts.append(_part(name, result, error))
         if waiting is not None:
-            raise CallHeld(waiting.hold.request, settle=self._settle(ctx, parts, waiting))
+            raise self._held(ctx, parts, waiting)
         return _result(parts)
+
+    def _nested(self, index: int, name: str | None, nested: CallHeld, id: str) -> _Waiting:
+        """A sub-call waiting on calls of its own, its requests under this composite."""
+        requests = tuple(
+            dataclasses.replace(request, via=(self.name, *request.via))
+            for request in nested.requests
+        )
+        hold = Hold(requests[0], UNVALIDATED)
+        return _Waiting(index, name, hold, ToolCall(requests[0].tool, {}, id), nested, requests)
+
+    def _held(self, ctx: ExecutionContext, parts: list[_Part], waiting: _Waiting) -> CallHeld:
+        more = waiting.requests[1:]
+        return CallHeld(waiting.hold.request, settle=self._settle(ctx, parts, waiting), more=more)
 
     def _settle(self, ctx: ExecutionContext, parts: list[_Part], waiting: _Waiting) -> Settle:
         """How this call's result is made once its held sub-call is decided: that
         sub-call run (only it: the ones before it ran already), or answered with the
         denial, in its place among the others."""
+        if waiting.nested is not None:
+            return self._settle_nested(ctx, parts, waiting, waiting.nested)
         sub = self.subtools[waiting.hold.request.tool]
         request = waiting.hold.request
         call = ToolCall(sub.name, request.args, request.call_id)
 
         async def settle(
-            decision: Approval,
+            decisions: Mapping[str, Approval],
         ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+            decision = decisions[request.call_id]  # the only call it waits on
             started = time.perf_counter()
             result: ToolResult[object] | None = None
             if decision.approved:
@@ -210,6 +232,35 @@ calls; they run one after another, in order, and each gets its own result or err
             else:
                 failure = approvals.denial(sub.name, decision)
             self._ended(ctx, waiting.index, call, result, failure, started)
+            parts[waiting.index] = _part(waiting.name, result, failure)
+            return cast("ToolResult[object]", _result(parts)), None
+
+        return settle
+
+    def _settle_nested(
+        self, ctx: ExecutionContext, parts: list[_Part], waiting: _Waiting, nested: CallHeld
+    ) -> Settle:
+        """How this call's result is made once calls its sub-call waits on are decided:
+        the sub-call's own ``settle``; it may wait again (a sub-agent that paused again),
+        and so does this call."""
+        inner = nested.settle
+        assert inner is not None  # a sub-tool's held calls come with how to settle them
+
+        async def settle(
+            decisions: Mapping[str, Approval],
+        ) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+            started = time.perf_counter()
+            result, failure = await inner(decisions)
+            still = approvals.held_in(failure)
+            if still is not None:
+                again = self._nested(waiting.index, waiting.name, still, waiting.call.id)
+                parts[waiting.index] = _part(waiting.name, None, failure)
+                return None, approvals.held_error(self._held(ctx, parts, again))
+            if result is not None:
+                failure = unshowable(waiting.call.name, result)
+                if failure is not None:
+                    result = None
+            self._ended(ctx, waiting.index, waiting.call, result, failure, started)
             parts[waiting.index] = _part(waiting.name, result, failure)
             return cast("ToolResult[object]", _result(parts)), None
 
@@ -350,6 +401,10 @@ class _Waiting:
     name: str | None
     hold: Hold
     call: ToolCall
+    nested: CallHeld | None = None
+    """The sub-call's tool waits on calls of its own (a sub-agent's held calls)."""
+    requests: tuple[ApprovalRequest, ...] = ()
+    """Those calls, as this composite's call lists them."""
 
 
 def _part(

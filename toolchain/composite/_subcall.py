@@ -19,7 +19,7 @@ from toolchain import (
     ToolResult,
     to_json,
 )
-from toolchain._approvals import enclosing
+from toolchain._approvals import CallHeld, enclosing, held_error
 from toolchain._concurrency import WorkersStuck, run_in_worker
 from toolchain._errors import exception_text
 from toolchain._redact import logger
@@ -69,6 +69,8 @@ async def invoke(
         return None, ToolCallError("limit", str(error), error)
     except ToolError as error:
         return None, ToolCallError("tool_error", exception_text(error), error)
+    except CallHeld as held:  # calls the sub-tool made wait for a person (a sub-agent's)
+        return None, held_error(held)
     except Cancelled as error:
         return None, ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
     except asyncio.CancelledError as error:

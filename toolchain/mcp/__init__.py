@@ -10,15 +10,16 @@
 #   _events      MCPToolCalled: what a call tells observers (ctx.events)
 #   _tool        MCPTool, and what it asks of its server (ToolHost)
 #   _tool_list   the tool list: every page listed, registered on chains, re-listed on change
+#   _elicit      a server's question during a call, put to the run's approver (or held)
 #   _connection  one connection, in a task of its own: opened, kept, ended, closed
 #   _calling     one tool call and every failure of it, as the call's ToolError
 #   _server      MCPServer: the options, the extension, and the rest delegated
 #
 # May import: the toolchain core through its own modules (toolchain._tool, _result,
-# _errors, _context, _extension, _redact, _input, _content, _syntax; chain and
-# _events for types only); the MCP SDK (mcp, mcp_types, httpx2, jsonschema) only
-# inside the functions that connect, or under TYPE_CHECKING: importing toolchain.mcp
-# must not import it. Never agents, never another extension.
+# _errors, _context, _extension, _redact, _input, _content, _syntax, _approvals,
+# _elicitation; chain and _events for types only); the MCP SDK (mcp, mcp_types,
+# httpx2, jsonschema) only inside the functions that connect, or under TYPE_CHECKING:
+# importing toolchain.mcp must not import it. Never agents, never another extension.
 """The tools of an MCP server as this library's ``Tool`` s (extra ``[mcp]``).
 
 ``MCPServer`` connects to a Model Context Protocol server, over stdio (a command it
@@ -73,6 +74,9 @@ What the model sees and what a call gives:
   longer offers; the chain's time limit stops a call like any other (the server is
   told to cancel it). Other calls, finished or still running, keep their results, and
   the run goes on.
+- a question the server asks during a call (elicitation) reaches the run's
+  ``approve=`` callback as an ``ElicitationRequest`` and is answered there, or pauses
+  the run until ``resume`` sends the answer (``toolchain.mcp._elicit``).
 - when the server announces that its tool list changed, the list is fetched again;
   attached chains get the new tools, and at the next step an agent offers the tools
   the server offers then.

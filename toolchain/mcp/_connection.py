@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolchain._errors import describe_exception
 from toolchain._redact import logger
+from toolchain.mcp._elicit import Asking, answer_legacy
 from toolchain.mcp._failures import MCPConnectionError, Redactor, reason
 from toolchain.mcp._tool_list import ListWatch, ToolList
 from toolchain.mcp._transport import Endpoint, StderrLog
@@ -25,6 +26,7 @@ from toolchain.mcp._transport import Endpoint, StderrLog
 if TYPE_CHECKING:
     import mcp_types
     from mcp import Client
+    from mcp.client.context import ClientRequestContext
     from mcp.client.session import IncomingMessage
 
 __all__ = ["Connection", "unavailable"]
@@ -74,9 +76,15 @@ class Connection:
         self.watch = ListWatch(tools, redact, self.closing)
         self.ended = ""  # why the connection ended, when it ended by itself
         self.lost = ""  # the call during which the connection was found closed
+        self.asking: list[Asking] = []  # calls in flight a server's question may come from
         self.errlog: StderrLog | None = None  # closed by release(), once the process is gone
         if endpoint.command is not None and endpoint.stderr is None:
             self.errlog = StderrLog()
+
+    @property
+    def name(self) -> str:
+        """The server's name, as it is now."""
+        return self._name()
 
     @property
     def alive(self) -> bool:
@@ -186,6 +194,7 @@ class Connection:
             cache=None,
             message_handler=self._on_message,
             logging_callback=self._on_log,
+            elicitation_callback=self._on_elicit,
         )
         client = await stack.enter_async_context(client)
         listing.version = client.protocol_version
@@ -208,6 +217,19 @@ class Connection:
                 self._name(),
                 self.redact(describe_exception(message)),
             )
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        """A question of a pre-2026 connection (``elicitation/create``), asked during
+        a call in flight; a 2026-07-28 connection's come with the call's answer."""
+        import mcp_types
+
+        if not isinstance(params, mcp_types.ElicitRequestFormParams):
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_PARAMS, message="this client answers form questions only"
+            )
+        return await answer_legacy(self.asking, params)
 
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(params.level, logging.ERROR)

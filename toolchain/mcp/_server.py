@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypedDict, TypeVar, cast
 
 from typing_extensions import Unpack
 
+from toolchain._approvals import calls_nest
 from toolchain._context import ExecutionContext
 from toolchain._errors import (
     ToolchainLookupError,
@@ -131,6 +132,9 @@ class MCPServer(Extension):
         self.on_tools_changed = on_tools_changed
         self._tools = ToolList(self)
         self._connection: Connection | None = None  # the last one made, open or not
+        # Its tools' calls may be held on the server's questions (elicitation): chains
+        # now tell their calls' tools which call they run in (approver, clock).
+        calls_nest()
         self._instructions = ""
         self._server_info: mcp_types.Implementation | None = None
         self._protocol = ""
@@ -307,10 +311,16 @@ class MCPServer(Extension):
         self._tools.apply(await self._tools.list_all(client))
         return self.tools()
 
-    async def call(self, tool: MCPTool, arguments: Mapping[str, object]) -> ToolResult[object]:
-        """Call ``tool`` with ``arguments`` (already validated); raises ``ToolError``
-        with a message for the model when the call cannot give a result."""
-        return await call_tool(self, self._connection, tool, arguments)
+    async def call(
+        self,
+        tool: MCPTool,
+        arguments: Mapping[str, object],
+        ctx: ExecutionContext | None = None,
+    ) -> ToolResult[object]:
+        """Call ``tool`` with ``arguments`` (already validated) in the run of ``ctx``
+        (whose approver answers the server's questions); raises ``ToolError`` with a
+        message for the model when the call cannot give a result."""
+        return await call_tool(self, self._connection, tool, arguments, ctx)
 
     def __repr__(self) -> str:
         where = self._redact(self.url) if self.url is not None else self.command

@@ -49,7 +49,12 @@ class ToolHost(Protocol):
 
     def offers(self, tool: MCPTool) -> bool: ...
 
-    async def call(self, tool: MCPTool, arguments: Mapping[str, object]) -> ToolResult[object]: ...
+    async def call(
+        self,
+        tool: MCPTool,
+        arguments: Mapping[str, object],
+        ctx: ExecutionContext | None = None,
+    ) -> ToolResult[object]: ...
 
 
 class MCPTool(Tool[Any, object]):
@@ -101,11 +106,11 @@ class MCPTool(Tool[Any, object]):
     async def call(self, ctx: ExecutionContext, input: dict[str, object]) -> ToolResult[object]:
         events: EventBus | None = getattr(ctx, "events", None)  # a direct call may pass None
         if events is None or not events.has_subscribers(MCPToolCalled):
-            return await self.server.call(self, input)
+            return await self.server.call(self, input, ctx)
         started, clock = time.time_ns(), time.perf_counter()
         error: BaseException | None = None
         try:
-            return await self.server.call(self, input)
+            return await self.server.call(self, input, ctx)
         except BaseException as raised:
             error = raised
             raise
