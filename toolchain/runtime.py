@@ -22,7 +22,9 @@ parts ours has, and no package imports a private module of another.
 - `narrow_chain`: a chain with only a step's active tools callable, never changed itself;
 - approvals: `set_approver` (a run's ``approve=``), `check_decisions` (a resume's
   checks, made before anything runs) and `resume_action` (an action's held calls
-  decided: what ``ToolChainBase.resume`` does, whichever chain held them).
+  decided: what ``ToolChainBase.resume`` does, whichever chain held them); `Seal`,
+  `PROCESS_KEY` and `args_digest` for a loop that hands held calls to other processes
+  (``agents.durable`` seals them with a key every process shares).
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -30,7 +32,16 @@ parts ours has, and no package imports a private module of another.
 'token=[REDACTED]'
 """
 
-from toolchain._approvals import Approval, ApprovalError, refusals, set_approver, verify
+from toolchain._approvals import (
+    PROCESS_KEY,
+    Approval,
+    ApprovalError,
+    Seal,
+    args_digest,
+    refusals,
+    set_approver,
+    verify,
+)
 from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
 from toolchain._errors import describe_exception
 from toolchain._extension import (
@@ -63,11 +74,14 @@ from toolchain.chain._step_seam import current as current_step_runner
 from toolchain.chain._step_seam import installed as step_runner_installed
 
 __all__ = [
+    "PROCESS_KEY",
     "REDACTED",
     "HookFailed",
     "MissingExtra",
+    "Seal",
     "SettleLater",
     "StepRunner",
+    "args_digest",
     "check_decisions",
     "checked_extensions",
     "count_tokens",
@@ -100,11 +114,12 @@ __all__ = [
 ]
 
 
-def check_decisions(pending: object, decisions: object) -> dict[str, Approval]:
+def check_decisions(pending: object, decisions: object, seal: Seal = SEAL) -> dict[str, Approval]:
     """The decisions to apply to the held calls ``pending`` (a result's), once each held
-    call matched its seal and each decision was found to apply (see
-    ``ToolChainBase.resume``); else ``ApprovalError`` naming each refused one."""
-    _, held = verify(SEAL, pending)
+    call matched its seal (``seal``: by default this process's) and each decision was
+    found to apply (see ``ToolChainBase.resume``); else ``ApprovalError`` naming each
+    refused one."""
+    _, held = verify(seal, pending)
     taken, refused = refusals(held, decisions)
     if refused:
         raise ApprovalError(refused)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 from typing import Any, cast
 
 from dbos import DBOS, DBOSClient
@@ -25,11 +26,12 @@ from agents.durable._launch import require_launched
 from agents.durable._runner import in_workflow
 from agents.durable._serializer import check_client
 from agents.durable._workflow import cancellation, first_of
-from toolchain import ExecutionContext
-from toolchain.discovery import Approval, ApprovalRequest
-from toolchain.runtime import current_step_runner
+from toolchain import Approval, ApprovalError, ApprovalRequest, ExecutionContext, to_builtins
+from toolchain.runtime import args_digest, current_step_runner, logger
 
 __all__ = ["decide", "pending", "wait_for_person"]
+
+_log = logger("agents.durable")
 
 _ENDED = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
@@ -57,23 +59,65 @@ async def wait_for_person(ctx: ExecutionContext, request: ApprovalRequest) -> Ap
     lock = getattr(runner, "approvals", None)
     if lock is None:
         return None
+    digest = _digest_of(request)
     async with lock:  # one at a time, in the order calls ask (see StepRunner.approvals)
-        waiting = [_as_event(request)]
-        await DBOS.set_event_async(EVENT, waiting)
-        answer = await _answer(_topic(request.call_id, request.via))
-        if answer is _CUT:
-            return Approval.denied(_CUT_SHORT)
-        if answer is _CANCELLED:
-            root = ctx
-            while root.parent is not None:
-                root = root.parent
-            root.cancel("the durable run was cancelled while a call waited for approval")
-            return Approval.denied("the run was cancelled")
+        await DBOS.set_event_async(EVENT, [_as_event(request, digest)])
+        while True:
+            answer = await _answer(_topic(request.call_id, request.via))
+            if answer is _CUT:
+                return Approval.denied(_CUT_SHORT)
+            if answer is _CANCELLED:
+                root = ctx
+                while root.parent is not None:
+                    root = root.parent
+                root.cancel("the durable run was cancelled while a call waited for approval")
+                return Approval.denied("the run was cancelled")
+            decision = _decision(answer, request, digest)
+            if decision is not None:  # else a message for another call: wait on
+                break
         await DBOS.set_event_async(EVENT, [])
-    if not isinstance(answer, dict):
-        return Approval.denied("no decision arrived")
-    message = cast("dict[str, object]", answer)
-    return Approval(bool(message.get("approved")), str(message.get("reason", "")))
+    return decision
+
+
+def _decision(answer: object, request: ApprovalRequest, digest: str) -> Approval | None:
+    """The decision a message brings on ``request``, or None (logged) when it was made
+    for another call: another tool, other arguments, or none named (a message sent by
+    hand, or by an older ``decide``). A decision whose ``approved`` is not a JSON
+    ``true`` / ``false`` (the string ``"false"``, say) approves nothing: it is read as
+    a denial, saying why."""
+    message = cast("dict[str, object]", answer) if isinstance(answer, dict) else {}
+    if message.get("tool") != request.tool or message.get("digest") != digest:
+        _log.error(
+            "ignoring a decision sent for call %s of run %s: it was not made for this "
+            "call of %s with these arguments; the call waits for its own decision",
+            request.call_id[:80],
+            DBOS.workflow_id,
+            request.tool,
+        )
+        return None
+    approved = message.get("approved")
+    if approved is not True and approved is not False:
+        _log.error(
+            "the decision sent for call %s (%s) has an approved field that is not true or "
+            "false (%s): the call is refused",
+            request.call_id[:80],
+            request.tool,
+            type(approved).__name__,
+        )
+        return Approval.denied("its decision could not be read (approved was not true or false)")
+    reason = message.get("reason")
+    return Approval(approved, reason if isinstance(reason, str) else "")
+
+
+def _digest_of(request: ApprovalRequest) -> str:
+    """The digest of ``request``'s arguments: the one the core made, or (a request made
+    by an extension's own check) of its arguments as plain data."""
+    if request.digest:
+        return request.digest
+    try:
+        return args_digest(to_builtins(dict(request.args)))
+    except TypeError:  # not plain data: no decision can name it but by this text
+        return args_digest(repr(sorted(request.args.items())))
 
 
 _CANCELLED = object()
@@ -150,7 +194,30 @@ async def decide(
     """Send a person's decision on ``request`` (from ``pending``) to the waiting run,
     through DBOS launched here or ``client``. The run resumes in whichever process runs
     or recovers its workflow."""
-    message = {"approved": decision.approved, "reason": decision.reason}
+    given = cast(object, decision)  # whatever the caller passed: checked
+    if not isinstance(given, Approval):
+        raise ApprovalError({request.call_id[:80]: f"not an Approval but a {type(given).__name__}"})
+    digest = _digest_of(dataclasses.replace(request, digest=""))
+    if request.digest and request.digest != digest:
+        raise ApprovalError(
+            {
+                request.call_id[:80]: "its arguments are not the ones listed by pending(): "
+                "decide on the request pending() gave"
+            }
+        )
+    if (decision.call_id and decision.call_id != request.call_id) or (
+        decision.digest and decision.digest != digest
+    ):
+        raise ApprovalError(
+            {request.call_id[:80]: "the decision was made for another call or other arguments"}
+        )
+    # Bound to the call's tool and arguments: the run applies it to that call only.
+    message = {
+        "approved": decision.approved,
+        "reason": decision.reason,
+        "tool": request.tool,
+        "digest": digest,
+    }
     topic = _topic(request.call_id, request.via)
     if client is None:
         require_launched("send a decision")
@@ -159,13 +226,19 @@ async def decide(
         await check_client(client).send_async(workflow_id, message, topic)
 
 
-def _as_event(request: ApprovalRequest) -> dict[str, object]:
+def _as_event(request: ApprovalRequest, digest: str) -> dict[str, object]:
+    try:
+        args = to_builtins(dict(request.args))
+    except TypeError:  # not plain data: listed as text
+        args = {key: repr(value) for key, value in request.args.items()}
     return {
         "call_id": request.call_id,
         "tool": request.tool,
-        "args": dict(request.args),
+        "args": args,
         "risk": request.risk,
         "via": list(request.via),
+        "digest": digest,
+        "run_id": request.run_id,
     }
 
 
@@ -177,4 +250,6 @@ def _as_request(item: dict[str, Any]) -> ApprovalRequest:
         dict(item.get("args", {})),
         risk if risk in ("safe", "moderate", "destructive") else "destructive",
         tuple(str(name) for name in item.get("via", ())),
+        str(item.get("digest", "")),
+        str(item.get("run_id", "")),
     )

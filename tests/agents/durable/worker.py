@@ -256,6 +256,13 @@ def publish(page: str) -> str:
     return f"published {page}"
 
 
+@tool(requires_approval=True)
+def wipe(disk: str) -> str:
+    """Erase a disk (waits for a person's approval: no approver, so the run pauses)."""
+    note("tool_wipe.log", disk)
+    return f"{disk} erased"
+
+
 @tool(name="issue_refund" if RELEASE == "renamed" else "refund")
 async def refund(order: str) -> str:
     """Refund an order (not safe to repeat)."""
@@ -304,12 +311,13 @@ def make_agent(
     script: Callable[[Sequence[Message]], ScriptItem],
     *tools: Tool[Any, Any],
     model_name: str = "counting",
+    block_at: int = 0,
     **options: Any,
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
     chain = JSONToolChain()
     for made in tools:
         chain.register_tool(made)
-    model = CountingModel(script, name=model_name)
+    model = CountingModel(script, name=model_name, block_at=block_at)
     if KIND == "native":
         return ToolCallingAgent(model, tool_chain=chain, **options)
     return ReActAgent(model, tool_chain=chain, **options)
@@ -416,6 +424,14 @@ def approved(messages: Sequence[Message]) -> ScriptItem:
         return call("publish", "c1", page="p1")
     last = messages[-1].text_content()
     return answer("published" if "published p1" in last else "not published")
+
+
+def wiping(messages: Sequence[Message]) -> ScriptItem:
+    """Calls ``wipe`` once; answers with what its result said."""
+    if step_of(messages) == 1:
+        return call("wipe", "c1", disk="sdb")
+    seen = since_last_reply(messages)
+    return answer("wiped" if "sdb erased" in seen else f"not wiped: {seen[-200:]}")
 
 
 def approving() -> ToolSearch:
@@ -536,6 +552,8 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
         make_agent(approved, extensions=[approving()], step_hooks=[pause_before_step_2]),
         name="approval_release",
     ),
+    # The model call after the approved wipe blocks (while DIR/block exists).
+    "held": lambda: DurableAgent(make_agent(wiping, wipe, block_at=2), name="held"),
     "sub_agent": lambda: DurablePrompt(
         build_sub_agents,
         model=CountingModel(parent_script),
@@ -690,6 +708,21 @@ async def main(scenario: str, command: str, workflow_id: str) -> None:
                 waiting = await pending(workflow_id)
                 await decide(workflow_id, waiting[0], Approval.granted("looks right"))
             await outcome(workflow_id)
+        elif command == "start-paused":  # then exit: the run waits in the database
+            paused = await durable.run("go", workflow_id=workflow_id)
+            shown = {"stopped_by": paused.stopped_by, "pending": [r.tool for r in paused.pending]}
+            print(json.dumps(shown), flush=True)
+        elif command == "start-paused-and-stay":  # and stay alive, running the run
+            paused = await durable.run("go", workflow_id=workflow_id)
+            shown = {"stopped_by": paused.stopped_by, "pending": [r.tool for r in paused.pending]}
+            print(json.dumps(shown), flush=True)
+            (DIR / "paused").write_text(str(os.getpid()))
+            await asyncio.Event().wait()  # the test kills this process
+        elif command == "resume-granted":  # the paused result, read back here, approved
+            assert isinstance(durable, DurableAgent)
+            paused = await (await retrieve(workflow_id)).result()
+            decisions = {paused.pending[0].call_id: Approval.granted("looks right")}
+            printed(await durable.resume(paused, decisions))
         elif command == "decide":
             waiting = await pending(workflow_id, wait=60.0)
             await decide(workflow_id, waiting[0], Approval.granted("looks right"))
