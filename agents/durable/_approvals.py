@@ -7,10 +7,15 @@ process recovers the workflow waits on. ``decide`` sends the decision from any p
 that launched DBOS on the same database. Outside a durable run it answers ``None``: the
 call is held and the run pauses, as without ``agents.durable``. A run cancelled while it
 waits (``DBOS.cancel_workflow``) stops waiting within a second or so: the call is
-refused and the run cancelled, so nothing waits for ever. The wait counts toward the
-call's time limit (the chain's, 60 s by default: the chain times a call's approval with
-it); past it the call is refused, saying so: give the chain ``timeout=None`` to wait for
-as long as a person takes.
+refused and the run cancelled, so nothing waits for ever. As the agent's ``approve=``
+the wait does not count toward the call's time limit (the chain stops the call's clock
+while it is asked); as ``ToolSearch``'s, whose check is a guard, it does (60 s by
+default): past it the call is refused, saying so.
+
+A decision is bound to the call it was made for: ``decide`` sends the call's tool and
+the digest of its arguments, and the waiting call takes only a message that names both
+(another is ignored and logged: it was made for another call); an ``approved`` that is
+not a JSON boolean (the string ``"false"``) is a refusal, never an approval.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ launched here on a SQLite file for the module.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import re
@@ -229,3 +230,27 @@ async def test_a_forged_message_to_a_paused_run_is_ignored(
     assert "was not approved: checked by hand" in str(done.answer)
     assert "was made for another call (another tool, or other arguments)" in caplog.text
     assert "has an approved field that is not true or false (str)" in caplog.text
+
+
+@tool(requires_approval=True, timeout=0.2)
+def wipe_quickly(disk: str) -> str:
+    """Erase a disk, in at most 0.2 s."""
+    wiped.append(disk)
+    return f"{disk} erased"
+
+
+async def test_the_wait_for_a_person_does_not_count_toward_the_calls_time_limit() -> None:
+    made = agent(
+        "native",
+        script("native", "wipe_quickly", disk="sdb"),
+        chain_for("native", wipe_quickly),
+        approve=wait_for_person,
+    )
+    run = await DurableAgent(made, name="slow-person").start("Wipe sdb.", workflow_id=fresh_id())
+    [waiting] = await pending(run.workflow_id, wait=30.0)
+    await asyncio.sleep(0.4)  # the person takes longer than the call may run
+
+    await decide(run.workflow_id, waiting, Approval.granted())
+
+    assert (await run.result()).answer == "sdb erased"
+    assert wiped == ["sdb"]
