@@ -28,7 +28,7 @@ from typing import Any, cast
 from dbos import DBOS, DBOSClient
 
 from agents.durable._launch import require_launched
-from agents.durable._runner import in_workflow
+from agents.durable._runner import StepRunner, in_workflow
 from agents.durable._serializer import check_client
 from agents.durable._workflow import cancellation, first_of
 from toolchain import Approval, ApprovalError, ApprovalRequest, ExecutionContext, to_builtins
@@ -65,11 +65,24 @@ async def wait_for_person(ctx: ExecutionContext, request: ApprovalRequest) -> Ap
     if lock is None:
         return None
     digest = _digest_of(request)
+    topic = _topic(request.call_id, request.via)
+    cut_before = isinstance(runner, StepRunner) and runner.has_step(_CUT_STEP + topic)
     async with lock:  # one at a time, in the order calls ask (see StepRunner.approvals)
         await DBOS.set_event_async(EVENT, [_as_event(request, digest)])
+        if cut_before:
+            # The wait was cut before the process stopped, and the model was told so: a
+            # replay sees the same, not a decision sent since. The ids the wait's recv
+            # took (its own and its timeout's) are drawn, so later steps keep theirs.
+            DBOS.reserve_step()
+            DBOS.reserve_step()
+            await _cut(topic)
+            return Approval.denied(_CUT_SHORT)
         while True:
-            answer = await _answer(_topic(request.call_id, request.via))
+            answer = await _answer(topic)
             if answer is _CUT:
+                # Recorded even as the call is cut off: the event lists the call no
+                # more, and a replay reads the same outcome (above).
+                await asyncio.shield(_cut(topic))
                 return Approval.denied(_CUT_SHORT)
             if answer is _CANCELLED:
                 root = ctx
@@ -82,6 +95,20 @@ async def wait_for_person(ctx: ExecutionContext, request: ApprovalRequest) -> Ap
                 break
         await DBOS.set_event_async(EVENT, [])
     return decision
+
+
+_CUT_STEP = "approval-cut:"
+"""The step that records a wait cut short (by the call's time limit), by its topic."""
+
+
+async def _cut(topic: str) -> None:
+    """A wait cut short, recorded: the event lists no call, and a step says so."""
+    await DBOS.set_event_async(EVENT, [])
+
+    def cut() -> bool:
+        return True
+
+    await DBOS.run_step_async({"name": _CUT_STEP + topic}, cut)
 
 
 def _decision(answer: object, request: ApprovalRequest, digest: str) -> Approval | None:
