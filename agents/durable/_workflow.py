@@ -324,7 +324,7 @@ _WATCH_SECONDS = 1.0
 """How often a waiting run, or a caller waiting for a result, checks for a cancellation."""
 _WAIT_SECONDS = 10 * 365 * 24 * 3600.0
 """How long a paused run waits for decisions: for as long as anyone might decide."""
-_PAUSE_POLL_SECONDS = 0.05
+_PAUSE_POLL_SECONDS = 0.2
 """How often a caller waiting for a run's result looks for a new pause."""
 
 
@@ -389,7 +389,9 @@ class DurableRun(Generic[AnswerT]):
         """The run's end, or its first pause later than ``pause`` that still waits
         (see `result`)."""
         ended = asyncio.ensure_future(self._handle.get_result())
-        paused = asyncio.ensure_future(self._paused_after(pause))
+        # Read outside any workflow's context: read from inside one (a workflow of the
+        # user's waiting for this run), each poll would be recorded as a step.
+        paused = contextvars.Context().run(asyncio.ensure_future, self._paused_after(pause))
         watch = asyncio.ensure_future(cancellation(self.status))
         tasks = (ended, paused, watch)
         try:
