@@ -50,6 +50,7 @@ __all__ = [
     "ResumeError",
     "held_requests",
     "park",
+    "paused_of",
     "paused_reason",
     "run_decided",
     "take",
@@ -120,10 +121,9 @@ def _drop(run_id: str, paused: PausedRun) -> None:
         del _PAUSED[run_id]
 
 
-def take(agent: object, result: object, decisions: object) -> tuple[PausedRun, dict[str, Approval]]:
-    """The paused run of ``result`` and the decisions to apply, once every check passed;
-    the run is then no longer kept (it resumes once). Raises `ResumeError` otherwise,
-    keeping it."""
+def paused_of(result: object) -> AgentResult[Any]:
+    """``result`` if it is the result of a paused run with held calls; `ResumeError`
+    otherwise."""
     if not isinstance(result, AgentResult):
         raise ResumeError(
             {"*": f"resume takes the AgentResult of a paused run, not {type(result).__name__}"}
@@ -137,6 +137,14 @@ def take(agent: object, result: object, decisions: object) -> tuple[PausedRun, d
                 f"(stopped_by={paused_result.stopped_by!r})"
             }
         )
+    return paused_result
+
+
+def take(agent: object, result: object, decisions: object) -> tuple[PausedRun, dict[str, Approval]]:
+    """The paused run of ``result`` and the decisions to apply, once every check passed;
+    the run is then no longer kept (it resumes once). Raises `ResumeError` otherwise,
+    keeping it."""
+    paused_result = paused_of(result)
     try:
         taken = check_decisions(paused_result.pending, decisions)
     except ApprovalError as error:

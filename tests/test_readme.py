@@ -140,6 +140,10 @@ SCRIPTS: dict[str, list[Turn]] = {
         calls(("issue_refund", {"order_id": "A17", "amount_eur": 20})),
         "Refunded 20 EUR for order A17.",
     ],
+    "docs/durable.md: Paused for a person, resumed from any process": [
+        calls(("issue_refund", {"order_id": "A17", "amount_eur": 80})),
+        "Refunded 80 EUR for order A17.",
+    ],
     # A server with no tool parser: the calls come as text.
     "docs/dialects.md: Local models without a tool parser": [
         '<think>Rain?</think><tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}'

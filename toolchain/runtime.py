@@ -25,7 +25,9 @@ parts ours has, and no package imports a private module of another.
   decided: what ``ToolChainBase.resume`` does, whichever chain held them); for a tool
   whose own calls wait (a sub-agent's held calls), `CallHeld` to hold its call with
   them, `held_error` to say it still waits, `rebind` to pass a decision on, and
-  `calls_nest` to have chains tell such a tool the call it runs in.
+  `calls_nest` to have chains tell such a tool the call it runs in; `Seal`,
+  `PROCESS_KEY` and `args_digest` for a loop that hands held calls to other processes
+  (``agents.durable`` seals them with a key every process shares).
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -34,9 +36,12 @@ parts ours has, and no package imports a private module of another.
 """
 
 from toolchain._approvals import (
+    PROCESS_KEY,
     Approval,
     ApprovalError,
     CallHeld,
+    Seal,
+    args_digest,
     calls_nest,
     held_error,
     rebind,
@@ -76,12 +81,15 @@ from toolchain.chain._step_seam import current as current_step_runner
 from toolchain.chain._step_seam import installed as step_runner_installed
 
 __all__ = [
+    "PROCESS_KEY",
     "REDACTED",
     "CallHeld",
     "HookFailed",
     "MissingExtra",
+    "Seal",
     "SettleLater",
     "StepRunner",
+    "args_digest",
     "calls_nest",
     "check_decisions",
     "checked_extensions",
@@ -117,11 +125,12 @@ __all__ = [
 ]
 
 
-def check_decisions(pending: object, decisions: object) -> dict[str, Approval]:
+def check_decisions(pending: object, decisions: object, seal: Seal = SEAL) -> dict[str, Approval]:
     """The decisions to apply to the held calls ``pending`` (a result's), once each held
-    call matched its seal and each decision was found to apply (see
-    ``ToolChainBase.resume``); else ``ApprovalError`` naming each refused one."""
-    _, held = verify(SEAL, pending)
+    call matched its seal (``seal``: by default this process's) and each decision was
+    found to apply (see ``ToolChainBase.resume``); else ``ApprovalError`` naming each
+    refused one."""
+    _, held = verify(seal, pending)
     taken, refused = refusals(held, decisions)
     if refused:
         raise ApprovalError(refused)

@@ -9,8 +9,10 @@
 #               the step seam of `toolchain.runtime`; recorded date and ids; interrupted calls; a
 #               finished step replayed as recorded whatever the code says now
 #   _executors  the leases that say which processes are alive (gent_executors)
+#   _keys       the key sealing paused runs' held calls, one per database (gent_keys)
 #   _launch     launch and shutdown of DBOS in this process; taking over the runs of
 #               processes that are gone (recover)
+#   _pauses     a paused run's result handed out sealed; decisions checked, then taken
 #   _workflow   the one registered workflow, the registry of runs by name, DurableRun,
 #               whose run a workflow id is, resume
 #   _runs       DurableAgent and DurablePrompt, what users build
@@ -68,15 +70,21 @@ API (all names here)::
   only if its tool sets ``idempotent = True`` (``@tool(idempotent=True)``); otherwise
   the model gets the error ``"<tool> was interrupted: … Check its effect before
   calling it again."`` and decides.
-- Approvals: ``ToolSearch(..., approve=wait_for_person)``. In a durable run a call that
-  needs approval waits in the workflow (``pending(workflow_id)`` lists it, from any
-  process, or with ``client=client(database_url)`` from one that runs no workflows);
+- Approvals: a call whose tool ``requires_approval``, with no approver, pauses the run:
+  ``run`` returns the paused result (``pending``) while the run waits in its workflow;
+  ``durable.resume(result, decisions)`` from any process launched on the same database
+  runs the approved calls (each once, as a step of the run) and goes on. Held calls are
+  sealed with a key kept in the database (``gent_keys``). With
+  ``approve=wait_for_person`` (the agent's, or ``ToolSearch``'s) a call waits inside
+  the run instead (``pending(workflow_id)`` lists it, from any process, or with
+  ``client=client(database_url)`` from one that runs no workflows);
   ``decide(workflow_id, request, Approval.granted())`` resumes it, even after the
   process that started the run exited (killed, or by ``shutdown``, which refuses
   nothing): the process that takes the run over waits where it waited, for a decision
-  sent before or after the takeover. Calls of one action ask one at a time. A run
-  cancelled while it waits (``DBOS.cancel_workflow``) stops waiting, and ``result()``
-  raises ``RunCancelledError``, within a second or so.
+  sent before or after the takeover. A decision applies to the call whose tool and
+  arguments it names, and only a real boolean approves. Calls of one action ask one at
+  a time. A run cancelled while it waits (``DBOS.cancel_workflow``) stops waiting, and
+  ``result()`` raises ``RunCancelledError``, within a second or so.
 - Deterministic on replay: the date the prompt shows (recorded at the start), stored
   values' ids (``internal://…``, derived from a recorded seed and the call), call ids
   (numbered), each call's place in the record (drawn in call order as the call enters

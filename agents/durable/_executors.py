@@ -162,7 +162,7 @@ class Leases:
             )
         self.application = application
         self.machine = _machine()
-        self.engine = _engine(url)
+        self.engine = engine_on(url)
         self.schema = schema if self.engine.dialect.name == "postgresql" else None
         self.table = sa.Table(
             TABLE,
@@ -366,7 +366,7 @@ def _holder(row: sa.Row[str, str, str, int, str, int, int]) -> Holder:
     return Holder(*row)
 
 
-def _engine(url: str) -> sa.Engine:
+def engine_on(url: str) -> sa.Engine:
     """An engine of our own on the run database, with the driver DBOS uses there."""
     parsed = sa.make_url(url)
     if parsed.drivername in ("postgresql", "postgres"):

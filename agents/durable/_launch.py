@@ -16,8 +16,9 @@ from dbos import DBOS, DBOSConfig
 from agents._errors import AgentStateError
 from agents.durable._errors import ExecutorInUseError, NotLaunchedError
 from agents.durable._executors import Holder, Leases, fresh_executor_id
+from agents.durable._keys import shared_key
 from agents.durable._serializer import record_settings
-from toolchain.runtime import logger, redact
+from toolchain.runtime import PROCESS_KEY, logger, redact
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -42,6 +43,8 @@ _log = logger("agents.durable")
 class _Launched:
     leases: Leases | None  # None under DBOS Conductor, which recovers runs itself
     keeper: _Keeper | None
+    key: bytes
+    """Seals the held calls of paused runs, the same in every process (`_keys`)."""
 
 
 _launched: _Launched | None = None
@@ -97,16 +100,17 @@ def launch(
         **(config or {}),
         **record_settings(config),
     }
+    schema = settings.get("dbos_system_schema") or "dbos"
+    key = shared_key(url, schema)
     if settings.get("conductor_key"):
         # DBOS Conductor gives each process its own id and recovers the runs of the
         # dead ones itself: no leases of ours.
         DBOS(config=settings)
         DBOS.launch()
-        _launched = _Launched(None, None)
+        _launched = _Launched(None, None, key)
         return
     executor_id = settings.get("executor_id") or os.environ.get("DBOS__VMID") or fresh_executor_id()
     settings["executor_id"] = executor_id
-    schema = settings.get("dbos_system_schema") or "dbos"
     leases = Leases(url, name, executor_id, lease_seconds, schema=schema)
     try:
         leases.create()
@@ -124,7 +128,7 @@ def launch(
         raise
     keeper = _Keeper(leases)
     keeper.start()  # its first look is at once: a process started after a crash finishes its runs
-    _launched = _Launched(leases, keeper)
+    _launched = _Launched(leases, keeper, key)
 
 
 async def recover(executor_ids: Sequence[str]) -> list[str]:
@@ -173,6 +177,13 @@ def shutdown() -> None:
         except Exception as error:  # the database went away: the lease lapses instead
             _log.warning("could not release this process's lease: %s", _described(error))
         launched.leases.close()
+
+
+def sealing_key() -> bytes:
+    """The key this process seals paused runs' held calls with: the database's
+    (`agents.durable._keys`), or, where DBOS was launched without ``launch``, this
+    process's own (its paused runs then resume in this process only)."""
+    return _launched.key if _launched is not None else PROCESS_KEY
 
 
 def require_launched(what: str) -> None:

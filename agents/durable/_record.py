@@ -28,7 +28,7 @@ import datetime as dt
 import functools
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import msgspec
 import pydantic
@@ -47,6 +47,7 @@ from agents.models._conversation import (
 from agents.result import AgentResult, Savings, StepResult, StopKind
 from agents.terminations import Termination, TextTermination, TypedTermination
 from toolchain import (
+    ApprovalRequest,
     CallObservation,
     ContentPart,
     ErrorKind,
@@ -59,6 +60,9 @@ from toolchain import (
     to_builtins,
 )
 from toolchain.runtime import logger
+
+if TYPE_CHECKING:
+    from toolchain.discovery import Risk
 
 __all__ = [
     "FORMAT",
@@ -183,6 +187,19 @@ class _Savings(msgspec.Struct, frozen=True):
     cost: int
 
 
+class _Held(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A held call of a paused run (``AgentResult.pending``), seal included."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    risk: str = "safe"
+    via: tuple[str, ...] = ()
+    digest: str = ""
+    run_id: str = ""
+    seal: str = ""
+
+
 class _Result(msgspec.Struct, frozen=True, omit_defaults=True):
     runnable: str
     stopped_by: StopKind
@@ -198,6 +215,7 @@ class _Result(msgspec.Struct, frozen=True, omit_defaults=True):
     paused: str | None = None
     extension_state: dict[str, Any] = {}
     savings: dict[str, _Savings] = {}
+    pending: tuple[_Held, ...] = ()
 
 
 _ENCODER: Final = msgspec.json.Encoder()
@@ -451,6 +469,19 @@ def encode_result(runnable: str, result: AgentResult[Any]) -> msgspec.Raw:
         result.paused,
         _plain_state(result.extension_state),
         {name: _Savings(saved.kept_out, saved.cost) for name, saved in result.savings.items()},
+        tuple(
+            _Held(
+                held.call_id,
+                held.tool,
+                cast("dict[str, Any]", _plain(dict(held.args), "a held call's arguments")),
+                held.risk,
+                held.via,
+                held.digest,
+                held.run_id,
+                held.seal,
+            )
+            for held in result.pending
+        ),
     )
     return _encoded(wire)
 
@@ -535,10 +566,27 @@ def decode_result(
             wire.paused,
             wire.extension_state,
             {name: Savings(saved.kept_out, saved.cost) for name, saved in wire.savings.items()},
+            tuple(_from_held(held) for held in wire.pending),
         )
     except ValueError:
         raise RecordError("the recorded result of the run holds an invalid media part") from None
     return wire.runnable, result
+
+
+def _from_held(wire: _Held) -> ApprovalRequest:
+    risk: Risk = "destructive"
+    if wire.risk in ("safe", "moderate"):
+        risk = cast("Risk", wire.risk)
+    return ApprovalRequest(
+        wire.call_id,
+        wire.tool,
+        wire.args,
+        risk,
+        wire.via,
+        wire.digest,
+        wire.run_id,
+        wire.seal,
+    )
 
 
 def _from_step(wire: _Step, output_types: Reader) -> StepResult:

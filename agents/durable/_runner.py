@@ -131,6 +131,10 @@ class StepRunner:
     def today(self) -> dt.date:
         return self._today
 
+    def has_step(self, name: str) -> bool:
+        """Whether the record this execution replays has a step named ``name``."""
+        return self._record is not None and name in self._record.values()
+
     # -- model calls -------------------------------------------------------------------
 
     def step(self, name: str, make: Callable[[], Awaitable[T]]) -> Awaitable[T]:

@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from dbos import Queue
+from dbos import DBOS, Queue, WorkflowHandleAsync
 from typing_extensions import Unpack
 
 from agents._errors import AgentTypeError, AgentValueError
+from agents._resume import ResumeError
+from agents.durable._launch import require_launched, sealing_key
+from agents.durable._pauses import TOPIC as DECISIONS
+from agents.durable._pauses import message as paused_message
 from agents.durable._record import answer_type_of, reader_of
 from agents.durable._retries import ModelRetries
 from agents.durable._runner import MAX_OUTPUT_BYTES
@@ -20,6 +24,7 @@ from agents.react import ReActAgent
 from agents.result import AgentResult
 from agents.tool_calling import ToolCallingAgent
 from formats import XMLFormat
+from toolchain import Approval, ExecutionContext
 
 __all__ = ["DurableAgent", "DurablePrompt"]
 
@@ -93,11 +98,49 @@ class DurableAgent(Generic[AnswerT]):
         a worker process listening to that queue runs it."""
         return await start_run(self, task, history, extension_state, workflow_id, queue)
 
-    def execute(
+    async def resume(
+        self, result: AgentResult[AnswerT], decisions: Mapping[str, Approval]
+    ) -> AgentResult[AnswerT]:
+        """Decide the held calls of a paused durable run and wait for what follows: its
+        end, or its next pause (``agent.resume``'s arguments).
+
+        ``result`` is the paused result as ``run`` or ``retrieve(...).result()`` gave it,
+        in this process or any other launched on the same database: the run waits in
+        its workflow, wherever that runs now. Each approved call runs once, with the
+        arguments that were shown (as a step of the run: a crash after it ran does not
+        run it again), each denied call is answered with its reason, and the run goes
+        on. Raises ``ResumeError``, approving nothing, when a decision is refused (its
+        call id holds no call, it was bound to another call, run or arguments), when
+        the held calls were edited or forged, or when this pause was decided already.
+        """
+        require_launched("resume a paused durable run")
+        workflow_id, pause, message = paused_message(result, decisions, sealing_key())
+        found: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(workflow_id)
+        run: DurableRun[AnswerT] = DurableRun(found)
+        status = await run.status()
+        latest, waits = await run.pause()
+        if status not in ("PENDING", "ENQUEUED") or latest != pause or not waits:
+            raise ResumeError(
+                {"*": f"run {workflow_id} does not wait on this pause now: it was resumed already"}
+            )
+        await DBOS.send_async(workflow_id, message, DECISIONS)
+        return await run.after(pause)
+
+    async def execute(
         self, task: Task, history: Sequence[Message], extension_state: Mapping[str, object] | None
-    ) -> Awaitable[AgentResult[AnswerT]]:
+    ) -> AgentResult[AnswerT]:
         """The run itself, inside the workflow (not for users: ``run`` or ``start``)."""
-        return self.agent.run(task, history=history, extension_state=extension_state)
+        # The run's id is its workflow's, the same in every process that replays it:
+        # decisions on its held calls are bound to it.
+        ctx = ExecutionContext(name=self.agent.name)
+        ctx.run_id = DBOS.workflow_id or ctx.run_id
+        return await self.agent.run(task, ctx=ctx, history=history, extension_state=extension_state)
+
+    def go_on(
+        self, result: AgentResult[Any], decisions: Mapping[str, Approval]
+    ) -> Awaitable[AgentResult[Any]]:
+        """The paused run resumed, inside the workflow (not for users: ``resume``)."""
+        return self.agent.resume(result, decisions)
 
     def reader(self) -> dict[str, str]:
         """What reads a run's record: the agent's class, its chain's and its format's."""
@@ -197,6 +240,13 @@ class DurablePrompt:
         if extension_state is not None:
             options["extension_state"] = extension_state
         return await run_prompt(with_task, model=self.model, **options).result()
+
+    def go_on(
+        self, result: AgentResult[Any], decisions: Mapping[str, Approval]
+    ) -> Awaitable[AgentResult[Any]] | None:
+        """None: a ``run_prompt`` run paused on held calls ends paused (it is not
+        resumed by decisions yet)."""
+        return None
 
     def reader(self) -> dict[str, str]:
         """What reads a run's record: the protocol's agent and the text format."""

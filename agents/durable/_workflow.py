@@ -62,7 +62,10 @@ from agents.durable._errors import (
     RunCancelledError,
     WorkflowIdTakenError,
 )
-from agents.durable._launch import require_launched
+from agents.durable._launch import require_launched, sealing_key
+from agents.durable._pauses import EVENT as PAUSED
+from agents.durable._pauses import TOPIC as DECISIONS
+from agents.durable._pauses import shown, taken
 from agents.durable._record import (
     Start,
     decode_inputs,
@@ -77,7 +80,7 @@ from agents.durable._runner import StepRunner, fork
 from agents.durable._serializer import Recorded, check_client
 from agents.models import Message, messages_to_json
 from agents.result import AgentResult
-from toolchain import ContentPart
+from toolchain import Approval, ContentPart
 from toolchain.runtime import logger, step_runner_installed
 
 __all__ = [
@@ -123,6 +126,13 @@ class Runnable(Protocol):
 
     def answer_type(self) -> object:
         """The type of its runs' answers (``Any`` when it cannot say)."""
+        ...
+
+    def go_on(
+        self, result: AgentResult[Any], decisions: Mapping[str, Approval]
+    ) -> Awaitable[AgentResult[Any]] | None:
+        """The paused run of ``result`` resumed with ``decisions``, in the workflow;
+        None when its runs cannot be resumed (the workflow then ends paused)."""
         ...
 
 
@@ -229,9 +239,47 @@ async def _workflow(name: str, inputs: object) -> object:
     )
     with step_runner_installed(runner):
         result = await runnable.execute(task, history, extension_state)
+        pause = 0
+        # Paused on held calls: wait here, in the workflow, for decisions (see _pauses);
+        # a process that takes the run over replays to the same wait.
+        while result.stopped_by == "paused" and result.pending and runner.failure is None:
+            pause += 1
+            published = {
+                "n": pause,
+                "result": encode_result(name, shown(result, pause, sealing_key())),
+            }
+            await DBOS.set_event_async(PAUSED, published)
+            decisions = await _decisions(pause, result)
+            if decisions is not None:  # taken: the pause no longer waits
+                await DBOS.set_event_async(PAUSED, {"n": pause})
+            going_on = None if decisions is None else runnable.go_on(result, decisions)
+            if going_on is None:
+                break
+            result = await going_on
     if runner.failure is not None:
         raise runner.failure
     return Recorded(result, encode_result(name, result))
+
+
+async def _decisions(pause: int, result: AgentResult[Any]) -> dict[str, Approval] | None:
+    """The decisions for the pause ``pause`` of the run, the first message that brings
+    ones that apply (others are ignored, and logged); None once the run is cancelled."""
+    workflow_id = DBOS.workflow_id
+    assert workflow_id is not None
+
+    async def status() -> str | None:
+        found = await DBOS.get_workflow_status_async(workflow_id)
+        return None if found is None else found.status
+
+    while True:
+        received = asyncio.ensure_future(DBOS.recv_async(DECISIONS, _WAIT_SECONDS))
+        # Outside the workflow's context: a status read made in it would be recorded.
+        watched = contextvars.Context().run(asyncio.ensure_future, cancellation(status))
+        if not await first_of(received, watched):
+            return None
+        decided = taken(received.result(), pause, result.pending)
+        if decided is not None:
+            return decided
 
 
 def _changed(recorded: Mapping[str, str], now: Mapping[str, str]) -> str:
@@ -274,6 +322,14 @@ _INPUT = "gent.input"
 _UNDER_WAY = ("PENDING", "ENQUEUED", "DELAYED")
 _WATCH_SECONDS = 1.0
 """How often a waiting run, or a caller waiting for a result, checks for a cancellation."""
+_WAIT_SECONDS = 10 * 365 * 24 * 3600.0
+"""How long a paused run waits for decisions: for as long as anyone might decide."""
+_PAUSE_POLL_SECONDS = 0.2
+"""How often a caller waiting for a run's result looks for a new pause."""
+
+
+_Events = Callable[[str, str, float], Awaitable[Any]]
+"""Reads a workflow's event: DBOS's ``get_event_async``, or a ``DBOSClient``'s."""
 
 
 class DurableRun(Generic[AnswerT]):
@@ -283,8 +339,33 @@ class DurableRun(Generic[AnswerT]):
     the run goes on in whichever process runs or recovers its workflow.
     """
 
-    def __init__(self, handle: _Handle) -> None:
+    def __init__(self, handle: _Handle, events: _Events | None = None) -> None:
         self._handle = handle
+        self._events: _Events = events or DBOS.get_event_async
+
+    async def _paused_after(self, pause: int) -> AgentResult[AnswerT]:
+        """The run's first pause later than ``pause`` that waits for decisions, once
+        the run publishes one (`_pauses`)."""
+        while True:
+            found: object = await self._events(self.workflow_id, PAUSED, 0)
+            if isinstance(found, dict):
+                event = cast("dict[str, object]", found)
+                number = event.get("n")
+                fresh = isinstance(number, int) and number > pause and "result" in event
+                # A run that ended (cancelled as it waited) waits on no pause any more.
+                if fresh and await self.status() in _UNDER_WAY:
+                    _, result = decode_result(event["result"], _types_of)
+                    return cast(AgentResult[AnswerT], result)
+            await asyncio.sleep(_PAUSE_POLL_SECONDS)
+
+    async def pause(self) -> tuple[int, bool]:
+        """The run's latest pause, and whether it still waits for decisions."""
+        found: object = await self._events(self.workflow_id, PAUSED, 0)
+        if not isinstance(found, dict):
+            return 0, False
+        event = cast("dict[str, object]", found)
+        number = event.get("n")
+        return (number if isinstance(number, int) else 0), "result" in event
 
     @property
     def workflow_id(self) -> str:
@@ -292,7 +373,9 @@ class DurableRun(Generic[AnswerT]):
         return self._handle.get_workflow_id()
 
     async def result(self) -> AgentResult[AnswerT]:
-        """The run's result, once it has one (however many processes that takes).
+        """The run's result, once it has one (however many processes that takes): its
+        end, or, while it is paused on held calls, the paused result (``pending`` lists
+        them; ``DurableAgent.resume`` decides them, from any process).
 
         Raises the error that ended the run's workflow, if one did: a ``ReplayError``
         when the code changed in a way its record cannot replay, a ``RecordError``
@@ -300,14 +383,34 @@ class DurableRun(Generic[AnswerT]):
         a second or so of the run being cancelled (``DBOS.cancel_workflow``), even while
         it waits for a person.
         """
-        waiting = asyncio.ensure_future(self._handle.get_result())
-        if not await first_of(waiting, asyncio.ensure_future(cancellation(self.status))):
-            raise RunCancelledError(self.workflow_id)
-        if waiting.cancelled():
+        return await self.after(0)
+
+    async def after(self, pause: int) -> AgentResult[AnswerT]:
+        """The run's end, or its first pause later than ``pause`` that still waits
+        (see `result`)."""
+        ended = asyncio.ensure_future(self._handle.get_result())
+        # Read outside any workflow's context: read from inside one (a workflow of the
+        # user's waiting for this run), each poll would be recorded as a step.
+        paused = contextvars.Context().run(asyncio.ensure_future, self._paused_after(pause))
+        watch = asyncio.ensure_future(cancellation(self.status))
+        tasks = (ended, paused, watch)
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if ended.cancelled():
+            if paused.done() and not paused.cancelled():
+                return paused.result()  # or what stopped it reading the pause
+            if watch.done() and not watch.cancelled():
+                raise RunCancelledError(self.workflow_id)
             # The run's task in this process was cancelled under it (DBOS shut down):
             # the run goes on wherever it is recovered; its result comes from the record.
             found: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(self.workflow_id)
-            return await DurableRun[AnswerT](found).result()
+            return await DurableRun[AnswerT](found, self._events).after(pause)
+        waiting = ended
         try:
             done = waiting.result()
         except DBOSAwaitedWorkflowCancelledError:
@@ -416,12 +519,12 @@ async def retrieve(workflow_id: str, *, client: DBOSClient | None = None) -> Dur
     """
     if client is None:
         require_launched("retrieve a durable run")
-    handle: WorkflowHandleAsync[Any] = (
-        await DBOS.retrieve_workflow_async(workflow_id)
-        if client is None
-        else await check_client(client).retrieve_workflow_async(workflow_id)
-    )
-    return DurableRun(handle)
+    if client is None:
+        mine: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(workflow_id)
+        return DurableRun(mine)
+    checked = check_client(client)
+    found: WorkflowHandleAsync[Any] = await checked.retrieve_workflow_async(workflow_id)
+    return DurableRun(found, checked.get_event_async)
 
 
 async def resume(workflow_id: str) -> DurableRun[Any]:

@@ -26,6 +26,7 @@ from toolchain._approvals import Approval, ApprovalError, CallHeld, Seal
 from toolchain._context import StateKey
 from toolchain._events import ToolCallStarted
 from toolchain._result import ToolCall, ToolChainResult
+from toolchain.chain import _step_seam
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import assemble, finish
 from toolchain.chain._pipeline import held_outcome, observed
@@ -159,8 +160,22 @@ async def _settle(
     else:
         tool: AnyTool | None = held.tool
         assert tool is not None  # a call held itself keeps its tool
+        # A durable run records the approved call as a step of its own (drawn now, in
+        # call order, as `run_call` draws a call's): a crash after it ran replays its
+        # outcome, it does not run again.
+        runner = _step_seam.current() if _step_seam.active else None
+        slot = runner.reserve(ctx, call) if runner is not None else None
         if ctx.events.has_subscribers(ToolCallStarted):
             ctx.events.emit(ToolCallStarted(ctx, position, call.name, call.args, call.id))
         checked = Checked(call, tool, call.args)
-        result, problem = await invoke(config, ctx, checked, index, signals, held.value)
+        if runner is None or slot is None:
+            result, problem = await invoke(config, ctx, checked, index, signals, held.value)
+        else:
+            result, problem = await runner.run_tool(
+                ctx,
+                call,
+                tool,
+                slot,
+                lambda: invoke(config, ctx, checked, index, signals, held.value),
+            )
     return await observed(config, ctx, position, Ran(call, result, problem), started)

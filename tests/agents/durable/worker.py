@@ -92,6 +92,7 @@ from toolchain import ExecutionContext, JSONToolChain, Tool, tool
 from toolchain.code import PythonToolChain
 from toolchain.discovery import Approval, ApprovalRequest, ToolIndex, ToolInfo, ToolSearch
 from toolchain.relay import ContextRelay
+from toolchain.runtime import args_digest
 from toolchain.variables import ToolVariables
 
 ARGS = sys.argv[1:] if __name__ == "__main__" or sys.argv[0] == "-c" else []
@@ -257,6 +258,13 @@ def publish(page: str) -> str:
     return f"published {page}"
 
 
+@tool(requires_approval=True)
+def wipe(disk: str) -> str:
+    """Erase a disk (waits for a person's approval: no approver, so the run pauses)."""
+    note("tool_wipe.log", disk)
+    return f"{disk} erased"
+
+
 @tool(name="issue_refund" if RELEASE == "renamed" else "refund")
 async def refund(order: str) -> str:
     """Refund an order (not safe to repeat)."""
@@ -306,12 +314,13 @@ def make_agent(
     *tools: Tool[Any, Any],
     model_name: str = "counting",
     program: bool = False,
+    block_at: int = 0,
     **options: Any,
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
     chain = PythonToolChain() if program else JSONToolChain()
     for made in tools:
         chain.register_tool(made)
-    model = CountingModel(script, name=model_name)
+    model = CountingModel(script, name=model_name, block_at=block_at)
     if KIND == "native":
         return ToolCallingAgent(model, tool_chain=chain, **options)
     return ReActAgent(model, tool_chain=chain, **options)
@@ -431,6 +440,14 @@ def approved(messages: Sequence[Message]) -> ScriptItem:
     return answer("published" if "published p1" in last else "not published")
 
 
+def wiping(messages: Sequence[Message]) -> ScriptItem:
+    """Calls ``wipe`` once; answers with what its result said."""
+    if step_of(messages) == 1:
+        return call("wipe", "c1", disk="sdb")
+    seen = since_last_reply(messages)
+    return answer("wiped" if "sdb erased" in seen else f"not wiped: {seen[-200:]}")
+
+
 def approving() -> ToolSearch:
     """``publish`` waits for a person's approval (not in the release ``unapproved``)."""
     asks = RELEASE != "unapproved"
@@ -461,6 +478,43 @@ def searching() -> ToolSearch:
     """``publish`` is deferred (found by a search) and waits for a person's approval."""
     info = ToolInfo("publish", phrases=("publish a page",), requires_confirmation=True)
     return ToolSearch(ToolIndex([publish], [info]), defer=True, approve=asking)
+
+
+async def asking_briefly(ctx: ExecutionContext, request: ApprovalRequest) -> Approval | None:
+    """``wait_for_person``, noting the call it waits for (``asked_calls.log``)."""
+    note("asked_calls.log", request.call_id)
+    return await wait_for_person(ctx, request)
+
+
+def cut_short() -> ReActAgent[str] | ToolCallingAgent[str]:
+    """``publish`` waits for a person through ``ToolSearch``, whose wait the call's
+    time limit (0.3 s here) cuts short; the model call after it blocks."""
+    info = ToolInfo("publish", requires_confirmation=True)
+    search = ToolSearch(ToolIndex([publish], [info]), defer=False, approve=asking_briefly)
+    chain = JSONToolChain(timeout=0.3)
+    model = CountingModel(approved, block_at=2)
+    if KIND == "native":
+        return ToolCallingAgent(model, tool_chain=chain, extensions=[search])
+    return ReActAgent(model, tool_chain=chain, extensions=[search])
+
+
+async def decide_late(workflow_id: str) -> None:
+    """Approve the call the run asked about, as a person who decides late sends it (a
+    client, straight to the call's topic), and print what ``pending`` lists."""
+    web = client(DATABASE)
+    try:
+        call_id = (DIR / "asked_calls.log").read_text().split()[-1]
+        listed = [request.tool for request in await pending(workflow_id, client=web)]
+        decision = {
+            "approved": True,
+            "reason": "late",
+            "tool": "publish",
+            "digest": args_digest({"page": "p1"}),
+        }
+        await web.send_async(workflow_id, decision, f"gent.approval:{call_id}")
+        print(json.dumps({"pending": listed}), flush=True)
+    finally:
+        web.destroy()
 
 
 async def asked_here(workflow_id: str) -> bool:
@@ -548,10 +602,13 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     "search_approval": lambda: DurableAgent(
         make_agent(searched, extensions=[searching()]), name="search_approval"
     ),
+    "cut_short": lambda: DurableAgent(cut_short(), name="cut_short"),
     "approval_release": lambda: DurableAgent(
         make_agent(approved, extensions=[approving()], step_hooks=[pause_before_step_2]),
         name="approval_release",
     ),
+    # The model call after the approved wipe blocks (while DIR/block exists).
+    "held": lambda: DurableAgent(make_agent(wiping, wipe, block_at=2), name="held"),
     "sub_agent": lambda: DurablePrompt(
         build_sub_agents,
         model=CountingModel(parent_script),
@@ -669,6 +726,8 @@ async def recover_built_late(scenario: str, workflow_id: str) -> None:
 async def main(scenario: str, command: str, workflow_id: str) -> None:
     if command == "decide-as-client":
         return await decide_as_client(workflow_id)
+    if command == "decide-late":
+        return await decide_late(workflow_id)
     if command == "recover-built-late":
         return await recover_built_late(scenario, workflow_id)
     durable = SCENARIOS[scenario]()
@@ -706,6 +765,21 @@ async def main(scenario: str, command: str, workflow_id: str) -> None:
                 waiting = await pending(workflow_id)
                 await decide(workflow_id, waiting[0], Approval.granted("looks right"))
             await outcome(workflow_id)
+        elif command == "start-paused":  # then exit: the run waits in the database
+            paused = await durable.run("go", workflow_id=workflow_id)
+            shown = {"stopped_by": paused.stopped_by, "pending": [r.tool for r in paused.pending]}
+            print(json.dumps(shown), flush=True)
+        elif command == "start-paused-and-stay":  # and stay alive, running the run
+            paused = await durable.run("go", workflow_id=workflow_id)
+            shown = {"stopped_by": paused.stopped_by, "pending": [r.tool for r in paused.pending]}
+            print(json.dumps(shown), flush=True)
+            (DIR / "paused").write_text(str(os.getpid()))
+            await asyncio.Event().wait()  # the test kills this process
+        elif command == "resume-granted":  # the paused result, read back here, approved
+            assert isinstance(durable, DurableAgent)
+            paused = await (await retrieve(workflow_id)).result()
+            decisions = {paused.pending[0].call_id: Approval.granted("looks right")}
+            printed(await durable.resume(paused, decisions))
         elif command == "decide":
             waiting = await pending(workflow_id, wait=60.0)
             await decide(workflow_id, waiting[0], Approval.granted("looks right"))
