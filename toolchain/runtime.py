@@ -22,7 +22,8 @@ parts ours has, and no package imports a private module of another.
 - `narrow_chain`: a chain with only a step's active tools callable, never changed itself;
 - approvals: `set_approver` (a run's ``approve=``), `check_decisions` (a resume's
   checks, made before anything runs) and `resume_action` (an action's held calls
-  decided: what ``ToolChainBase.resume`` does, whichever chain held them).
+  decided: what ``ToolChainBase.resume`` does, whichever chain held them); `Seal`, the
+  HMAC that seals held calls, for state of one's own handed to a client and back.
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -30,7 +31,7 @@ parts ours has, and no package imports a private module of another.
 'token=[REDACTED]'
 """
 
-from toolchain._approvals import Approval, ApprovalError, refusals, set_approver, verify
+from toolchain._approvals import Approval, ApprovalError, Seal, refusals, set_approver, verify
 from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
 from toolchain._errors import describe_exception
 from toolchain._extension import (
@@ -66,6 +67,7 @@ __all__ = [
     "REDACTED",
     "HookFailed",
     "MissingExtra",
+    "Seal",
     "SettleLater",
     "StepRunner",
     "check_decisions",
