@@ -21,6 +21,18 @@ E = TypeVar("E")
 
 AG_UI_EVENTS: TypeAdapter[Event] = TypeAdapter(Event)
 
+DEMO_CALLS = [
+    "get_customer_info",
+    "get_flight_info",
+    "search_airline_policy",
+    "get_booking_info",
+    "get_booking_info",
+    "search_flight_schedule",
+    "get_flight_seats",
+    "reschedule_booking",
+]
+"""The tools the offline demo calls, in order."""
+
 RAN: list[str] = []
 """What `wipe` and `lookup` did, in order (cleared by each agent `made`)."""
 

@@ -23,6 +23,7 @@ from ag_ui_validate.pytest_plugin import assert_valid_agui
 from agents.demo import build_demo
 from agents.ui import ag_ui_app
 from tests.agents.ui.conftest import (
+    DEMO_CALLS,
     RAN,
     last,
     made,
@@ -54,16 +55,7 @@ async def test_the_demo_run_streams_as_valid_ag_ui_events(native: bool) -> None:
     assert types[0] == "RUN_STARTED" and types[-1] == "RUN_FINISHED"
     assert types.count("STEP_STARTED") == types.count("STEP_FINISHED") == 5
     started = [(e.tool_call_id, e.tool_call_name) for e in of_type(events, "TOOL_CALL_START")]
-    assert [name for _, name in started] == [
-        "get_customer_info",
-        "get_flight_info",
-        "search_airline_policy",
-        "get_booking_info",
-        "get_booking_info",
-        "search_flight_schedule",
-        "get_flight_seats",
-        "reschedule_booking",
-    ]
+    assert [name for _, name in started] == DEMO_CALLS
     results = {e.tool_call_id: e.content for e in of_type(events, "TOOL_CALL_RESULT")}
     assert set(results) == {call_id for call_id, _ in started}
     customer = json.loads(results[started[0][0]])

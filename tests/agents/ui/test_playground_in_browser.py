@@ -7,7 +7,6 @@ Skipped, saying why, where Chromium is missing or cannot start."""
 
 from __future__ import annotations
 
-import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -21,7 +20,8 @@ import uvicorn
 from agents.demo import DEMO_TASK
 from agents.ui import playground_app
 from agents.ui._playground import demo_agent
-from tests.docs.test_site_in_browser import CHROMIUM, SCREENSHOTS
+from tests.agents.ui.conftest import DEMO_CALLS
+from tests.docs.test_site_in_browser import CHROMIUM, _shoot
 
 
 @pytest.fixture(params=[False, True], ids=["react", "native"])
@@ -42,13 +42,6 @@ def playground_url(request: pytest.FixtureRequest) -> Iterator[str]:
         server.should_exit = True
         thread.join()
         listening.close()
-
-
-def _shoot(page: Any, name: str, tmp_path: Path) -> None:
-    shot = tmp_path / f"{name}.png"
-    page.screenshot(path=str(shot), full_page=True)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shot, SCREENSHOTS / shot.name)
 
 
 def test_a_person_runs_the_demo_and_approves_the_change(
@@ -86,16 +79,7 @@ def test_a_person_runs_the_demo_and_approves_the_change(
             held.wait_for()
             cards = page.locator(".tool-call")
             names = cards.locator(".name").all_inner_texts()
-            assert names == [
-                "get_customer_info",
-                "get_flight_info",
-                "search_airline_policy",
-                "get_booking_info",
-                "get_booking_info",
-                "search_flight_schedule",
-                "get_flight_seats",
-                "reschedule_booking",
-            ]
+            assert names == DEMO_CALLS
             first = cards.first
             assert '"email": "john.smith@email.com"' in first.locator(".args").inner_text()
             assert "C001" in first.locator(".result").inner_text()
