@@ -176,6 +176,7 @@ class _Writer:
     def __init__(self, thread: str, run_id: str) -> None:
         self.thread = thread
         self.run_id = run_id
+        self.started: set[str] = set()  # the calls told so far
         self.open: tuple[str, str] | None = None  # (kind, message id)
 
     def write(self, event: UIEvent, seal: Seal) -> list[BaseEvent]:
@@ -187,6 +188,7 @@ class _Writer:
         elif isinstance(event, StepEnded):
             out.append(StepFinishedEvent(step_name=f"step {event.step}"))
         elif isinstance(event, CallBegan):
+            self.started.add(event.id)
             out.extend(_call(event.id, event.name, event.args))
         elif isinstance(event, CallEnded):
             content = event.output if event.error is None else f"Error: {event.error}"
@@ -237,7 +239,8 @@ class _Writer:
         result = ended.result
         out: list[BaseEvent] = []
         for request in ended.held:
-            out.extend(_call(request.call_id, request.tool, request.args))
+            if request.call_id not in self.started:  # told with its step, as a rule
+                out.extend(_call(request.call_id, request.tool, request.args))
         snapshot = snapshot_of(ended, seal_state(seal, self.thread, ended.conversation))
         out.append(StateSnapshotEvent(snapshot=snapshot))
         usage = [

@@ -171,6 +171,7 @@ class _Writer:
 
     def __init__(self, chat: str) -> None:
         self.chat = chat
+        self.started: set[str] = set()  # the calls told so far
         self.open: tuple[str, str] | None = None  # ("text" | "reasoning", part id)
         self.denied: set[str] = set()
 
@@ -183,6 +184,7 @@ class _Writer:
         elif isinstance(event, StepEnded):
             out.append({"type": "finish-step"})
         elif isinstance(event, CallBegan):
+            self.started.add(event.id)
             if event.id not in self.denied:  # a denied call was told when it was held
                 out.extend(_call(event.id, event.name, event.args))
         elif isinstance(event, CallEnded):
@@ -228,7 +230,8 @@ class _Writer:
         result = ended.result
         out: list[Part] = []
         for request in ended.held:
-            out.extend(_call(request.call_id, request.tool, request.args))
+            if request.call_id not in self.started:  # told with its step, as a rule
+                out.extend(_call(request.call_id, request.tool, request.args))
             out.append(
                 {
                     "type": "tool-approval-request",

@@ -384,6 +384,11 @@ def _translate(
         if resumed:  # nothing streamed: the step's thinking, whole
             thinking = item.step.sections.get("thinking", [])
             events.extend(Said("reasoning", text) for text in thinking)
+        # The calls the step holds for a person are its calls too: told inside it.
+        for request in (r for result in item.step.tool_results for r in result.pending):
+            if request.call_id not in started:
+                started.add(request.call_id)
+                events.append(CallBegan(request.call_id, request.tool, dict(request.args)))
         return [*events, StepEnded(item.step.index)]
     if isinstance(item, ToolCallStarted):
         started.add(item.id)
