@@ -191,7 +191,7 @@ class _Writer:
             self.started.add(event.id)
             out.extend(_call(event.id, event.name, event.args))
         elif isinstance(event, CallEnded):
-            content = event.output if event.error is None else f"Error: {event.error}"
+            content = event.output_text if event.error is None else f"Error: {event.error}"
             out.append(
                 ToolCallResultEvent(
                     message_id=_id(), tool_call_id=event.id, content=content, role="tool"

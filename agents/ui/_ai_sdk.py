@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncGenerator, Mapping
-from typing import Any, cast
+from typing import cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -195,7 +195,7 @@ class _Writer:
                     {
                         "type": "tool-output-available",
                         "toolCallId": event.id,
-                        "output": _json_or_text(event.output),
+                        "output": event.output,
                     }
                 )
             else:
@@ -265,13 +265,6 @@ def _call(call_id: str, name: str, args: Mapping[str, object]) -> list[Part]:
             "input": json.loads(json.dumps(dict(args), default=str)),
         },
     ]
-
-
-def _json_or_text(output: str) -> Any:
-    try:
-        return json.loads(output)
-    except ValueError:
-        return output
 
 
 def _line(part: Part) -> str:

@@ -109,12 +109,20 @@ class CallBegan:
 
 @dataclass(frozen=True, slots=True)
 class CallEnded:
-    """A call's end: ``output`` as JSON text, or ``error`` (the message the model read)."""
+    """A call's end: ``output``, its raw output as plain JSON data (`output_data`), or
+    ``error`` (the message the model read)."""
 
     id: str
     name: str
-    output: str
+    output: object
     error: str | None
+
+    @property
+    def output_text(self) -> str:
+        """``output`` as text: a string as it is, anything else as compact JSON."""
+        if isinstance(self.output, str):
+            return self.output
+        return msgspec.json.encode(self.output).decode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,17 +149,16 @@ class Failed:
 UIEvent = Said | StepBegan | StepEnded | CallBegan | CallEnded | Ended | Failed
 
 
-def output_text(result: ToolResult[object] | None) -> str:
-    """A tool's raw output as JSON text (its ``text`` as plain data)."""
+def output_data(result: ToolResult[object] | None) -> object:
+    """A tool's raw output (its ``text``) as plain JSON data: a string stays one, a
+    model or a dataclass becomes what JSON would hold."""
     if result is None:
-        return ""
+        return None
     value = result.text
     if isinstance(value, str):
         return value
     try:
-        return msgspec.json.encode(
-            value, enc_hook=lambda item: msgspec.to_builtins(_plain(item))
-        ).decode()
+        return msgspec.to_builtins(value, enc_hook=_plain)
     except (TypeError, ValueError, msgspec.EncodeError):
         return str(value)
 
@@ -395,7 +402,7 @@ def _translate(
         return [CallBegan(item.id, item.name, dict(item.args))]
     if isinstance(item, ToolCallFinished):
         error = None if item.error is None else item.error.message
-        ended = CallEnded(item.id, item.name, output_text(item.result), error)
+        ended = CallEnded(item.id, item.name, output_data(item.result), error)
         if item.id in started:
             return [ended]
         # A call answered without running (a denied one, on resume): begun here, so a

@@ -322,3 +322,19 @@ async def test_metadata_the_client_changed_is_refused(forge: str) -> None:
     assert error.errorText.startswith("the conversation state was not sealed by this server")
     assert finish(parts).finishReason == "error"
     assert RAN == [] and len(model.requests) == 1
+
+
+async def test_a_tool_output_keeps_its_type() -> None:
+    """A string that reads as JSON stays a string; a model's output is its JSON data."""
+    from agents import ReActAgent, ScriptedModel
+    from toolchain import tool
+
+    @tool
+    def code(key: str) -> str:
+        """A code, as text."""
+        return "42"
+
+    model = ScriptedModel([call("react", "code", key="x"), answer("react", "42")])
+    parts = await post_chat(ai_sdk_app(ReActAgent(model, tools=[code])), [user("Code?")])
+    (output,) = of(parts, ToolOutputAvailable)
+    assert output.output == "42"
