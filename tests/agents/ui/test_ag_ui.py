@@ -106,6 +106,14 @@ async def test_a_held_call_is_an_interrupt_and_the_next_request_resumes_it(kind:
     (started,) = of_type(paused, "TOOL_CALL_START")
     assert (started.tool_call_id, started.tool_call_name) == (interrupt.id, "wipe")
     assert of_type(paused, "TOOL_CALL_RESULT") == []
+    # Told inside its step, as any call of the step is.
+    assert _types(paused)[-5:] == [
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "STEP_FINISHED",
+        "STATE_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
     assert _state(paused)["pending"] == [
         {"callId": interrupt.id, "tool": "wipe", "args": {"disk": "sdb"}}
     ]
@@ -210,3 +218,21 @@ async def test_a_request_with_no_task_is_a_run_error() -> None:
     events = await post_ag_ui(ag_ui_app(agent), run_input(None))
     assert _types(events) == ["RUN_STARTED", "RUN_ERROR"]
     assert last(events, RunErrorEvent).code == "bad_request" and model.requests == []
+
+
+async def test_servers_that_share_a_secret_continue_each_others_conversations() -> None:
+    """Behind a load balancer: the state one process sealed opens in another that has
+    the same ``secret``; an app with its own key refuses it."""
+    secret = b"s" * 32
+    first_agent, _ = made("react", [answer("react", "Paris")])
+    first = await post_ag_ui(ag_ui_app(first_agent, secret=secret), run_input("Capital?"))
+    state = _state(first)
+
+    other, model = made("react", [answer("react", "2.1M")])
+    went_on = await post_ag_ui(ag_ui_app(other, secret=secret), run_input("And?", state=state))
+    assert went_on[-1].type == EventType.RUN_FINISHED
+    assert any("Paris" in m.text_content() for m in model.requests[-1].messages)
+
+    stranger, _ = made("react", [answer("react")])
+    refused = await post_ag_ui(ag_ui_app(stranger), run_input("And?", state=state))
+    assert last(refused, RunErrorEvent).code == "state_refused"
