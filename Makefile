@@ -21,7 +21,7 @@ TORCH_CPU := torch==2.13.0+cpu
 NO_CUDA = $(shell sed -nE 's/^name = "((torch|triton|nvidia-.*|cuda-.*))"$$/--no-install-package \1/p' uv.lock)
 PIP_INTO = $(PYTHON) -m pip --python
 
-.PHONY: test test-random test-latest test-lowest demo bench lint typecheck pyright lock clean \
+.PHONY: test test-random test-latest test-lowest demo web bench lint typecheck pyright lock clean \
 	docs docs-serve chromium
 
 $(UV):
@@ -42,6 +42,15 @@ $(VENV)/.test: uv.lock pyproject.toml | $(UV)
 
 demo: $(VENV)/.demo
 	$(BIN)/python -m agents demo
+
+# The playground (agents.ui, extra [ui]): the demo agent's chat page on 127.0.0.1:8000,
+# offline on its scripted model; its booking change waits for your approval.
+$(VENV)/.web: uv.lock pyproject.toml | $(UV)
+	$(UV) sync --locked --inexact --no-dev --extra ui
+	touch $@
+
+web: $(VENV)/.web
+	$(BIN)/python -m agents web
 
 typecheck: $(VENV)/.test
 	$(BIN)/mypy

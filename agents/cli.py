@@ -9,6 +9,8 @@ python -m agents demo --format markdown --calls json
 python -m agents demo --model openai:gpt-4o-mini --trace run.jsonl
 python -m agents demo --native              # ToolCallingAgent: native tool calls
 python -m agents eval --glob 'prompts/*.md' --model openai:gpt-4o-mini   # prompt cases
+python -m agents web                        # the playground page, on 127.0.0.1:8000
+python -m agents web --agent myapp.agents:support --port 8080
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
+from agents._errors import AgentValueError
 from agents._paths import OutputFile, PathError
 from agents._terminal import literal, print_error
 from agents.demo import build_demo
@@ -83,6 +86,20 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="run ToolCallingAgent: the model calls tools through its API's tool calling",
     )
     add_eval_command(commands)
+    web = commands.add_parser(
+        "web",
+        help="serve the playground: a chat page for an agent (extra [ui])",
+        description="Serve the playground page for the demo agent (offline on a scripted "
+        "model unless --model is given; its booking change waits for your approval) or "
+        "for the agent --agent names. Loopback only unless --host says otherwise.",
+    )
+    web.add_argument("--model", help="provider:model_id for the demo agent (default: offline)")
+    web.add_argument(
+        "--agent", metavar="MODULE:ATTRIBUTE", help="serve this agent (or factory) instead"
+    )
+    web.add_argument("--native", action="store_true", help="the demo as ToolCallingAgent")
+    web.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    web.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     return parser
 
 
@@ -173,6 +190,29 @@ async def _demo(args: argparse.Namespace, console: Console, trace: OutputFile | 
     return status
 
 
+def _web(args: argparse.Namespace, console: Console) -> int:
+    """Serve the playground until interrupted (Ctrl-C)."""
+    try:
+        import uvicorn
+
+        from agents.ui import playground_app
+        from agents.ui._playground import demo_agent, load_agent
+    except ImportError as error:  # MissingExtra names the extra to install
+        return print_error(console, str(error))
+    try:
+        agent = (
+            load_agent(args.agent)
+            if args.agent
+            else demo_agent(native=args.native, model=args.model)
+        )
+    except (AgentValueError, ModelError) as error:
+        return print_error(console, str(error))
+    url = f"http://{args.host}:{args.port}/"
+    console.print(literal(f"playground for {agent.name} ({agent.model.name}) on {url}"))
+    uvicorn.run(playground_app(agent), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 @dataclass
 class _NativeCall:
     """A native call as it streams in: its id and name first, then its argument JSON."""
@@ -243,6 +283,8 @@ def main(
     out = console or Console(markup=False, emoji=False)
     if args.command == "demo":
         return asyncio.run(_run_demo(args, out))
+    if args.command == "web":
+        return _web(args, out)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

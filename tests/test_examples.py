@@ -56,6 +56,12 @@ EXPECTED = {
         "stopped by: answer; tool calls: ['get_weather', 'researcher']",
         "<USER_DATA>\nage: 30\ncity: NYC\n</USER_DATA>",
     ],
+    "web.py": [
+        '{"type": "tool-approval-request", "approvalId": "call_2", "toolCallId": "call_2"}',
+        '{"type": "tool-output-available", "toolCallId": "call_2", "output": "deleted n3: \'buy',
+        '{"type": "text-delta", "delta": "Deleted n3, which repeated n1 (buy milk)."}',
+        "notes left: ['n1', 'n2']; tokens: ",
+    ],
     "durable.py": [
         '  -> issue_refund({"order_id":"A17","amount_eur":20})',
         "worker killed with SIGKILL before step 3 (two tool calls done)",

@@ -74,6 +74,8 @@ CASES = {
         "asyncio.run(MCPServer.stdio('true').connect())",
         "toolchain.mcp",
     ),
+    "ui-starlette": ("starlette", "import agents.ui", "agents.ui"),
+    "ui-ag_ui": ("ag_ui", "import agents.ui", "agents.ui"),
 }
 
 

@@ -158,6 +158,7 @@ SCRIPTS: dict[str, list[Turn]] = {
     "docs/run-prompt.md: Pausing for a person, and resuming": [],  # a ScriptedModel
     "docs/mcp.md: A server that asks a question (elicitation)": [],  # a ScriptedModel
     "docs/tracing.md: Watching a run: logs and traces": [],  # a ScriptedModel plays the model
+    "docs/ui.md: An agent behind AG-UI": [],  # a ScriptedModel plays the model
     "docs/tracing.md: Tracing runs with OpenTelemetry": [
         calls(("get_weather", {"city": "Oslo"})),
         "Yes: light rain and 9 °C in Oslo today, so take one.",
@@ -176,6 +177,7 @@ RUN_ELSEWHERE = {
     "pip install './gent-py[testing]'": "as above",
     "make docs": "tests/docs/test_site.py builds the same site with --strict",
     "make docs-serve": "tests/docs/test_site_in_browser.py serves the built site on loopback",
+    "make web": "tests/agents/ui/test_playground_in_browser.py serves the playground on loopback",
 }
 """Shell commands of the pages this test does not run, and what checks them instead."""
 

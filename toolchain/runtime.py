@@ -27,7 +27,8 @@ parts ours has, and no package imports a private module of another.
   them, `held_error` to say it still waits, `rebind` to pass a decision on, and
   `calls_nest` to have chains tell such a tool the call it runs in; `Seal`,
   `PROCESS_KEY` and `args_digest` for a loop that hands held calls to other processes
-  (``agents.durable`` seals them with a key every process shares).
+  (``agents.durable`` seals them with a key every process shares; ``agents.ui`` the
+  state it hands a client and takes back).
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")

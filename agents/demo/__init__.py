@@ -63,17 +63,22 @@ def build_demo(
     calls: Literal["json", "yaml"] = "yaml",
     model: Model | str | None = None,
     native: bool = False,
+    approvals: bool = False,
 ) -> Demo:
     """The demo agent, on ``ScriptedModel`` unless a model (or model string) is given.
 
     ``native`` builds a ``ToolCallingAgent`` (tools as API tool specs, each call answered
     by its own tool message) instead of a ``ReActAgent``; ``calls`` is then how tool
-    outputs are serialised, and ``text_format`` shapes the system prompt.
+    outputs are serialised, and ``text_format`` shapes the system prompt. ``approvals``
+    makes ``reschedule_booking`` wait for a person (``requires_approval``): the run
+    pauses before the change, as the playground (``python -m agents web``) shows.
     """
     fmt: TextFormat = MarkdownFormat() if text_format == "markdown" else XMLFormat()
     chain: ToolChain = JSONToolChain() if calls == "json" else YAMLToolChain()
     data = AirlineData.fresh()
     for tool in airline_tools(data):
+        if approvals and tool.name == "reschedule_booking":
+            tool.requires_approval = True
         chain.register_tool(tool)
     if native:
         scripted = ScriptedModel(demo_native_replies(), name="scripted-demo")
