@@ -214,11 +214,13 @@ class StepEngine(ABC, Generic[AnswerT]):
         step: StepRecord,
         tools: tuple[str, ...],
         deadline: float | None,
+        *,
+        streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         """Read the model's reply into ``step``: sections or calls, tool results,
         feedback, an answer (judged by ``self._replies``). Raises ``RunStop`` when the
         run must end (the deadline passed while tools ran); ``step`` keeps what was
-        done by then."""
+        done by then. The tool-call events are yielded only when ``streaming``."""
 
     @abstractmethod
     def _feedback(self, feedback: str) -> Message:
@@ -293,7 +295,10 @@ class StepEngine(ABC, Generic[AnswerT]):
             step = StepRecord(Message.text("assistant", response.text))
             halted: RunStop | None = None
             try:
-                async for event in self._read(ctx, index, response, step, call.tools, deadline):
+                reading = self._read(
+                    ctx, index, response, step, call.tools, deadline, streaming=streaming
+                )
+                async for event in reading:
                     yield event
             except RunStop as stopped:
                 halted = stopped  # e.g. the deadline passed while tools ran
