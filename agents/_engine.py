@@ -240,11 +240,13 @@ class StepEngine(ABC, Generic[AnswerT]):
         step: StepRecord,
         tools: tuple[str, ...],
         deadline: float | None,
+        *,
+        streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         """Read the model's reply into ``step``: sections or calls, tool results,
         feedback, an answer (judged by ``self._replies``). Raises ``RunStop`` when the
         run must end (the deadline passed while tools ran); ``step`` keeps what was
-        done by then."""
+        done by then. The tool-call events are yielded only when ``streaming``."""
 
     @abstractmethod
     def _feedback(self, feedback: str) -> Message:
@@ -295,6 +297,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         """The run's steps until it stops; ``paused``: first the paused step, its held
         calls ``decisions`` decide (``resume``)."""
         ctx, steps, deadline = live.ctx, live.steps, live.deadline
+        streaming = live.stream is not None  # call events are yielded only to a stream
         run: RunRecord[AnswerT] = live.run
         loop = asyncio.get_running_loop()
         plain = steps.plain
@@ -308,7 +311,13 @@ class StepEngine(ABC, Generic[AnswerT]):
             index, step = paused.index, paused.step
             ctx.step = index  # the decided calls' events carry the step that held them
             async for tool_event in run_decided(
-                ctx, index, step, decisions or {}, self.text_format, deadline
+                ctx,
+                index,
+                step,
+                decisions or {},
+                self.text_format,
+                deadline,
+                streaming=streaming,
             ):
                 yield tool_event
             still = held_requests(step)
@@ -353,7 +362,10 @@ class StepEngine(ABC, Generic[AnswerT]):
             step = StepRecord(Message.text("assistant", response.text))
             halted: RunStop | None = None
             try:
-                async for event in self._read(ctx, index, response, step, call.tools, deadline):
+                reading = self._read(
+                    ctx, index, response, step, call.tools, deadline, streaming=streaming
+                )
+                async for event in reading:
                     yield event
             except RunStop as stopped:
                 halted = stopped  # e.g. the deadline passed while tools ran

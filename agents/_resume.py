@@ -171,16 +171,19 @@ async def run_decided(
     decisions: Mapping[str, Approval],
     text_format: TextFormat,
     deadline: float | None,
+    *,
+    streaming: bool,
 ) -> AsyncIterator[ToolCallStarted | ToolCallFinished]:
     """The held calls of ``step`` that ``decisions`` decide, run or denied, each action's
-    result replaced by its resumed one (calls left undecided stay held in it)."""
+    result replaced by its resumed one (calls left undecided stay held in it); their
+    call events yielded as they happen when ``streaming``."""
     for position, result in enumerate(step.results):
         ids = {request.call_id for request in result.pending}
         mine = {key: value for key, value in decisions.items() if key in ids}
         if not mine:
             continue
         work = resume_action(ctx, result, mine, text_format)
-        async for item in run_tools(ctx, work, deadline):
+        async for item in run_tools(ctx, work, deadline, streaming=streaming):
             if isinstance(item, ToolCallStarted | ToolCallFinished):
                 yield item
             else:

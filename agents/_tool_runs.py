@@ -1,6 +1,8 @@
 """A step's tool runs, shared by both agents' readers: a chain execution whose call
 events pass on to the stream as they happen (the very events the chain emitted on
-``ctx.events``), and the streak of failed steps. (A call to a tool the step's hooks
+``ctx.events``), and the streak of failed steps. A run that is not streamed (``run``)
+reads no call events, so it does not subscribe to them: the chain then builds none,
+unless an observer of the run's own wants them. (A call to a tool the step's hooks
 turned off is the chain's to answer: ``toolchain.runtime.narrow_chain``.)
 """
 
@@ -25,10 +27,17 @@ async def run_tools(
     ctx: ExecutionContext,
     work: Awaitable[ToolChainResult],
     deadline: float | None,
+    *,
+    streaming: bool,
 ) -> AsyncIterator[ToolCallStarted | ToolCallFinished | Done[ToolChainResult]]:
-    """Run one chain execution, yielding its tool-call events as they happen: the
-    chain's own, as emitted (one object per fact, on the bus and in the stream)."""
+    """Run one chain execution, yielding its tool-call events as they happen when
+    ``streaming``: the chain's own, as emitted (one object per fact, on the bus and in
+    the stream); else only its result."""
     queue: Inbox[ToolCallStarted | ToolCallFinished] = Inbox()
+    if not streaming:
+        async for item in drain(work, queue, ctx, deadline, race_cancel=False):
+            yield item
+        return
     unsubscribe = [
         ctx.events.subscribe(ToolCallStarted, queue.put_nowait),
         ctx.events.subscribe(ToolCallFinished, queue.put_nowait),

@@ -189,6 +189,8 @@ class ReActAgent(StepEngine[AnswerT]):
         step: StepRecord,
         tools: tuple[str, ...],
         deadline: float | None,
+        *,
+        streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         fmt = self.text_format
         try:
@@ -200,7 +202,9 @@ class ReActAgent(StepEngine[AnswerT]):
         actions = step.sections.get(self.tool_chain.name, [])
         answers = step.sections.get(self.termination.name, [])
         if actions:
-            async for event in self._act(ctx, index, actions, step, tools, deadline):
+            async for event in self._act(
+                ctx, index, actions, step, tools, deadline, streaming=streaming
+            ):
                 yield event
             return
         if answers:
@@ -212,7 +216,9 @@ class ReActAgent(StepEngine[AnswerT]):
         if bare is not None and (bare.calls or bare.rejected):
             # A local model's native calls with no action section around them: the
             # chain reads the whole output (thinking blocks and prose are not calls).
-            async for event in self._act(ctx, index, [response.text], step, tools, deadline):
+            async for event in self._act(
+                ctx, index, [response.text], step, tools, deadline, streaming=streaming
+            ):
                 yield event
             return
         if bare is not None and bare.answer is not None:  # ReAct's "Final Answer:"
@@ -253,6 +259,8 @@ class ReActAgent(StepEngine[AnswerT]):
         step: StepRecord,
         tools: tuple[str, ...],
         deadline: float | None,
+        *,
+        streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         problems: list[str] = []
         loop = asyncio.get_running_loop()
@@ -262,7 +270,7 @@ class ReActAgent(StepEngine[AnswerT]):
                 break
             try:
                 work = chain.execute(ctx, content, self.text_format)
-                async for item in run_tools(ctx, work, deadline):
+                async for item in run_tools(ctx, work, deadline, streaming=streaming):
                     if isinstance(item, Done):
                         result: ToolChainResult = item.value
                         step.results.append(result)

@@ -198,6 +198,8 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         step: StepRecord,
         tools: tuple[str, ...],
         deadline: float | None,
+        *,
+        streaming: bool,
     ) -> AsyncIterator[RunEvent[AnswerT]]:
         requested, reply = response.tool_calls, response.text
         read: DialectParse | None = None
@@ -236,7 +238,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         if work:
             chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
             chain_work = chain.execute_calls(ctx, work, self.text_format)
-            async for item in run_tools(ctx, chain_work, deadline):
+            async for item in run_tools(ctx, chain_work, deadline, streaming=streaming):
                 if isinstance(item, Done):
                     result: ToolChainResult = item.value
                     step.results.append(result)

@@ -50,6 +50,9 @@ class EventBus:
 
     def __init__(self, on_error: Callable[[BaseException], None] | None = None) -> None:
         self._handlers: list[tuple[type[object], Callable[[object], object]]] = []
+        # has_subscribers' answers for the current handlers, replaced with them: a run
+        # asks several times a call, and each answer walks every handler's class.
+        self._listened: dict[type[object], bool] = {}
         self._lock = threading.Lock()
         self._on_error = on_error
 
@@ -62,10 +65,12 @@ class EventBus:
         entry = (cast(type[object], event_type), cast(Callable[[object], object], handler))
         with self._lock:
             self._handlers = [*self._handlers, entry]
+            self._listened = {}
 
         def unsubscribe() -> None:
             with self._lock:
                 self._handlers = [h for h in self._handlers if h is not entry]
+                self._listened = {}
 
         return unsubscribe
 
@@ -83,8 +88,16 @@ class EventBus:
 
     def has_subscribers(self, event_type: type[object]) -> bool:
         """Whether anything listens for ``event_type`` (lets emitters skip building events)."""
+        # Read first: (un)subscribe replaces the handlers, then these answers; an answer
+        # worked out from newer handlers than it is filed with is only ever dropped.
+        listened = self._listened
         handlers = self._handlers
-        return bool(handlers) and any(issubclass(event_type, t) for t, _ in handlers)
+        if not handlers:
+            return False
+        known = listened.get(event_type)
+        if known is None:
+            known = listened[event_type] = any(issubclass(event_type, t) for t, _ in handlers)
+        return known
 
     def _failed(self, event: object, error: BaseException) -> None:
         try:

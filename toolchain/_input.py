@@ -197,6 +197,22 @@ def number_problems(args: Mapping[str, object], schema: Schema | None) -> list[s
     ``[]`` when there is none. ``schema`` is the arguments' JSON Schema (``None``: not
     known, so only floats are checked). Iterative: depth costs no recursion; a child's
     schema is looked up only for a container or a suspect string."""
+    if type(args) is dict:
+        # The common case in one pass: flat arguments of plain values, finite floats and
+        # strings that cannot read as a number (what the walk below lets through too).
+        for item in cast("dict[str, object]", args).values():
+            kind = type(item)
+            if kind in _PLAIN:
+                continue
+            if kind is str:
+                text = cast(str, item)
+                if text.isascii() and _NUMBERISH.match(text) is None:
+                    continue
+            elif kind is float and math.isfinite(cast(float, item)):
+                continue
+            break
+        else:
+            return []
     problems: list[str] = []
     stack: _Stack = [(args, schema, ())]
     while stack:

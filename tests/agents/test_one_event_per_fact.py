@@ -70,3 +70,33 @@ def test_a_call_outside_an_agent_loop_is_of_step_zero() -> None:
     chain = JSONToolChain().register_tool(get_weather)
     chain.execute_sync(ctx, '{"tool": "get_weather", "args": {"city": "Oslo"}}', XMLFormat())
     assert [(event.step, event.name) for event in seen] == [(0, "get_weather")]
+
+
+@pytest.mark.parametrize("agent_type", [ReActAgent, ToolCallingAgent])
+def test_call_events_reach_whoever_reads_them_streamed_or_not(
+    agent_type: type[ReActAgent[str] | ToolCallingAgent[str]],
+) -> None:
+    # run() reads no call events itself (the loop no longer subscribes to them), yet an
+    # observer of ctx.events sees every call; a stream with no observer still carries them.
+    native = agent_type is ToolCallingAgent
+    chain = JSONToolChain().register_tool(get_weather)
+    ctx = ExecutionContext()
+    seen: list[ToolCallStarted | ToolCallFinished] = []
+    ctx.events.subscribe(ToolCallStarted, seen.append)
+    ctx.events.subscribe(ToolCallFinished, seen.append)
+    result = agent_type(ScriptedModel(script(native)), tool_chain=chain).run_sync("?", ctx=ctx)
+    assert result.answer == "21C"
+    assert [(type(event), event.step, event.name) for event in seen] == [
+        (ToolCallStarted, 1, "get_weather"),
+        (ToolCallFinished, 1, "get_weather"),
+    ]
+    agent = agent_type(ScriptedModel(script(native)), tool_chain=chain)
+
+    async def stream() -> list[RunEvent[str]]:
+        return [event async for event in agent.stream("?")]
+
+    calls = [e for e in asyncio.run(stream()) if isinstance(e, ToolCallStarted | ToolCallFinished)]
+    assert [(type(event), event.step, event.name) for event in calls] == [
+        (ToolCallStarted, 1, "get_weather"),
+        (ToolCallFinished, 1, "get_weather"),
+    ]

@@ -460,3 +460,28 @@ async def test_recursive_output_is_an_output_error() -> None:
     error = result.raw.errors[0]
     assert error is not None
     assert error.kind == "output_error"
+
+
+def test_an_observer_subscribed_between_actions_sees_the_next_ones_calls() -> None:
+    # The bus remembers whether anything listens for an event class (a chain asks for
+    # every call); subscribing or unsubscribing must change that answer at once.
+    ctx = ExecutionContext()
+    chain = JSONToolChain().register_tool(add)
+    action = '{"tool": "add", "args": {"a": 1, "b": 2}}'
+    seen: list[str] = []
+
+    def note(event: ToolCallStarted | ToolCallFinished | ToolCallParseFailed) -> None:
+        seen.append(type(event).__name__)
+
+    ctx.events.subscribe(ToolCallParseFailed, note)  # another class: the bus is not empty
+    chain.execute_sync(ctx, action, FMT)  # nothing listens for the call events yet
+    started = ctx.events.subscribe(ToolCallStarted, note)
+    finished = ctx.events.subscribe(ToolCallFinished, note)
+    chain.execute_sync(ctx, action, FMT)
+    assert seen == ["ToolCallStarted", "ToolCallFinished"]
+    started()
+    chain.execute_sync(ctx, action, FMT)
+    assert seen == ["ToolCallStarted", "ToolCallFinished", "ToolCallFinished"]
+    finished()
+    chain.execute_sync(ctx, action, FMT)
+    assert len(seen) == 3 and not ctx.events.has_subscribers(ToolCallFinished)

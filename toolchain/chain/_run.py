@@ -32,7 +32,16 @@ from toolchain.chain._stages import AnyTool, Checked, Ran, Signals
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["UNVALIDATED", "after_hooks", "invoke", "take_turn", "tool_turns"]
+__all__ = [
+    "UNVALIDATED",
+    "after_hooks",
+    "arguments_error",
+    "invoke",
+    "not_a_result",
+    "raised_error",
+    "take_turn",
+    "tool_turns",
+]
 
 _log = logger("toolchain")
 
@@ -61,13 +70,8 @@ async def invoke(
     try:
         if value is UNVALIDATED:
             value = tool.codec.validate(call.args)
-    except ArgumentsError as error:
-        message = f"invalid arguments for {tool.name}: {error}"
-        return None, ToolCallError("invalid_arguments", message, error)
-    except Exception as error:  # a validator that raises something odd, deep nesting …
-        message = f"invalid arguments for {tool.name}: {describe_exception(error)}"
-        _log.warning("validating arguments of %s raised", tool.name, exc_info=error)
-        return None, ToolCallError("invalid_arguments", message[:1000], error)
+    except Exception as error:
+        return None, arguments_error(tool.name, error)
     result: object
     turns = tool_turns(ctx, tool) if tool.max_concurrency is not None else None
     taken = False
@@ -88,15 +92,6 @@ async def invoke(
             result = await run_in_worker(work, tool=tool.name, call_id=call.id)
             if inspect.isawaitable(result):
                 result = await result
-    except WorkersStuck as error:  # not run at all
-        _log.error("%s", error)
-        return None, ToolCallError("limit", str(error), error)
-    except ToolError as error:
-        return None, ToolCallError("tool_error", exception_text(error), error)
-    except CallHeld as held:  # a call the tool made waits for a person (a composite's)
-        return None, held_error(held)
-    except Cancelled as error:
-        return None, ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
     except asyncio.CancelledError as error:
         why = signals.why.get(index)
         if why == "timeout":
@@ -110,17 +105,13 @@ async def invoke(
     except (KeyboardInterrupt, GeneratorExit):  # GeneratorExit: a coroutine being closed
         raise
     except BaseException as error:  # SystemExit … from user code: this call's
-        message = f"{tool.name} failed: {describe_exception(error)}"
-        _log.warning("tool %s raised", tool.name, exc_info=error)
-        return None, ToolCallError("tool_error", message[:2000], error)
+        return None, raised_error(tool.name, error)
     finally:
         if taken:
             assert turns is not None
             turns.release()
     if not isinstance(result, ToolResult):
-        message = f"{tool.name} returned {type(result).__name__}, not a ToolResult"
-        _log.error("%s: its call() must return ToolResult(...)", message)
-        return None, ToolCallError("output_error", message)
+        return None, not_a_result(tool.name, result)
     # Any ToolResult: its text is an object to the chain (isinstance leaves it Unknown).
     return cast("ToolResult[object]", result), None
 
@@ -152,6 +143,45 @@ async def take_turn(
         await turns.acquire()
     finally:
         start_clock()
+
+
+# What a tool's failures come to, in the model's words: a chain's call and a composite's
+# sub-call (``toolchain.composite``) both end in these. A cancellation or a timeout is
+# each caller's own to read (whose it was), before these see the rest.
+
+
+def arguments_error(name: str, error: Exception) -> ToolCallError:
+    """The error a call fails with when validating its arguments raised ``error``."""
+    if isinstance(error, ArgumentsError):
+        return ToolCallError("invalid_arguments", f"invalid arguments for {name}: {error}", error)
+    # A validator that raises something odd, deep nesting …
+    _log.warning("validating arguments of %s raised", name, exc_info=error)
+    message = f"invalid arguments for {name}: {describe_exception(error)}"
+    return ToolCallError("invalid_arguments", message[:1000], error)
+
+
+def raised_error(name: str, error: BaseException) -> ToolCallError:
+    """The error a call fails with when its tool raised ``error`` (not a cancellation of
+    the call, nor a timeout: the caller reads those first)."""
+    if isinstance(error, WorkersStuck):  # not run at all
+        _log.error("%s", error)
+        return ToolCallError("limit", str(error), error)
+    if isinstance(error, ToolError):
+        return ToolCallError("tool_error", exception_text(error), error)
+    if isinstance(error, CallHeld):  # a call the tool made waits for a person (a composite's)
+        return held_error(error)
+    if isinstance(error, Cancelled):
+        return ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
+    _log.warning("tool %s raised", name, exc_info=error)
+    message = f"{name} failed: {describe_exception(error)}"
+    return ToolCallError("tool_error", message[:2000], error)
+
+
+def not_a_result(name: str, returned: object) -> ToolCallError:
+    """The error a call fails with when its tool returned something not a ``ToolResult``."""
+    message = f"{name} returned {type(returned).__name__}, not a ToolResult"
+    _log.error("%s: its call() must return ToolResult(...)", message)
+    return ToolCallError("output_error", message)
 
 
 def after_hooks(ctx: ExecutionContext, ran: Ran) -> Ran | Awaitable[Ran]:

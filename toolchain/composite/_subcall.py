@@ -10,25 +10,25 @@ from collections.abc import Awaitable, Mapping
 from typing import Any, cast
 
 from toolchain import (
-    ArgumentsError,
-    Cancelled,
     ExecutionContext,
     Tool,
     ToolCallError,
-    ToolError,
     ToolResult,
     to_json,
 )
-from toolchain._approvals import CallHeld, enclosing, held_error
-from toolchain._concurrency import WorkersStuck, run_in_worker
-from toolchain._errors import exception_text
-from toolchain._redact import logger
-from toolchain.chain._run import UNVALIDATED, take_turn, tool_turns
+from toolchain._approvals import enclosing
+from toolchain._concurrency import run_in_worker
+from toolchain.chain._run import (
+    UNVALIDATED,
+    arguments_error,
+    not_a_result,
+    raised_error,
+    take_turn,
+    tool_turns,
+)
 from toolchain.runtime import describe_exception
 
 __all__ = ["cancel_text", "invoke", "unshowable"]
-
-_log = logger("toolchain")
 
 
 async def invoke(
@@ -43,12 +43,8 @@ async def invoke(
     try:
         if value is UNVALIDATED:
             value = sub.codec.validate(args)
-    except ArgumentsError as error:
-        message = f"invalid arguments for {sub.name}: {error}"
-        return None, ToolCallError("invalid_arguments", message, error)
-    except Exception as error:  # a validator raising something odd, deep nesting …
-        message = f"invalid arguments for {sub.name}: {describe_exception(error)}"
-        return None, ToolCallError("invalid_arguments", message[:1000], error)
+    except Exception as error:
+        return None, arguments_error(sub.name, error)
     scope = asyncio.timeout(sub.timeout)
     result: object
     turns = tool_turns(ctx, sub) if sub.max_concurrency is not None else None
@@ -64,15 +60,6 @@ async def invoke(
             taken = True
         async with scope:
             result = await _call(ctx, sub, value, call_id)
-    except WorkersStuck as error:  # not run at all
-        _log.error("%s", error)
-        return None, ToolCallError("limit", str(error), error)
-    except ToolError as error:
-        return None, ToolCallError("tool_error", exception_text(error), error)
-    except CallHeld as held:  # calls the sub-tool made wait for a person (a sub-agent's)
-        return None, held_error(held)
-    except Cancelled as error:
-        return None, ToolCallError("cancelled", f"cancelled: {exception_text(error)}", error)
     except asyncio.CancelledError as error:
         if not ctx.cancelled:
             raise  # the composite itself was stopped (its time limit, or its caller)
@@ -83,17 +70,16 @@ async def invoke(
         if scope.expired():
             message = f"{sub.name} did not finish within {sub.timeout:g} s"
             return None, ToolCallError("timeout", message, error)
-        return None, _raised(sub.name, error)
+        return None, raised_error(sub.name, error)
     except (KeyboardInterrupt, GeneratorExit):
         raise
     except BaseException as error:  # SystemExit … from a sub-tool: this sub-call's
-        return None, _raised(sub.name, error)
+        return None, raised_error(sub.name, error)
     finally:
         if turns is not None and taken:
             turns.release()
     if not isinstance(result, ToolResult):
-        message = f"{sub.name} returned {type(result).__name__}, not a ToolResult"
-        return None, ToolCallError("output_error", message)
+        return None, not_a_result(sub.name, result)
     return cast("ToolResult[object]", result), None
 
 
@@ -112,11 +98,6 @@ async def _call(ctx: ExecutionContext, sub: Tool[Any, Any], value: object, call_
 
 def _nothing() -> None:
     return None
-
-
-def _raised(name: str, error: BaseException) -> ToolCallError:
-    _log.warning("sub-tool %s raised", name, exc_info=error)
-    return ToolCallError("tool_error", f"{name} failed: {describe_exception(error)}"[:2000], error)
 
 
 def unshowable(name: str, result: ToolResult[object]) -> ToolCallError | None:

@@ -11,15 +11,21 @@ from toolchain.stores._protocol import StoredEntry, new_id
 
 __all__ = ["MemoryStore"]
 
+_SWEEP_MIN = 256
+"""Puts between two sweeps of a small store (a sweep walks every entry)."""
+
 
 class MemoryStore:
     """A ``Store`` in this process's memory: fast, and gone when the process ends.
 
     Every operation is O(1) but ``clear`` (O(entries of the scope)) and ``cleanup``
-    (O(all entries)). Expired entries are never returned; one is dropped when a ``get``
-    or ``delete`` meets it, and ``cleanup`` drops the rest. ``clock`` gives the time in
-    seconds (``time.monotonic`` by default; tests pass a fake one). Safe to share
-    between threads and event loops.
+    (O(all entries)); ``put`` is O(1) amortized. Expired entries are never returned; one
+    is dropped when a ``get`` or ``delete`` meets it, and the rest go without anyone
+    calling ``cleanup``: ``put`` sweeps them out once it has made as many entries as the
+    last sweep left (so a store that outlives many runs holds about one time to live of
+    their entries, never all of them). ``clock`` gives the time in seconds
+    (``time.monotonic`` by default; tests pass a fake one). Safe to share between
+    threads and event loops.
 
     >>> import asyncio
     >>> from toolchain.stores import MemoryStore, StoredEntry
@@ -42,6 +48,7 @@ class MemoryStore:
         # scope -> id -> (entry, expires_at); a scope's dict goes when it empties.
         self._scopes: dict[str, dict[str, tuple[StoredEntry, float]]] = {}
         self._lock = threading.Lock()
+        self._puts_left = _SWEEP_MIN  # puts until the next sweep of expired entries
 
     def __repr__(self) -> str:
         return f"MemoryStore(scopes={len(self._scopes)})"
@@ -59,7 +66,11 @@ class MemoryStore:
             id = new_id()
             while id in entries:  # 128 random bits: never, but cheap to rule out
                 id = new_id()
-            entries[id] = (entry, self._clock() + lifetime)
+            now = self._clock()
+            entries[id] = (entry, now + lifetime)
+            self._puts_left -= 1
+            if self._puts_left <= 0:
+                self._sweep(now)
         return id
 
     async def get(self, scope: str, id: str) -> StoredEntry | None:
@@ -96,17 +107,23 @@ class MemoryStore:
 
     async def cleanup(self) -> int:
         """Remove every expired entry of every scope; returns how many."""
-        removed = 0
         with self._lock:
-            now = self._clock()
-            for scope in list(self._scopes):
-                entries = self._scopes[scope]
-                expired = [id for id, (_, expires_at) in entries.items() if expires_at <= now]
-                for id in expired:
-                    del entries[id]
-                removed += len(expired)
-                if not entries:
-                    del self._scopes[scope]
+            return self._sweep(self._clock())
+
+    def _sweep(self, now: float) -> int:
+        """Drop every expired entry (under the lock); the next sweep comes after as
+        many puts as there are entries left, which keeps ``put`` O(1) amortized."""
+        removed = left = 0
+        for scope in list(self._scopes):
+            entries = self._scopes[scope]
+            expired = [id for id, (_, expires_at) in entries.items() if expires_at <= now]
+            for id in expired:
+                del entries[id]
+            removed += len(expired)
+            left += len(entries)
+            if not entries:
+                del self._scopes[scope]
+        self._puts_left = max(_SWEEP_MIN, left)
         return removed
 
     def _drop(self, scope: str, id: str) -> None:

@@ -140,10 +140,13 @@ class ToolVariables(Extension):
     def text_filter(self, ctx: ExecutionContext) -> TextFilter:
         return StreamResolver(LiveValues(ctx), max_expansion=self.max_expansion)
 
-    async def before_step(self, ctx: ExecutionContext, request: StepView) -> None:
+    def before_step(self, ctx: ExecutionContext, request: StepView) -> Awaitable[None] | None:
         """Reads the values an earlier run of the conversation left in the store, before
-        the model can name them; the step itself as it is."""
-        await self.load(ctx)
+        the model can name them; the step itself as it is. Plain when none are waiting
+        (every step but a continued run's first): no coroutine, no await per step."""
+        if not results_of(ctx).waiting:
+            return None
+        return self.load(ctx)
 
     def save_state(self, ctx: ExecutionContext) -> object | None:
         """The conversation's variables (names and store entries, not values), the

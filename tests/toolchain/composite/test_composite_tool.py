@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -361,6 +362,71 @@ async def test_raising_and_misbehaving_sub_tools_fail_only_their_sub_call() -> N
     assert str(found[1]["error"]).startswith("junk produced output that cannot be shown: ")
     assert found[2] == {"name": "no_result", "error": "no_result returned str, not a ToolResult"}
     assert found[3] == {"name": "write", "result": {"success": True}}
+
+
+async def test_a_sub_call_fails_as_a_call_of_the_chain_does_log_record_too(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One mapping of a tool's failures to the model's words, for a chain's call and a
+    # composite's sub-call: the same error and the same record for the developer (a
+    # sub-tool returning junk logged nothing before).
+    class NoResult(Tool[CompositeInput, str]):
+        name = "no_result"
+        description = "Forgets to wrap its output."
+
+        def call(self, ctx: ExecutionContext, input: CompositeInput) -> ToolResult[str]:
+            return "plain"  # type: ignore[return-value]  # the fault under test
+
+    @tool
+    def boom(reason: str) -> str:
+        """Always fails."""
+        raise RuntimeError(reason)
+
+    seen: dict[str, list[tuple[str, str | None, str]]] = {}
+    for how in ("chain", "composite"):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="toolchain"):
+            if how == "chain":
+                chain = JSONToolChain().register_tool(NoResult()).register_tool(boom)
+                action = json.dumps(
+                    [
+                        {"tool": "no_result", "args": {"calls": []}},
+                        {"tool": "boom", "args": {"reason": "disk full"}},
+                    ]
+                )
+                raw = (await chain.execute(ExecutionContext(), action, FMT)).raw
+                errors = [error.message for error in raw.errors if error is not None]
+            else:
+                composite = CompositeTool("misc", "Odd tools.", [NoResult(), boom])
+                items = calls(("no_result", {"calls": []}), ("boom", {"reason": "disk full"}))
+                errors = [str(entry["error"]) for entry in entries(await run(composite, items))]
+        records = [
+            (
+                r.levelname,
+                r.exc_info[0].__name__ if r.exc_info and r.exc_info[0] else None,
+                r.getMessage(),
+            )
+            for r in caplog.records
+            if r.levelno >= logging.WARNING
+        ]
+        seen[how] = [("errors", None, " | ".join(errors)), *records]
+    assert (
+        seen["chain"]
+        == seen["composite"]
+        == [
+            (
+                "errors",
+                None,
+                "no_result returned str, not a ToolResult | boom failed: RuntimeError: disk full",
+            ),
+            (
+                "ERROR",
+                None,
+                "no_result returned str, not a ToolResult: its call() must return ToolResult(...)",
+            ),
+            ("WARNING", "RuntimeError", "tool boom raised"),
+        ]
+    )
 
 
 class TimedSleeper(AsyncSleeper):

@@ -250,6 +250,31 @@ def run_sync_value(work: Any) -> Any:
     return run_sync(work)
 
 
+def test_a_long_lived_store_keeps_the_runs_of_one_time_to_live_not_every_run() -> None:
+    # One agent serving run after run: each run's outputs are kept for the conversation's
+    # time to live (a later turn may continue it), then go without anyone calling
+    # cleanup(). Before, the store kept every run's entries: 1,000 runs, 1,000 scopes.
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+    variables = ToolVariables(store=store, ttl=10.0)  # seconds: ten runs' worth here
+    chain = JSONToolChain().register_tool(echo)
+    counts: list[int] = []
+    for n in range(1, 1001):
+        model = ScriptedModel([call("native", "echo", text=f"t{n}"), answer("native", "ok")])
+        result = make_agent("native", model, [variables], chain).run_sync("Echo.")
+        assert result.ok
+        now[0] += 1.0
+        if n % 250 == 0:
+            counts.append(int(repr(store).removeprefix("MemoryStore(scopes=").rstrip(")")))
+    # Bounded, not growing with the runs: the same ceiling after 250 runs as after 1,000.
+    assert max(counts) < 300 and counts[-1] <= counts[0] + 50
+    # The newest run's output is still there for a later turn to continue with.
+    saved = saved_of(result)
+    last = ExecutionContext()
+    variables.load_state(last, saved)
+    assert run_sync_value(variables.get_variable(last, "echo_1")) == "t1000"
+
+
 def test_a_conversation_keeps_at_most_max_bytes_of_variables() -> None:
     variables = ToolVariables(max_bytes=2_500_000)
     chain = JSONToolChain(extensions=[variables]).register_tool(big).register_tool(echo)
