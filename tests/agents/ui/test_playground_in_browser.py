@@ -11,8 +11,6 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
@@ -21,7 +19,7 @@ from agents.demo import DEMO_TASK
 from agents.ui import playground_app
 from agents.ui._playground import demo_agent
 from tests.agents.ui.conftest import DEMO_CALLS
-from tests.docs.test_site_in_browser import CHROMIUM, _shoot
+from tests.support.browser import assert_stayed_on_loopback, loopback_page, shoot
 
 
 @pytest.fixture(params=[False, True], ids=["react", "native"])
@@ -47,60 +45,37 @@ def playground_url(request: pytest.FixtureRequest) -> Iterator[str]:
 def test_a_person_runs_the_demo_and_approves_the_change(
     playground_url: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: `make test` installs Debian's chromium as root")
-    from playwright.sync_api import Error, sync_playwright
-
     kind = request.node.callspec.id
     requested: list[str] = []
-    with sync_playwright() as playwright:
-        try:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        except Error as error:
-            pytest.skip(f"Chromium cannot start here: {error.message.splitlines()[0]}")
-        try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.set_default_timeout(0)  # each wait is for something the page must do
+    with loopback_page(1100, requested) as page:
+        page.goto(f"{playground_url}/")
+        assert page.title() == "skywings · scripted-demo"
 
-            def only_loopback(route: Any) -> None:
-                requested.append(route.request.url)
-                if urlsplit(route.request.url).hostname == "127.0.0.1":
-                    route.continue_()
-                else:
-                    route.abort()
+        page.fill("#task", DEMO_TASK)
+        page.click("#send")
+        held = page.locator(".tool-call.held[data-call-id] button.approve")
+        held.wait_for()
+        cards = page.locator(".tool-call")
+        names = cards.locator(".name").all_inner_texts()
+        assert names == DEMO_CALLS
+        first = cards.first
+        assert '"email": "john.smith@email.com"' in first.locator(".args").inner_text()
+        assert "C001" in first.locator(".result").inner_text()
+        call_id = page.locator(".tool-call.held").get_attribute("data-call-id")
+        change = page.locator(f'.tool-call[data-call-id="{call_id}"]')  # held, then not
+        assert '"new_flight_number": "AA102"' in change.locator(".args").inner_text()
+        assert change.locator(".result").is_hidden()  # not run: it waits for a person
+        assert "tokens:" in page.locator("#figures").inner_text()
+        shoot(page, f"playground-{kind}-held", tmp_path)
 
-            page.route("**/*", only_loopback)
-            page.goto(f"{playground_url}/")
-            assert page.title() == "skywings · scripted-demo"
+        held.click()
+        result = change.locator(".result")
+        result.wait_for()
+        assert "AA102" in result.inner_text() and "14A" in result.inner_text()
+        answer = page.locator(".bubble.answer", has_text="All done, Mr. Smith")
+        answer.wait_for()
+        assert "AA102" in answer.inner_text()
+        assert page.locator(".bubble.error").count() == 0
+        shoot(page, f"playground-{kind}-answered", tmp_path)
 
-            page.fill("#task", DEMO_TASK)
-            page.click("#send")
-            held = page.locator(".tool-call.held[data-call-id] button.approve")
-            held.wait_for()
-            cards = page.locator(".tool-call")
-            names = cards.locator(".name").all_inner_texts()
-            assert names == DEMO_CALLS
-            first = cards.first
-            assert '"email": "john.smith@email.com"' in first.locator(".args").inner_text()
-            assert "C001" in first.locator(".result").inner_text()
-            call_id = page.locator(".tool-call.held").get_attribute("data-call-id")
-            change = page.locator(f'.tool-call[data-call-id="{call_id}"]')  # held, then not
-            assert '"new_flight_number": "AA102"' in change.locator(".args").inner_text()
-            assert change.locator(".result").is_hidden()  # not run: it waits for a person
-            assert "tokens:" in page.locator("#figures").inner_text()
-            _shoot(page, f"playground-{kind}-held", tmp_path)
-
-            held.click()
-            result = change.locator(".result")
-            result.wait_for()
-            assert "AA102" in result.inner_text() and "14A" in result.inner_text()
-            answer = page.locator(".bubble.answer", has_text="All done, Mr. Smith")
-            answer.wait_for()
-            assert "AA102" in answer.inner_text()
-            assert page.locator(".bubble.error").count() == 0
-            _shoot(page, f"playground-{kind}-answered", tmp_path)
-        finally:
-            browser.close()
-
-    assert requested, "the browser asked for nothing"
-    assert [url for url in requested if urlsplit(url).hostname != "127.0.0.1"] == []
+    assert_stayed_on_loopback(requested)
