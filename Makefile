@@ -115,10 +115,10 @@ test-latest test-lowest: | $(UV)
 	rm -rf $(OTHER)
 	$(UV) venv --quiet $(OTHER)
 	@if $(PIP_INTO) $(OTHER)/bin/python install --quiet '$(TORCH_CPU)' >/dev/null 2>&1; then \
-		extras='redis,mcp,embeddings,otel,durable,testing'; \
+		extras='redis,mcp,embeddings,otel,durable,code,ui,testing'; \
 	else \
 		echo "no CPU build of torch ($(TORCH_CPU)) here: without [embeddings], whose tests will be skipped"; \
-		extras='redis,mcp,otel,durable,testing'; \
+		extras='redis,mcp,otel,durable,code,ui,testing'; \
 	fi; \
 	set -x; $(UV) pip install --quiet --python $(OTHER)/bin/python --resolution $(RESOLUTION) \
 		-e ".[$$extras]" --group dev

@@ -122,3 +122,24 @@ def test_what_needs_no_extra_imports_without_any(tmp_path: Path) -> None:
     refused = "dbos,opentelemetry,redis,mcp,mcp_types,syrupy,sentence_transformers"
     code = "import agents, toolchain, toolchain.stores, toolchain.mcp, agents.otel"
     assert _without(refused, code, tmp_path) is None
+
+
+def test_make_test_latest_installs_every_extra() -> None:
+    """`make test-latest` resolves afresh every extra the suite tests.
+
+    Its extras are written in the Makefile, not read from pyproject.toml; an extra
+    added to one and not the other had its tests skipped on the newest versions.
+    Only ``embeddings`` may be left out, where no CPU build of torch installs.
+    """
+    import re
+    import tomllib
+
+    declared = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+    makefile = (REPO / "Makefile").read_text()
+    lists = [set(found.split(",")) for found in re.findall(r"extras='([a-z,-]+)'", makefile)]
+    assert len(lists) == 2, lists
+    with_torch, without_torch = lists
+    assert with_torch == declared
+    assert without_torch == declared - {"embeddings"}
