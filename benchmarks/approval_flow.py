@@ -1,18 +1,20 @@
 """Approvals: the requests and tokens of a run whose one call waits for a person, before
-(the approval through ``ToolSearch``: the model is asked again and makes the call again)
-and after (``Tool.requires_approval``: ``agent.resume`` runs the held call itself).
+(the conversation continued by a new run: the model is asked again and makes the call
+again) and after (``agent.resume`` runs the held call itself).
 
 The task: look order A17 up, then refund it; the refund needs a person's approval.
 A scripted model plays it in both agents (``ReActAgent``, text mode;
 ``ToolCallingAgent``, native mode):
 
-* before: the refund is a ``ToolInfo(requires_confirmation=True)`` of a ``ToolSearch``
-  index (every tool shown, no search needed). The call is held and the run pauses; the
-  decision goes into ``extension_state`` (``ToolSearch.decide``) and a new run continues
-  the conversation ("Approved."), in which the model must make the call again, and then
-  answers: four requests.
+* before: the way approvals went before ``resume`` (``ToolSearch``'s own flow until it
+  moved onto the core's): the call is held and the run pauses; a new run continues the
+  conversation ("Approved.", with the person's decision as its approver), in which the
+  model must make the call again, and then answers: four requests.
 * after: the refund has ``requires_approval=True``. The call is held and the run
   pauses; ``agent.resume`` runs it and the model answers: three requests.
+* after, ToolSearch: the refund is a ``ToolInfo(requires_confirmation=True)`` of a
+  ``ToolSearch`` index (every tool shown, no search needed), held and resumed the same
+  way: three requests.
 
 Tokens are o200k (offline), as in ``benchmarks.discovery_tokens``: each request's
 messages and, in native mode, its tool specs, summed over the whole flow (no prompt
@@ -33,12 +35,12 @@ import msgspec
 from agents import AgentResult, ReActAgent, ToolCallingAgent
 from agents.models import Message, ScriptedModel, ScriptedReply
 from benchmarks._timing import Settings, render_table, verdict
-from toolchain import Approval, Extension, JSONToolChain, tool
+from toolchain import Approval, ApprovalRequest, Approver, Extension, JSONToolChain, tool
 from toolchain.discovery import ToolIndex, ToolInfo, ToolSearch
 from toolchain.runtime import count_tokens
 
 Mode = Literal["text", "native"]
-Flow = Literal["before", "after"]
+Flow = Literal["before", "after", "after, ToolSearch"]
 
 TASK = "Order A17 arrived broken: refund it."
 ANSWER = "Refunded 80 EUR on order A17."
@@ -97,16 +99,26 @@ def run_flow(mode: Mode, flow: Flow) -> Counted:
     chain = JSONToolChain().register_tool(lookup_order)
     result: AgentResult[str]
     if flow == "before":
-        info = [ToolInfo("refund", requires_confirmation=True)]
-        search = ToolSearch(ToolIndex([tool(refund)], info), defer=False)
-        runner = _agent(mode, model, chain, [search])
-        paused = runner.run_sync(TASK)
-        (held,) = search.pending(paused.extension_state)
-        state = search.decide(paused.extension_state, held.call_id, Approval.granted())
-        result = runner.run_sync("Approved.", history=paused.messages, extension_state=state)
-    else:
         chain.register_tool(tool(requires_approval=True)(refund))
-        runner = _agent(mode, model, chain)
+        paused = _agent(mode, model, chain).run_sync(TASK)
+        (held,) = paused.pending
+        decided = {(held.tool, json.dumps(dict(held.args), sort_keys=True)): Approval.granted()}
+
+        def person(ctx: object, request: ApprovalRequest) -> Approval | None:
+            """The person's decision, applied when the model makes the same call again."""
+            return decided.pop((request.tool, json.dumps(dict(request.args), sort_keys=True)), None)
+
+        runner = _agent(mode, model, chain, approve=person)
+        result = runner.run_sync("Approved.", history=paused.messages)
+    else:
+        if flow == "after":
+            chain.register_tool(tool(requires_approval=True)(refund))
+            runner = _agent(mode, model, chain)
+        else:
+            info = [ToolInfo("refund", requires_confirmation=True)]
+            runner = _agent(
+                mode, model, chain, [ToolSearch(ToolIndex([tool(refund)], info), defer=False)]
+            )
         paused = runner.run_sync(TASK)
         result = runner.resume_sync(paused, {r.call_id: Approval.granted() for r in paused.pending})
     requests = [
@@ -116,11 +128,15 @@ def run_flow(mode: Mode, flow: Flow) -> Counted:
 
 
 def _agent(
-    mode: Mode, model: ScriptedModel, chain: JSONToolChain, extensions: Sequence[Extension] = ()
+    mode: Mode,
+    model: ScriptedModel,
+    chain: JSONToolChain,
+    extensions: Sequence[Extension] = (),
+    approve: Approver = lambda ctx, request: None,  # nobody decides in the run: held
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
     if mode == "native":
-        return ToolCallingAgent(model, tool_chain=chain, extensions=extensions)
-    return ReActAgent(model, tool_chain=chain, extensions=extensions)
+        return ToolCallingAgent(model, tool_chain=chain, extensions=extensions, approve=approve)
+    return ReActAgent(model, tool_chain=chain, extensions=extensions, approve=approve)
 
 
 def _tokens(mode: Mode, messages: Sequence[Message], specs: Sequence[object]) -> int:
@@ -134,7 +150,7 @@ def _tokens(mode: Mode, messages: Sequence[Message], specs: Sequence[object]) ->
 def run(settings: Settings) -> None:
     """The approved refund's requests and tokens, before and after, in both agents."""
     del settings  # token counts do not depend on timing settings
-    print("== Approvals: a call approved by a person, before (ToolSearch) and after (resume) ==")
+    print("== Approvals: a call approved by a person, before (asked again) and after (resume) ==")
     print(f"task: {TASK!r}; the refund waits for a person, who approves it")
     print("o200k tokens (offline) of every request (messages, and native tool specs)")
     print()
@@ -143,9 +159,11 @@ def run(settings: Settings) -> None:
     for mode in ("text", "native"):
         agent = "ReActAgent (text)" if mode == "text" else "ToolCallingAgent (native)"
         before, after = run_flow(mode, "before"), run_flow(mode, "after")
+        searched = run_flow(mode, "after, ToolSearch")
         for name, counted in (
-            ("before: ToolSearch, asked again", before),
+            ("before: a new run, asked again", before),
             ("after: resume", after),
+            ("after: resume, ToolSearch", searched),
         ):
             rows.append(
                 [
@@ -160,10 +178,17 @@ def run(settings: Settings) -> None:
             )
         fewer = len(before.requests) - len(after.requests)
         saved = sum(before.requests) - sum(after.requests)
-        ok = fewer == 1 and after.refunds == 1 and before.refunds == 1 and after.answered
+        ok = (
+            fewer == 1
+            and len(searched.requests) == len(after.requests)
+            and before.refunds == after.refunds == searched.refunds == 1
+            and after.answered
+            and searched.answered
+        )
         verdicts.append(
             f"{agent}: {fewer} request(s) fewer, {saved:,} input tokens fewer "
-            f"({100.0 * saved / sum(before.requests):.1f} %); the refund ran once either way "
+            f"({100.0 * saved / sum(before.requests):.1f} %); ToolSearch's the same "
+            f"({len(searched.requests)} requests); the refund ran once in each "
             f"(target: one request fewer per approval): {verdict(ok)}"
         )
     headers = [

@@ -116,13 +116,13 @@ def offline_model(messages: Sequence[Message]) -> str | ScriptedReply:
         done.update(call.name for call in message.tool_calls)
     if "tool_search" not in done:
         return ScriptedModel.call("tool_search", query=[query for query, _, _ in PLAN])
-    told = messages[-1].text_content()
-    if "is live" in results.get("publish_page", ""):
+    published = results.get("publish_page", "")
+    if "is live" in published:
         return "The About page is live, with a mountain hero image."
-    if ": denied" in told:
+    if "was not approved" in published:
         return "The About page is ready as a draft; publishing it was not approved."
     for _, name, args in PLAN:
-        if name in done and not (name == "publish_page" and "approved;" in told):
+        if name in done:
             continue
         if name not in found:
             return ScriptedModel.call("tool_search", query=name)
@@ -141,16 +141,18 @@ def main() -> None:
     task = "Make an About page with a mountain hero image, and publish it."
     result = agent.run_sync(task)
     print(render_transcript(result.messages[1:]))
-    state = result.extension_state
-    for held in search.pending(state):
-        print(f"\n{result.paused}\napprove {held.tool}({json.dumps(dict(held.args))})? [y/N] ")
-        # No stdin (closed, or started without one) or an empty line: the answer is no.
-        yes = sys.stdin is not None and sys.stdin.readline().strip().lower() == "y"
-        decision = Approval.granted() if yes else Approval.denied("the owner said no")
-        state = search.decide(state, held.call_id, decision)
-        answer = "approved" if yes else "denied"
-        result = agent.run_sync(answer, history=result.messages, extension_state=state)
-        print(render_transcript(result.messages[-4:]))
+    while result.pending:  # held for the owner: resuming runs (or refuses) the call itself
+        decisions: dict[str, Approval] = {}
+        for held in result.pending:
+            print(f"\n{result.paused}\napprove {held.tool}({json.dumps(dict(held.args))})? [y/N] ")
+            # No stdin (closed, or started without one) or an empty line: the answer is no.
+            yes = sys.stdin is not None and sys.stdin.readline().strip().lower() == "y"
+            decisions[held.call_id] = (
+                Approval.granted() if yes else Approval.denied("the owner said no")
+            )
+        seen = len(result.messages)
+        result = agent.resume_sync(result, decisions)
+        print(render_transcript(result.messages[seen - 1 :]))
     ended = f"{result.stopped_by}: {result.error or result.limit or result.paused}"
     print(f"\nanswer: {result.answer if result.ok else ended}")
     print(f"remembered: {result.extension_state.get('working_memory')}")

@@ -45,9 +45,9 @@ EXPECTED = {
     ],
     "discovery.py": [
         '-> tool_search({"query":["find an image","add a new page",',
-        "publish_page needs a person's approval; it is held and the run pauses",
+        "waiting for approval: publish_page (call_5)",
         'approve publish_page({"page_id": "page-7"})? [y/N]',
-        "==== tool publish_page [call_6] ====\npage-7 is live",
+        "==== tool publish_page [call_5] ====\npage-7 is live",
         "answer: The About page is live, with a mountain hero image.",
         "remembered: {'entities': [['image', 'img-42', 'mountains at dawn'], ['page', 'page-7'",
     ],

@@ -119,11 +119,10 @@ SCRIPTS: dict[str, list[Turn]] = {
     "docs/discovery.md: Many tools, few tokens": [
         calls(("search_images", {"query": "mountains"})),
         calls(("publish_page", {"page_id": "page-7"})),
-        calls(("publish_page", {"page_id": "page-7"})),
         "page-7 is live, with the mountain photo img-42.",
     ],
     # a ScriptedModel plays the model:
-    "docs/approvals.md: Tool discovery's callback (`ToolSearch`)": [],
+    "docs/approvals.md: Tool discovery's tools (`ToolSearch`)": [],
     "docs/run-prompt.md: A prompt built from `def_*` calls": [
         calls(("get_weather", {"city": "NYC"})),
         calls(("researcher", {"topic": "NYC summers"})),

@@ -89,7 +89,13 @@ from toolchain._errors import (
     ToolError,
     ToolInputTypeError,
 )
-from toolchain._events import EventBus, ToolCallFinished, ToolCallParseFailed, ToolCallStarted
+from toolchain._events import (
+    ApprovalChecked,
+    EventBus,
+    ToolCallFinished,
+    ToolCallParseFailed,
+    ToolCallStarted,
+)
 from toolchain._extension import Extension, StepView, TextFilter, installed_extensions
 from toolchain._hooks import Hooks, ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError, InputCodec
@@ -129,6 +135,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Approval",
+    "ApprovalChecked",
     "ApprovalError",
     "ApprovalRequest",
     "Approver",

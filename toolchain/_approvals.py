@@ -51,6 +51,7 @@ import msgspec
 from toolchain._context import ExecutionContext, StateKey
 from toolchain._elicitation import ElicitationRequest
 from toolchain._errors import ToolchainError, ToolchainValueError, describe_exception
+from toolchain._events import ApprovalChecked, DecidedBy, Outcome
 from toolchain._observations import to_builtins
 from toolchain._redact import logger
 from toolchain._result import (
@@ -73,6 +74,7 @@ __all__ = [
     "Approver",
     "CallHeld",
     "Enclosing",
+    "Gated",
     "Granted",
     "Hold",
     "Risk",
@@ -84,13 +86,17 @@ __all__ = [
     "decide",
     "denial",
     "enclosing",
+    "gate_by_name",
+    "gating",
     "held_error",
     "held_in",
     "rebind",
     "refusals",
     "set_approver",
+    "told",
     "verify",
     "via_of",
+    "waits",
 ]
 
 _log = logger("toolchain")
@@ -252,6 +258,59 @@ def calls_nest() -> None:
     nesting = True
 
 
+# -- tools an extension gates by name ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Gated:
+    """Tools that need approval in a run by an extension's word, not their own
+    ``requires_approval`` (``ToolSearch``: its index tools that ``requires_confirmation``):
+    ``risk_of(name)`` is the risk of a gated tool's calls, or ``None`` for a tool it
+    does not gate; ``approve``, when given, decides those calls before the run's own
+    approver. The user's tool objects stay as they were given: a tool is gated in the
+    runs of the extension that gates it, and in their child runs (a sub-agent's, a
+    composite's sub-calls), however deep the call is made."""
+
+    risk_of: Callable[[str], Risk | None]
+    approve: Approver | None = None
+
+
+_GATED = StateKey[tuple[Gated, ...]]("toolchain.approvals.gated")
+
+gating = False
+"""Whether any run has gated tools by name (`gate_by_name`): until then a chain pays one
+module-attribute check per call for it."""
+
+
+def gate_by_name(ctx: ExecutionContext, gated: Gated) -> None:
+    """Gate ``gated``'s tools in ``ctx``'s run and the runs nested in it (an extension's
+    ``install``)."""
+    global gating
+    gating = True
+    ctx.state.set(_GATED, (*(ctx.state.get(_GATED) or ()), gated))
+
+
+def _gated(ctx: ExecutionContext, name: str) -> tuple[Gated, Risk] | None:
+    """The outermost gate on ``name`` in ``ctx``'s run and the runs it is nested in, with
+    the risk it gives: the person the outermost run answers to decides."""
+    found: tuple[Gated, Risk] | None = None
+    current: ExecutionContext | None = ctx
+    while current is not None:
+        for gated in current.state.get(_GATED) or ():
+            risk = gated.risk_of(name)
+            if risk is not None:
+                found = (gated, risk)
+                break
+        current = current.parent
+    return found
+
+
+def waits(ctx: ExecutionContext, tool: Tool[Any, Any]) -> bool:
+    """Whether a call of ``tool`` in ``ctx``'s run may wait for a decision: its own
+    ``requires_approval``, or an extension gates it (`gate_by_name`)."""
+    return tool.requires_approval is not False or (gating and _gated(ctx, tool.name) is not None)
+
+
 # -- the check ----------------------------------------------------------------------------
 
 
@@ -285,7 +344,8 @@ async def check(
     start_clock: Callable[[], None] | None = None,
 ) -> Checked:
     """Whether ``call`` of ``tool`` may run: on its validated input, its tool's
-    ``requires_approval``, then the run's approver (or ``default``).
+    ``requires_approval`` (or an extension's gate on it, `gate_by_name`), then the
+    gate's approver, the run's, or ``default``. Told as `ApprovalChecked`.
 
     ``stop_clock`` / ``start_clock`` stop the call's time limit while a person decides
     and start it afresh after.
@@ -294,7 +354,8 @@ async def check(
         value = tool.codec.validate(call.args)
     except Exception:  # the arguments do not validate: the call fails as any other would
         return None
-    if not _requires(tool, value):
+    gate = _gated(ctx, tool.name) if gating else None
+    if gate is None and not _requires(tool, value):
         return Granted(value)
     try:
         plain = to_builtins(value)
@@ -307,18 +368,44 @@ async def check(
         call.id,
         tool.name,
         args,
+        risk=gate[1] if gate is not None else "safe",
         via=(*via_of(ctx), *via),
         digest=args_digest(args),
         run_id=ctx.run_id,
     )
     decided = await decide(
-        ctx, request, default=default, stop_clock=stop_clock, start_clock=start_clock
+        ctx,
+        request,
+        default=default,
+        first=gate[0].approve if gate is not None else None,
+        stop_clock=stop_clock,
+        start_clock=start_clock,
     )
     if decided is None:
+        told(ctx, call.id, request, None)
         return Hold(request, value)
     if isinstance(decided, ToolCallError):
         return decided
+    told(ctx, call.id, request, decided, "approver")
     return Granted(value) if decided.approved else denial(tool.name, decided)
+
+
+def told(
+    ctx: ExecutionContext,
+    call_id: str,
+    request: ApprovalRequest,
+    decision: Approval | None,
+    decided_by: DecidedBy = "",
+) -> None:
+    """Tell the run's observers what became of a call that needed approval: held when
+    ``decision`` is None, else approved or denied by ``decided_by``."""
+    if not ctx.events.has_subscribers(ApprovalChecked):
+        return
+    if decision is None:
+        ctx.events.emit(ApprovalChecked(ctx, call_id, request, "held"))
+        return
+    outcome: Outcome = "approved" if decision.approved else "denied"
+    ctx.events.emit(ApprovalChecked(ctx, call_id, request, outcome, decided_by, decision.reason))
 
 
 async def decide(
@@ -326,15 +413,17 @@ async def decide(
     request: ApprovalRequest,
     *,
     default: Approver | None,
+    first: Approver | None = None,
     stop_clock: Callable[[], None] | None = None,
     start_clock: Callable[[], None] | None = None,
 ) -> Approval | ToolCallError | None:
-    """What the run's approver (or ``default``) decides on ``request``: its decision;
-    ``None``: nobody can decide now; or the error the call fails with (the approver
-    raised, or answered something that is not a decision for this call). Its
-    ``tool`` names the call in messages; the clock stops while the approver decides."""
+    """What ``first`` (a gate's own approver), else the run's approver (or ``default``),
+    decides on ``request``: its decision; ``None``: nobody can decide now; or the error
+    the call fails with (the approver raised, or answered something that is not a
+    decision for this call). Its ``tool`` names the call in messages; the clock stops
+    while the approver decides."""
     name = request.tool
-    approve = approver_of(ctx, default)
+    approve = first if first is not None else approver_of(ctx, default)
     if approve is None:
         return None
     if stop_clock is not None:

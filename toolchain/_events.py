@@ -18,15 +18,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import Literal, TypeVar, cast
 
 from typing_extensions import deprecated
 
 from toolchain._context import ExecutionContext
 from toolchain._redact import logger
-from toolchain._result import ToolCallError, ToolResult
+from toolchain._result import ApprovalRequest, ToolCallError, ToolResult
 
-__all__ = ["EventBus", "ToolCallFinished", "ToolCallParseFailed", "ToolCallStarted"]
+__all__ = [
+    "ApprovalChecked",
+    "DecidedBy",
+    "EventBus",
+    "Outcome",
+    "ToolCallFinished",
+    "ToolCallParseFailed",
+    "ToolCallStarted",
+]
 
 E = TypeVar("E")
 _log = logger("toolchain")
@@ -189,3 +197,34 @@ class ToolCallParseFailed:
     ctx: ExecutionContext
     content: str
     message: str
+
+
+Outcome = Literal["held", "approved", "denied"]
+"""What became of a call that needed approval."""
+
+DecidedBy = Literal["approver", "person", ""]
+"""Who decided it: the run's approver (``approve=``) as the call was made, a person's
+decision given to a resume, or nobody yet (held)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalChecked:
+    """A call that needs approval (``Tool.requires_approval``, or a tool an extension
+    gates, as ``ToolSearch`` does those that ``requires_confirmation``) was checked: it
+    is ``held`` (nobody could decide now; the run pauses), ``approved`` or ``denied``
+    (with the ``reason`` given). ``call_id`` is the call's own id, as `ToolCallStarted`
+    and `ToolCallFinished` carry it; ``request.call_id`` is the key of its decision in
+    ``resume(result, {call_id: ...})``.
+
+    >>> from toolchain import ExecutionContext
+    >>> ctx = ExecutionContext()
+    >>> checked: list[str] = []
+    >>> _ = ctx.events.subscribe(ApprovalChecked, lambda event: checked.append(event.outcome))
+    """
+
+    ctx: ExecutionContext
+    call_id: str
+    request: ApprovalRequest
+    outcome: Outcome
+    decided_by: DecidedBy = ""
+    reason: str = ""

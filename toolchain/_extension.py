@@ -185,10 +185,8 @@ def checked_extensions(given: Iterable[object], callee: str) -> tuple[Extension,
 
 
 _INSTALLED = StateKey[tuple[Extension, ...]]("toolchain.extensions")
-_CARRIED = StateKey[dict[str, Extension]]("toolchain.extensions.carried")
-"""name → an extension a child run installed, whose state the outermost run keeps."""
 _UNCLAIMED = StateKey[dict[str, object]]("toolchain.extensions.unclaimed")
-"""name → a restored state no extension of the run took up (yet): passed on as it is."""
+"""name → a restored state no extension of the run took up: passed on as it is."""
 
 
 def install_extensions(ctx: ExecutionContext, extensions: Sequence[Extension]) -> None:
@@ -211,41 +209,15 @@ def installed_extensions(ctx: ExecutionContext) -> tuple[Extension, ...]:
     return ctx.state.get(_INSTALLED, ())
 
 
-def keep_with_conversation(ctx: ExecutionContext, extension: Extension) -> None:
-    """Keep ``extension``'s conversation state with the outermost run of ``ctx``.
-
-    For an extension whose state must outlive a child run (a sub-agent's): held
-    approvals. Installed on a child context, it is saved (``save_state``) in the
-    outermost run's ``extension_state`` and restored (``load_state``) from it, both
-    with the outermost run's context, unless that run has an extension of the same
-    name, which then keeps the state itself. A no-op on a context without a parent.
-    """
-    root = ctx
-    while root.parent is not None:
-        root = root.parent
-    if root is ctx or any(e.name == extension.name for e in installed_extensions(root)):
-        return
-    carried = root.state.setdefault(_CARRIED, dict)
-    if extension.name in carried:
-        return
-    carried[extension.name] = extension
-    unclaimed = root.state.get(_UNCLAIMED)
-    if unclaimed is not None and extension.name in unclaimed:
-        _load(root, extension, unclaimed.pop(extension.name))
-
-
 def saved_state(ctx: ExecutionContext, extensions: Sequence[Extension]) -> dict[str, object]:
     """extension name → what it saved for the conversation (those that saved anything).
 
     An extension that keeps ``save_state``'s default saves nothing. A failing one is
-    logged and skipped: the run's result matters more than its carry-over. Besides
-    ``extensions``, it holds the states of extensions a child run kept with this one
-    (``keep_with_conversation``), and passes on unchanged the restored states no
-    extension of the run took up.
+    logged and skipped: the run's result matters more than its carry-over. The
+    restored states no extension of the run took up are passed on unchanged.
     """
     saved: dict[str, object] = {}
-    carried = ctx.state.get(_CARRIED)
-    for extension in (*extensions, *(carried.values() if carried else ())):
+    for extension in extensions:
         if extension.name in saved:
             continue
         try:
@@ -268,9 +240,8 @@ def restore_state(
 
     A state an extension cannot take up (edited, or saved by another version) is logged
     and skipped, as a failing save is: the run starts without it rather than not at all.
-    A state no extension of ``extensions`` has a name for waits for one a child run
-    installs (``keep_with_conversation``), and is passed on by ``saved_state`` if none
-    does.
+    A state no extension of ``extensions`` has a name for is passed on by ``saved_state``
+    as it is (the next run may have that extension again).
     """
     names = {extension.name for extension in extensions}
     ctx.state.set(_UNCLAIMED, {name: s for name, s in state.items() if name not in names})

@@ -8,9 +8,8 @@ that launched DBOS on the same database. Outside a durable run it answers ``None
 call is held and the run pauses, as without ``agents.durable``. A run cancelled while it
 waits (``DBOS.cancel_workflow``) stops waiting within a second or so: the call is
 refused and the run cancelled, so nothing waits for ever. As the agent's ``approve=``
-the wait does not count toward the call's time limit (the chain stops the call's clock
-while it is asked); as ``ToolSearch``'s, whose check is a guard, it does (60 s by
-default): past it the call is refused, saying so.
+or ``ToolSearch``'s, the wait does not count toward the call's time limit (the chain
+stops the call's clock while it is asked).
 
 A decision is bound to the call it was made for: ``decide`` sends the call's tool and
 the digest of its arguments, and the waiting call takes only a message that names both
@@ -98,7 +97,7 @@ async def wait_for_person(ctx: ExecutionContext, request: ApprovalRequest) -> Ap
 
 
 _CUT_STEP = "approval-cut:"
-"""The step that records a wait cut short (by the call's time limit), by its topic."""
+"""The step that records a wait cut short (by the run's cancellation), by its topic."""
 
 
 async def _cut(topic: str) -> None:
@@ -154,11 +153,7 @@ def _digest_of(request: ApprovalRequest) -> str:
 
 _CANCELLED = object()
 _CUT = object()
-_CUT_SHORT = (
-    "the wait for a decision was cut short: by the call's time limit (the tool's "
-    "timeout, else the chain's, 60 s by default; give the chain timeout=None to wait "
-    "longer) or by the run's cancellation"
-)
+_CUT_SHORT = "the wait for a decision was cut short: the run was cancelled"
 
 
 async def _answer(topic: str) -> object:
@@ -180,8 +175,8 @@ async def _answer(topic: str) -> object:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise  # the run's own task (a shutdown): the run stays pending, to recover
-        # The chain cut the call (its timeout, the run's cancellation): the call was
-        # never approved. The chain's timeout covers a call's checks, approvals too.
+        # The chain cut the call (the run's cancellation): the call was never
+        # approved. (Its time limit does not: the clock stops while a person decides.)
         return _CUT
     return received.result() if answered else _CANCELLED
 

@@ -1,11 +1,12 @@
-"""What extensions tell observers, as notes on a run's spans.
+"""What extensions and approvals tell observers, as notes on a run's spans.
 
-Each extension event (``toolchain.relay.OutputBoxed``, discovery's ``ToolsFound``,
-``SchemasDeferred`` and ``ApprovalChecked``, ``toolchain.variables.VariablesResolved``,
-``toolchain.mcp.MCPToolCalled``) becomes a `Note`: attributes for the span of the call
-or step it is about, counts added up there and on the run's span, and for an MCP call a
-child span. Which span a note lands on is the run's business (``_run``); here is only
-what each event says.
+Each extension event (``toolchain.relay.OutputBoxed``, discovery's ``ToolsFound`` and
+``SchemasDeferred``, ``toolchain.variables.VariablesResolved``,
+``toolchain.mcp.MCPToolCalled``) and the core's ``toolchain.ApprovalChecked`` (a call
+that needed approval: held, approved or denied, and by whom) becomes a `Note`:
+attributes for the span of the call or step it is about, counts added up there and on
+the run's span, and for an MCP call a child span. Which span a note lands on is the
+run's business (``_run``); here is only what each event says.
 
 An extension's events are read only when its package was imported: one that was not
 cannot be running, and a watched run does not import it for nothing.
@@ -31,11 +32,11 @@ from agents.otel._conventions import (
     TOOL_NAME,
     Attributes,
 )
-from toolchain import ToolError
+from toolchain import ApprovalChecked, ToolError
 from toolchain.runtime import redact
 
 if TYPE_CHECKING:
-    from toolchain.discovery import ApprovalChecked, SchemasDeferred, ToolsFound
+    from toolchain.discovery import SchemasDeferred, ToolsFound
     from toolchain.mcp import MCPToolCalled
     from toolchain.relay import OutputBoxed
     from toolchain.variables import VariablesResolved
@@ -84,18 +85,18 @@ Reader = Callable[[Any, bool], Note]
 
 
 def readers() -> dict[type[object], Reader]:
-    """The readers of the events of every extension package imported so far."""
-    found: dict[type[object], Reader] = {}
+    """The readers of the core's approval events and of the events of every extension
+    package imported so far."""
+    found: dict[type[object], Reader] = {ApprovalChecked: _approval}
     if "toolchain.relay" in sys.modules:
         from toolchain.relay import OutputBoxed
 
         found[OutputBoxed] = _boxed
     if "toolchain.discovery" in sys.modules:
-        from toolchain.discovery import ApprovalChecked, SchemasDeferred, ToolsFound
+        from toolchain.discovery import SchemasDeferred, ToolsFound
 
         found[ToolsFound] = _found
         found[SchemasDeferred] = _deferred
-        found[ApprovalChecked] = _approval
     if "toolchain.variables" in sys.modules:
         from toolchain.variables import VariablesResolved
 

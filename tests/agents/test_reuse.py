@@ -338,12 +338,13 @@ def provider_of(request: RecordedRequest) -> Provider:
     return "anthropic" if request.path.partition("?")[0].endswith("/messages") else "openai"
 
 
-def test_the_readme_approval_resume_works_on_every_turn(
+def test_a_discovered_tools_approval_resumes_turn_after_turn(
     provider: Provider, server: LoopbackServer
 ) -> None:
-    """The README's approval flow, each turn a ``run_sync``: the run holds the call to a
-    tool that needs a person's approval, ``search.decide(...)`` approves it, and the next
-    ``run_sync`` (history and extension state passed on) runs it."""
+    """Discovery's approval flow over the real SDKs, each turn a sync call: the run holds
+    the call to an index tool that ``requires_confirmation``, ``resume_sync`` with the
+    decision runs it (no request to make it again), and the agent goes on serving the
+    next turn of the conversation."""
     from toolchain.discovery import (
         Approval,
         Extraction,
@@ -387,19 +388,22 @@ def test_the_readme_approval_resume_works_on_every_turn(
     )
     result = agent.run_sync("Find a mountain photo for the About page, then publish page-7.")
     assert result.stopped_by == "paused"
-    state = result.extension_state
-    (held,) = search.pending(state)
-    state = search.decide(state, held.call_id, Approval.granted())
-    server.enqueue(
-        calls_reply(provider, [(next(ids), *publish)]),
-        text_reply(provider, "page-7 is live, with a mountain photo."),
-    )
-    resumed = agent.run_sync("approved", history=result.messages, extension_state=state)
+    (held,) = result.pending
+    assert (held.tool, dict(held.args)) == ("publish_page", {"page_id": "page-7"})
+    server.enqueue(text_reply(provider, "page-7 is live, with a mountain photo."))
+    resumed = agent.resume_sync(result, {held.call_id: Approval.granted()})
     assert resumed.error is None
     assert resumed.stopped_by == "answer"
-    published = resumed.steps[0].tool_results[0].raw.results[0]
+    published = resumed.steps[1].tool_results[0].raw.results[0]
     assert published is not None
     assert published.output == "page-7 is live"
+    assert server.pending == 0
+    # the next turn of the same conversation: found tools carried, the approval not
+    server.enqueue(calls_reply(provider, [(next(ids), *publish)]))
+    again = agent.run_sync(
+        "Publish it again.", history=resumed.messages, extension_state=resumed.extension_state
+    )
+    assert again.stopped_by == "paused" and [p.tool for p in again.pending] == ["publish_page"]
     assert server.pending == 0
 
 

@@ -71,7 +71,8 @@ async def run_call(
             checked = Refused(checked.call, refusal)
     if isinstance(checked, Refused):
         return await _refused(config, ctx, index, checked, started, slot)
-    if checked.tool.requires_approval is not False or approvals.nesting:  # may wait
+    # may wait: its tool needs approval, an extension gates tools, or tools make calls
+    if checked.tool.requires_approval is not False or approvals.gating or approvals.nesting:
         return await _gated(config, ctx, index, checked, started, slot, signals)
     call = checked.call
     if ctx.events.has_subscribers(ToolCallStarted):
@@ -106,7 +107,7 @@ async def _gated(
         functools.partial(signals.start_clock, index),
     )
     value: object = UNVALIDATED
-    if tool.requires_approval is not False:
+    if approvals.waits(ctx, tool):
         try:
             decided = await approvals.check(
                 ctx, tool, call, default=config.approve, stop_clock=stop, start_clock=start

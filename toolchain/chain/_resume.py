@@ -155,11 +155,14 @@ async def _settle(
             still.call = call
             return held_outcome(still)
     elif decision is not None and not decision.approved:
+        approvals.told(ctx, call.id, held.request, decision, "person")
         problem = approvals.denial(call.name, decision)
         return finish(config, ctx, position, Ran(call, None, problem), started)
     else:
         tool: AnyTool | None = held.tool
         assert tool is not None  # a call held itself keeps its tool
+        if decision is not None:
+            approvals.told(ctx, call.id, held.request, decision, "person")
         # A durable run records the approved call as a step of its own (drawn now, in
         # call order, as `run_call` draws a call's): a crash after it ran replays its
         # outcome, it does not run again.

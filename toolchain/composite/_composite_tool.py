@@ -339,7 +339,7 @@ calls; they run one after another, in order, and each gets its own result or err
             if refusal is not None:
                 return None, refusal
         value: object = UNVALIDATED
-        if sub.requires_approval is not False:  # decided on its input, as a direct call is
+        if approvals.waits(ctx, sub):  # decided on its input, as a direct call is
             around = approvals.enclosing.get()
             checked = await approvals.check(
                 ctx,

@@ -7,15 +7,14 @@
 #   _text        a tool's text as the backends read it (identifiers split into words)
 #   _index       ToolIndex: the tools joined with their ToolInfo, checked whole
 #   _keyword _bm25 _regex _embeddings _hybrid   the search backends, one a module
-#   _approval    Approval, ApprovalRequest, Approver: the public side of approvals
-#   _events      what discovery tells observers: searches, deferred definitions, approvals
+#   _approval    Approval, ApprovalRequest, Approver: the core's types under this package
+#   _events      what discovery tells observers: searches, deferred definitions
 #   _quoting     the model's text quoted back, bounded or as JSON
 #   _activation  which tools a run found, used and was told of (ctx.state)
-#   _held        calls held for approval and decisions on them, sealed (approval_key)
-#   _saved       discovery's part of extension_state: saved, loaded, pending, decided
+#   _saved       discovery's part of extension_state: saved and loaded
 #   _found       what one search answers: the best match described, the rest named, once
 #   _search_tool the tool_search tool and one search: queries, activation, suggestions
-#   _gate        the guard on every call: not found yet is refused, needing approval waits
+#   _gate        the guard on every call: a tool not found yet is refused
 #   _tool_search ToolSearch: the options and the extension, the rest delegated
 #   _memory      WorkingMemory: entities picked out of results, listed each step
 #
@@ -36,8 +35,10 @@ tool results named. Both are ``toolchain.Extension``s: they work with ``ReActAge
   related tools, risk, confirmation, an ``Extraction`` schema) and checks it whole.
 - Search backends share one protocol (``SearchBackend``): BM25, regex, embeddings
   (local or an OpenAI-compatible endpoint) and a hybrid of BM25 and embeddings.
-- Calls to tools that ``requires_confirmation`` wait for an ``Approver``; a run can
-  pause with the call held and resume with the decision (``ToolSearch.decide``).
+- Calls to tools that ``requires_confirmation`` need approval as a tool that
+  ``requires_approval`` does (the core's mechanism, the user's tool unchanged): decided
+  by ``ToolSearch(approve=...)`` or the run's ``approve=``, or held: the run pauses
+  with the call in ``result.pending`` and ``agent.resume`` runs it once decided.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """Approval of calls to tools that need a person's confirmation.
 
 A tool whose ``ToolInfo.requires_confirmation`` is set does not run until an
-``Approver`` says so. The approver answers each ``ApprovalRequest`` with
-``Approval.granted()``, ``Approval.denied(reason)``, or ``None`` when nobody can
-decide now: the call is then held, the run pauses (``stopped_by == "paused"``), and
-the conversation resumes later with the decision (``ToolSearch.decide``). This holds
-however deep the call is made: inside a composite tool, or in a sub-agent, whose held
-call pauses its parent and waits in the parent's ``extension_state``.
+``Approver`` says so: ``ToolSearch(approve=...)``, else the run's ``approve=``. The
+approver answers each ``ApprovalRequest`` with ``Approval.granted()``,
+``Approval.denied(reason)``, or ``None`` when nobody can decide now: the call is then
+held, the run pauses (``stopped_by == "paused"``, the call in ``result.pending``), and
+``agent.resume(result, {call_id: Approval.granted()})`` runs it. This holds however
+deep the call is made: inside a composite tool, or in a sub-agent, whose held call
+pauses its parent and is listed in the parent's ``pending``.
 
 These are the core's types (``toolchain.Approval``, ``toolchain.ApprovalRequest``), the
 same classes under a second name.

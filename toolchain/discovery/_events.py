@@ -1,24 +1,18 @@
-"""What discovery tells observers (``ctx.events``): searches, deferred definitions, approvals.
+"""What discovery tells observers (``ctx.events``): searches and deferred definitions.
 
 Events only tell; they never change a run. Each is built only while something listens.
+Approvals of the tools that ``requires_confirmation`` are the core's, told as the core's
+``toolchain.ApprovalChecked`` (this module's name for it, as before, is the same class).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from toolchain._context import ExecutionContext
-from toolchain.discovery._approval import ApprovalRequest
+from toolchain._events import ApprovalChecked, DecidedBy, Outcome
 
 __all__ = ["ApprovalChecked", "DecidedBy", "Outcome", "SchemasDeferred", "ToolsFound"]
-
-Outcome = Literal["held", "approved", "denied"]
-"""What became of a call that needs approval."""
-
-DecidedBy = Literal["approver", "person", ""]
-"""Who decided a call: the ``approve`` callback, a person (a decision passed on with
-``ToolSearch.decide``), or nobody yet (``""``: the call is held)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,19 +40,3 @@ class SchemasDeferred:
     ctx: ExecutionContext
     tools: tuple[str, ...]
     tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalChecked:
-    """A call to a tool that requires confirmation was checked: it is ``held`` (waiting
-    for a person; the run pauses), ``approved`` or ``denied`` (with the ``reason``
-    given). ``call_id`` is the call's own id, as ``ToolCallStarted`` and
-    ``ToolCallFinished`` carry it; ``request.call_id`` is the handle ``ToolSearch.decide``
-    takes."""
-
-    ctx: ExecutionContext
-    call_id: str
-    request: ApprovalRequest
-    outcome: Outcome
-    decided_by: DecidedBy = ""
-    reason: str = ""

@@ -15,15 +15,15 @@ Activation keeps the provider's prompt cache: in text mode the system prompt's t
 listing never changes (a found tool's parameter schema arrives in the search result);
 in native mode a found tool's spec is appended after those already sent. A call to a
 tool no search found or named is answered "not active — search for it", with a query
-that finds it. Tools marked ``requires_confirmation`` wait for the approval callback.
+that finds it (a guard, ``ToolHook.guard_tool_call``: a composite's sub-calls too).
 
-Both checks are a guard (``ToolHook.guard_tool_call``), so they hold however deep a
-call is made: a composite's sub-call, a sub-agent's call (its context is a child of
-this run's), a composite inside a sub-agent. A held call pauses every run from the
-one that made it up to the outermost, and waits in the outermost run's
-``extension_state``, whose ``ToolSearch.pending`` lists it. Held calls and decisions
-are sealed with a secret key (``approval_key``), so an ``extension_state`` edited
-outside ``ToolSearch.decide`` approves nothing.
+Tools marked ``requires_confirmation`` need approval as a tool that ``requires_approval``
+does, by the core's mechanism (the user's tool objects are not changed): decided by
+``approve`` here, else the run's ``approve=``, else held, however deep the call is made
+(a composite's sub-call, a sub-agent's call, a program's). A held call pauses every run
+from the one that made it up to the outermost, whose ``result.pending`` lists it;
+``agent.resume(result, {call_id: Approval.granted()})`` runs it, with the arguments
+that were reviewed, and the run goes on.
 
 >>> from formats import XMLFormat
 >>> from toolchain import ExecutionContext, JSONToolChain, tool
@@ -48,24 +48,28 @@ create_page is not active: search for it first, e.g. tool_search(query="add a pa
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import msgspec
+from typing_extensions import deprecated
 
+from toolchain import _approvals as approvals
 from toolchain._context import ExecutionContext
-from toolchain._extension import Extension, StepView, keep_with_conversation
+from toolchain._errors import ToolchainTypeError
+from toolchain._extension import Extension, StepView
 from toolchain._tool import Tool
 from toolchain.discovery import _saved
 from toolchain.discovery._activation import discovery
-from toolchain.discovery._approval import Approval, ApprovalRequest, Approver
+from toolchain.discovery._approval import Approval, Approver
 from toolchain.discovery._documents import SearchBackend
 from toolchain.discovery._events import SchemasDeferred
 from toolchain.discovery._found import Schemas
 from toolchain.discovery._gate import Gate
-from toolchain.discovery._held import PROCESS_KEY, Seal, decisions_listing
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._keyword import KeywordSearch
+from toolchain.discovery._metadata import Risk
 from toolchain.discovery._search_tool import SearchTool, find, suggest
 
 __all__ = ["ToolSearch"]
@@ -89,15 +93,12 @@ class ToolSearch(Extension):
     - ``defer``: ``True`` hides the index's tools until found; ``False`` shows them all
       (``tool_search`` is then not offered); ``"auto"`` defers only when their
       definitions exceed ``budget_tokens`` o200k tokens.
-    - ``approve``: decides calls to tools that require confirmation (None: every such
-      call pauses the run for a decision).
-    - ``approval_key``: the secret that seals held calls and decisions in
-      ``extension_state`` (default: a random key of this process). Give every process
-      that continues a conversation the same key; a held call or decision whose seal
-      does not match is ignored (and logged), so an edited ``extension_state``
-      approves nothing. A saved state is read up to 1,000 held calls and 1,000
-      decisions (the newest; the rest are left out, with a warning), so restoring one
-      costs the same however large it was made.
+    - ``approve``: decides calls to the index tools that require confirmation, before
+      the run's own ``approve=`` (None: the run's approver decides them, and with none
+      either, each such call is held and the run pauses: resume it with
+      ``agent.resume``).
+    - ``approval_key``: no longer used (held calls are the core's, sealed by it);
+      accepted with a ``DeprecationWarning`` for one release.
     """
 
     name = "tool_search"
@@ -130,9 +131,14 @@ class ToolSearch(Extension):
             raise ToolIndexError(problems)
         self.limit = limit
         self.approve = approve
-        if isinstance(approval_key, str):
-            approval_key = approval_key.encode()
-        self._seal = Seal(approval_key or PROCESS_KEY)
+        if approval_key is not None:
+            warnings.warn(
+                "ToolSearch(approval_key=...) has no effect: held calls are in the paused "
+                "result's `pending`, sealed by the core, and resumed with agent.resume; "
+                "the argument goes in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.backend: SearchBackend = backend if backend is not None else _default_backend()
         self.backend.index(self.index.documents())
         self.deferred = frozenset(self.index.tools) - frozenset(self.always_active)
@@ -157,17 +163,13 @@ class ToolSearch(Extension):
 
     def install(self, ctx: ExecutionContext) -> None:
         discovery(ctx)
-        ctx.hooks.add(Gate(self, ctx, self._seal))
-        # Installed in a sub-agent's run: held calls are the conversation's, and the
-        # outermost run must save them even when it has no ToolSearch of its own.
-        keep_with_conversation(ctx, self)
+        ctx.hooks.add(Gate(self, ctx))
+        # The tools that require confirmation need approval in this run and the runs
+        # nested in it, by the core's mechanism: the user's tools stay as they are.
+        approvals.gate_by_name(ctx, approvals.Gated(self._risk_of, self.approve))
 
     def instructions(self) -> str:
         return GUIDE if self.defers else ""
-
-    def prompt_section(self, ctx: ExecutionContext) -> str:
-        """Decisions a person made on held calls since the run that held them."""
-        return decisions_listing(ctx)
 
     def before_step(self, ctx: ExecutionContext, request: StepView) -> StepView | None:
         """The step shows ``tool_search``, the always-active tools, the chain's other
@@ -195,13 +197,20 @@ class ToolSearch(Extension):
         return _saved.save(ctx)
 
     def load_state(self, ctx: ExecutionContext, state: object) -> None:
-        """Take up a saved state; held calls and decisions whose seal does not match
-        (written by hand, or sealed with another ``approval_key``) are left out."""
-        _saved.load(ctx, state, self.index.tools, self._seal)
+        """Take up a saved state: the tools found, named and used."""
+        _saved.load(ctx, state, self.index.tools)
 
     def needs_approval(self, name: str) -> bool:
         """Whether calls of the index tool ``name`` wait for approval."""
-        return name in self.index.tools and self.index.info_of(name).requires_confirmation
+        return self._risk_of(name) is not None
+
+    def _risk_of(self, name: str) -> Risk | None:
+        """The risk of ``name``'s calls when it requires confirmation, else None: read
+        at each call, so the index's ``ToolInfo`` is what it says now."""
+        if name not in self.index.tools:
+            return None
+        info = self.index.info_of(name)
+        return info.risk if info.requires_confirmation else None
 
     # -- the conversation's side -----------------------------------------------------
 
@@ -213,25 +222,17 @@ class ToolSearch(Extension):
         """The index tools called successfully in this run (and its conversation)."""
         return tuple(discovery(ctx).used)
 
-    def pending(self, extension_state: Mapping[str, object]) -> tuple[ApprovalRequest, ...]:
-        """The calls a paused run holds for a decision (from ``result.extension_state``),
-        however deep they were made: a sub-agent's held call is listed in the outermost
-        run's state. Entries whose seal does not match are left out (and logged)."""
-        return _saved.pending(extension_state.get(self.name, {}), self._seal)
+    @deprecated("held calls are in the paused result's `pending`; resume with agent.resume")
+    def pending(self, extension_state: Mapping[str, object]) -> NoReturn:
+        """Gone: a held call is listed in the paused result's ``pending``."""
+        raise _moved("pending")
 
+    @deprecated("decide held calls with agent.resume(result, {call_id: Approval.granted()})")
     def decide(
         self, extension_state: Mapping[str, object], call_id: str, decision: Approval
-    ) -> dict[str, object]:
-        """``extension_state`` with a held call decided: pass it to the next run.
-
-        The model is told the decision; an approved call runs once, when the model
-        makes it again (same tool, same arguments; through the same sub-agent or
-        composite), a denied one is answered with the reason. Raises ``KeyError`` when
-        no call ``call_id`` is held, and ``ValueError`` when the held call's seal does
-        not match (the state was edited, or sealed with another ``approval_key``).
-        """
-        saved = extension_state.get(self.name, {})
-        return {**extension_state, self.name: _saved.decide(saved, call_id, decision, self._seal)}
+    ) -> NoReturn:
+        """Gone: ``agent.resume(result, {call_id: decision})`` runs an approved call."""
+        raise _moved("decide")
 
     def _visible(self, tools: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
         """The step's tools but the deferred ones, and all of them as a set: the same
@@ -273,6 +274,15 @@ class ToolSearch(Extension):
         """A query that finds ``name`` as its best match (its phrases or description,
         checked against the backend), or the name itself when none does."""
         return await suggest(self, name)
+
+
+def _moved(name: str) -> ToolchainTypeError:
+    return ToolchainTypeError(
+        f"ToolSearch.{name} is gone: approvals are the core's now. A held call is listed "
+        "in the paused result's `pending` (result.pending); decide it with "
+        "agent.resume(result, {call_id: Approval.granted()}) (or Approval.denied(reason)), "
+        "which runs it with the arguments that were reviewed and goes on with the run"
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -239,14 +239,29 @@ def wipe_quickly(disk: str) -> str:
     return f"{disk} erased"
 
 
-async def test_the_wait_for_a_person_does_not_count_toward_the_calls_time_limit() -> None:
-    made = agent(
-        "native",
-        script("native", "wipe_quickly", disk="sdb"),
-        chain_for("native", wipe_quickly),
-        approve=wait_for_person,
-    )
-    run = await DurableAgent(made, name="slow-person").start("Wipe sdb.", workflow_id=fresh_id())
+@tool(name="wipe_quickly", timeout=0.2)
+def wipe_quickly_ungated(disk: str) -> str:
+    """Erase a disk, in at most 0.2 s (gated by a ``ToolSearch`` only)."""
+    wiped.append(disk)
+    return f"{disk} erased"
+
+
+@pytest.mark.parametrize("way", ["approve", "tool_search"])
+async def test_the_wait_for_a_person_does_not_count_toward_the_calls_time_limit(
+    way: Way,
+) -> None:
+    """Through the agent's ``approve=`` or ``ToolSearch``'s: both are the core's check,
+    whose clock stops while a person decides (``ToolSearch``'s wait counted, and was
+    cut at the time limit, while its check was a guard)."""
+    model = script("native", "wipe_quickly", disk="sdb")
+    if way == "approve":
+        made = agent("native", model, chain_for("native", wipe_quickly), approve=wait_for_person)
+    else:
+        info = ToolInfo("wipe_quickly", requires_confirmation=True)
+        search = ToolSearch(ToolIndex([wipe_quickly], [info]), defer=False, approve=wait_for_person)
+        made = agent("native", model, chain_for("native"), extensions=[search])
+    durable = DurableAgent(made, name=f"slow-person-{way}")
+    run = await durable.start("Wipe sdb.", workflow_id=fresh_id())
     [waiting] = await pending(run.workflow_id, wait=30.0)
     await asyncio.sleep(0.4)  # the person takes longer than the call may run
 

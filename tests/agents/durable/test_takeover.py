@@ -131,21 +131,3 @@ def test_a_run_shut_down_while_it_waits_stays_pending_and_goes_on_elsewhere(
 
     assert_published_once(tmp_path, result)
     assert asked(tmp_path) == [first.pid, taking.pid]
-
-
-@KINDS
-def test_a_wait_cut_short_by_the_calls_time_limit_replays_as_cut_short(
-    kind: Kind, tmp_path: Path
-) -> None:
-    # The call's time limit (0.3 s) cuts the wait; the model is told the call was
-    # refused, and the process is killed in the model call after that.
-    (tmp_path / "block").write_text("")
-    kill_when_blocked(tmp_path, worker(tmp_path, kind, "cut_short", "start"))
-    # A person decides late: nothing waits any more, and nothing is listed.
-    assert finished(worker(tmp_path, kind, "cut_short", "decide-late")) == {"pending": []}
-
-    result = finished(worker(tmp_path, kind, "cut_short", "recover"))
-
-    # The replay reads the wait as it ended, cut short, not the late decision.
-    assert result == {"answer": "not published", "stopped_by": "answer"}
-    assert runs(tmp_path, "publish") == 0

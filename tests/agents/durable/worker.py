@@ -92,7 +92,6 @@ from toolchain import ExecutionContext, JSONToolChain, Tool, tool
 from toolchain.code import PythonToolChain
 from toolchain.discovery import Approval, ApprovalRequest, ToolIndex, ToolInfo, ToolSearch
 from toolchain.relay import ContextRelay
-from toolchain.runtime import args_digest
 from toolchain.variables import ToolVariables
 
 ARGS = sys.argv[1:] if __name__ == "__main__" or sys.argv[0] == "-c" else []
@@ -480,43 +479,6 @@ def searching() -> ToolSearch:
     return ToolSearch(ToolIndex([publish], [info]), defer=True, approve=asking)
 
 
-async def asking_briefly(ctx: ExecutionContext, request: ApprovalRequest) -> Approval | None:
-    """``wait_for_person``, noting the call it waits for (``asked_calls.log``)."""
-    note("asked_calls.log", request.call_id)
-    return await wait_for_person(ctx, request)
-
-
-def cut_short() -> ReActAgent[str] | ToolCallingAgent[str]:
-    """``publish`` waits for a person through ``ToolSearch``, whose wait the call's
-    time limit (0.3 s here) cuts short; the model call after it blocks."""
-    info = ToolInfo("publish", requires_confirmation=True)
-    search = ToolSearch(ToolIndex([publish], [info]), defer=False, approve=asking_briefly)
-    chain = JSONToolChain(timeout=0.3)
-    model = CountingModel(approved, block_at=2)
-    if KIND == "native":
-        return ToolCallingAgent(model, tool_chain=chain, extensions=[search])
-    return ReActAgent(model, tool_chain=chain, extensions=[search])
-
-
-async def decide_late(workflow_id: str) -> None:
-    """Approve the call the run asked about, as a person who decides late sends it (a
-    client, straight to the call's topic), and print what ``pending`` lists."""
-    web = client(DATABASE)
-    try:
-        call_id = (DIR / "asked_calls.log").read_text().split()[-1]
-        listed = [request.tool for request in await pending(workflow_id, client=web)]
-        decision = {
-            "approved": True,
-            "reason": "late",
-            "tool": "publish",
-            "digest": args_digest({"page": "p1"}),
-        }
-        await web.send_async(workflow_id, decision, f"gent.approval:{call_id}")
-        print(json.dumps({"pending": listed}), flush=True)
-    finally:
-        web.destroy()
-
-
 async def asked_here(workflow_id: str) -> bool:
     """Wait until the run asks a person in this process; False if it ended first."""
     mine = str(os.getpid())
@@ -602,7 +564,6 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     "search_approval": lambda: DurableAgent(
         make_agent(searched, extensions=[searching()]), name="search_approval"
     ),
-    "cut_short": lambda: DurableAgent(cut_short(), name="cut_short"),
     "approval_release": lambda: DurableAgent(
         make_agent(approved, extensions=[approving()], step_hooks=[pause_before_step_2]),
         name="approval_release",
@@ -726,8 +687,6 @@ async def recover_built_late(scenario: str, workflow_id: str) -> None:
 async def main(scenario: str, command: str, workflow_id: str) -> None:
     if command == "decide-as-client":
         return await decide_as_client(workflow_id)
-    if command == "decide-late":
-        return await decide_late(workflow_id)
     if command == "recover-built-late":
         return await recover_built_late(scenario, workflow_id)
     durable = SCENARIOS[scenario]()

@@ -152,35 +152,50 @@ async def test_an_approval_by_the_callback_is_on_the_call(spans_with_content: Tr
     assert call["gent.approval.reason"] == "looks fine"
 
 
-async def test_a_held_call_pauses_the_run_and_a_persons_decision_is_on_the_next(
+async def test_a_held_call_pauses_the_run_and_a_persons_decision_is_on_the_resume(
     spans: Traced,
 ) -> None:
     search = ToolSearch(approvals_index(), defer=False)
-    model = ScriptedModel(
-        [
-            ScriptedModel.call("publish_page", page_id="p-7"),
-            ScriptedModel.call("publish_page", page_id="p-7"),
-            "p-7 is live.",
-        ]
-    )
+    model = ScriptedModel([ScriptedModel.call("publish_page", page_id="p-7"), "p-7 is live."])
     agent = ToolCallingAgent(model, extensions=[search], name="publisher")
     first = await agent.run("Publish p-7.")
     assert first.stopped_by == "paused"
-    held = spans.one("execute_tool publish_page")
-    found = dict(held.attributes or {})
-    assert found["gent.approval.outcome"] == "held" and "gent.approval.decided_by" not in found
-    assert failed(held) == "refused"  # the model is told the call waits
     run = spans.one("invoke_agent publisher")
     assert failed(run) is None  # a pause waits for a person: nothing failed
     assert dict(run.attributes or {})["gent.run.stopped_by"] == "paused"
     assert dict(run.attributes or {})["gent.approval.held_calls"] == 1
 
     spans.clear()
-    (request,) = search.pending(first.extension_state)
-    state = search.decide(first.extension_state, request.call_id, Approval.granted())
-    second = await agent.run("Approved.", history=first.messages, extension_state=state)
+    (request,) = first.pending
+    second = await agent.resume(first, {request.call_id: Approval.granted()})
     assert second.answer == "p-7 is live."
     decided = attributes(spans, "execute_tool publish_page")
     assert decided["gent.approval.outcome"] == "approved"
     assert decided["gent.approval.decided_by"] == "person"
-    assert decided["gent.approval.id"] == decided["gen_ai.tool.call.id"]  # the call made again
+    assert decided["gent.approval.id"] == request.call_id
+    assert decided["gen_ai.tool.call.id"] == request.call_id  # the call that was held
+
+
+async def test_a_tool_that_requires_approval_is_traced_without_discovery(spans: Traced) -> None:
+    """``ApprovalChecked`` is the core's: a tool's own ``requires_approval`` is traced
+    as discovery's gated tools are."""
+
+    @tool(requires_approval=True)
+    def publish_page(page_id: str) -> str:
+        """Publish a page."""
+        return f"{page_id} is live"
+
+    model = ScriptedModel([ScriptedModel.call("publish_page", page_id="p-7"), "p-7 is live."])
+    agent = ToolCallingAgent(model, tools=[publish_page], name="publisher")
+    first = await agent.run("Publish p-7.")
+    assert (
+        dict(spans.one("invoke_agent publisher").attributes or {})["gent.approval.held_calls"] == 1
+    )
+    spans.clear()
+    second = await agent.resume(first, {first.pending[0].call_id: Approval.denied("not now")})
+    assert second.ok
+    decided = attributes(spans, "execute_tool publish_page")
+    assert (decided["gent.approval.outcome"], decided["gent.approval.decided_by"]) == (
+        "denied",
+        "person",
+    )

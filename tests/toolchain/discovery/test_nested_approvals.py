@@ -1,18 +1,20 @@
-"""Approvals and activation hold however deep a call is made (issue 17, item 9).
+"""Approvals and activation hold however deep a call is made (issues 17 and 28).
 
-A tool that needs approval, called inside a ``CompositeTool``, inside a ``def_agent``
-sub-agent (given the parent's ``ToolSearch``, its own, or registering the tool itself),
-or in a composite inside a sub-agent, is held: the outermost run ends paused, the held
-call is listed by ``ToolSearch.pending`` in its ``extension_state``, and the README's
-resume (``search.decide``, then ``run(..., history=..., extension_state=...)``) runs it
-exactly once. A deferred tool inside a composite is refused until a search finds it.
-An ``extension_state`` edited by hand approves nothing, and a configured approver is
-still asked. Both agents (and both ``run_prompt`` protocols), one agent and one
-``ToolSearch`` reused across the turns as users reuse them.
+A tool that ``requires_confirmation`` in a ``ToolSearch``'s index, called inside a
+``CompositeTool``, inside a ``def_agent`` sub-agent (given the parent's ``ToolSearch``,
+its own, or registering the tool itself), or in a composite inside a sub-agent, is held
+by the core's mechanism: the outermost run ends paused with the call in
+``result.pending`` (its ``via`` the way it came), and resuming with a decision runs it
+exactly once, with no request to the model to make the call again. A deferred tool
+inside a composite is refused until a search finds it. Decisions written into
+``extension_state`` (as an earlier version kept them) approve nothing, and a configured
+approver is still asked. Both agents (and both ``run_prompt`` protocols), one agent and
+one ``ToolSearch`` reused across the turns as users reuse them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from typing import Any, Literal, cast
@@ -20,10 +22,18 @@ from typing import Any, Literal, cast
 import pytest
 from pydantic import BaseModel
 
-from agents import AgentResult, Prompt, run_prompt
+from agents import AgentResult, Prompt, ResumeError, run_prompt
 from agents.models import ScriptedModel
 from tests.support.agent_kinds import KINDS, Agent, Kind, Output, agent, answer, call
-from toolchain import ExecutionContext, JSONToolChain, ToolCall, ToolCallRefused, ToolHook, tool
+from toolchain import (
+    ExecutionContext,
+    JSONToolChain,
+    ToolCall,
+    ToolCallRefused,
+    ToolchainTypeError,
+    ToolHook,
+    tool,
+)
 from toolchain.composite import CompositeTool
 from toolchain.discovery import (
     Approval,
@@ -120,8 +130,8 @@ def test_a_gated_tool_inside_a_composite_is_held_and_runs_once_after_approval(
                 "cms",
                 calls=[sub("list_pages"), sub("publish_page", page_id="p1"), sub("list_pages")],
             ),
-            # the resumed turn: the same call again, twice (the approval covers one)
-            call(kind, "cms", calls=[sub("publish_page", page_id="p1")]),
+            answer(kind, "Home is live"),
+            # the next turn: the same call again waits for its own approval
             call(kind, "cms", calls=[sub("publish_page", page_id="p1")]),
         ]
     )
@@ -130,23 +140,25 @@ def test_a_gated_tool_inside_a_composite_is_held_and_runs_once_after_approval(
     paused = agent.run_sync("Publish Home")
     assert paused.stopped_by == "paused"
     assert ran == [("list_pages", "")]  # publish_page held; the sub-call after it not run
-    _, publish, after = entries(paused, 0)
-    assert "needs a person's approval" in publish["error"]
-    assert after["error"].startswith("not run: the run paused before it")
-    [held] = search.pending(paused.extension_state)
+    [held] = paused.pending
     assert (held.tool, held.args, held.risk, held.via) == (
         "publish_page",
         {"page_id": "p1"},
         "moderate",
-        (),
+        ("cms",),
     )
     assert held.call_id.endswith("/1")  # the composite's second sub-call
 
-    state = search.decide(paused.extension_state, held.call_id, Approval.granted())
-    resumed = agent.run_sync("Approved", history=paused.messages, extension_state=state)
-    assert ran == [("list_pages", ""), ("publish_page", "p1")]  # exactly once
-    assert resumed.stopped_by == "paused"  # the second attempt waits for its own approval
-    assert [r.args for r in search.pending(resumed.extension_state)] == [{"page_id": "p1"}]
+    done = agent.resume_sync(paused, {held.call_id: Approval.granted()})
+    assert done.ok and done.answer == "Home is live"
+    assert ran[:2] == [("list_pages", ""), ("publish_page", "p1")]  # publish_page once
+    assert ran.count(("publish_page", "p1")) == 1
+    assert len(model.requests) == 2  # no request to make the call again
+
+    again = agent.run_sync("Publish it again", history=done.messages)
+    assert again.stopped_by == "paused"  # a decision approves one call, once
+    assert [r.args for r in again.pending] == [{"page_id": "p1"}]
+    assert ran.count(("publish_page", "p1")) == 1
 
 
 @KINDS
@@ -228,48 +240,27 @@ def test_a_sub_agents_held_call_pauses_the_parent_and_runs_once_after_approval(
 ) -> None:
     kind: Kind = "react" if protocol == "text" else "native"
     search = search_for()
-    parent = ScriptedModel(
-        [
-            call(kind, "publisher", page_id="p1"),
-            call(kind, "publisher", page_id="p1"),  # resumed: the model asks again
-            answer(kind, "p1 is live"),
-        ]
-    )
-    child = ScriptedModel(
-        [
-            child_call(protocol, where),
-            child_call(protocol, where),
-            answer(kind, "published p1"),
-        ]
-    )
+    parent = ScriptedModel([call(kind, "publisher", page_id="p1"), answer(kind, "p1 is live")])
+    child = ScriptedModel([child_call(protocol, where), answer(kind, "published p1")])
     build = prompt_for(protocol, where, search, child)
     plugins = [] if where == "sub-agent" else [search]  # the parent's ToolSearch
 
-    paused = run_prompt(
-        build("Publish Home"), model=parent, protocol=protocol, plugins=plugins
-    ).run_sync()
+    run = run_prompt(build("Publish Home"), model=parent, protocol=protocol, plugins=plugins)
+    paused = run.run_sync()
     assert paused.stopped_by == "paused" and ran == []
     assert paused.paused is not None and "publish_page" in paused.paused
-    assert "the sub-agent publisher paused" in texts(paused)
-    [held] = search.pending(paused.extension_state)
+    [held] = paused.pending
     assert held.tool == "publish_page" and held.args == {"page_id": "p1"}
-    assert held.via == ("publisher",)
+    assert held.risk == "moderate"
+    assert held.via == (("publisher", "cms") if where == "composite" else ("publisher",))
 
-    state = search.decide(paused.extension_state, held.call_id, Approval.granted("ok by Ana"))
-    resumed = run_prompt(
-        build("Approved"),
-        model=parent,
-        protocol=protocol,
-        plugins=plugins,
-        history=paused.messages,
-        extension_state=state,
-    ).run_sync()
+    resumed = run.resume_sync({held.call_id: Approval.granted("ok by Ana")})
     assert resumed.ok and resumed.answer == "p1 is live"
     assert ran == [("publish_page", "p1")]
-    assert search.pending(resumed.extension_state) == ()
-    if plugins:  # the parent's model is told the decision
-        told = parent.requests[1].messages[-1].text_content()
-        assert 'publish_page {"page_id":"p1"} (through publisher): approved' in told
+    assert resumed.pending == ()
+    # neither model was asked to make the call again
+    assert (len(parent.requests), len(child.requests)) == (2, 2)
+    assert "p1 is live" in child.requests[1].messages[-1].text_content()
 
 
 def test_a_sub_agents_approver_is_the_parents() -> None:
@@ -292,7 +283,7 @@ def test_a_sub_agents_approver_is_the_parents() -> None:
     assert "was not approved: not today" in child.requests[1].messages[-1].text_content()
 
 
-# -- forged decisions ----------------------------------------------------------------------
+# -- decisions written into extension_state -------------------------------------------------
 
 
 FORGED = {
@@ -305,9 +296,11 @@ FORGED = {
 
 
 @KINDS
-def test_a_forged_decision_approves_nothing_and_the_approver_is_still_asked(
+def test_a_decision_written_into_extension_state_approves_nothing(
     kind: Kind, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Where an earlier version kept decisions: read, said in a warning, never acted on;
+    the configured approver is still asked."""
     asked: list[ApprovalRequest] = []
 
     def approve(ctx: ExecutionContext, request: ApprovalRequest) -> Approval:
@@ -322,8 +315,15 @@ def test_a_forged_decision_approves_nothing_and_the_approver_is_still_asked(
         )
     assert result.ok and ran == []
     assert [r.args for r in asked] == [{"page_id": "p1"}]
-    assert "ignoring 1 decision(s) that this ToolSearch did not seal, the first for " in caplog.text
-    assert "publish_page (call 'x')" in caplog.text
+    said = [r.getMessage() for r in caplog.records if r.name == "toolchain"]
+    assert said == [
+        "the saved ToolSearch state holds decisions from an earlier version, which this one "
+        "does not act on: a held call now waits in the paused result's `pending` and runs "
+        "with agent.resume(result, decisions)"
+    ]
+    assert "tool_search" not in result.extension_state or (
+        "decisions" not in cast("dict[str, object]", result.extension_state["tool_search"])
+    )
 
 
 def _flood(count: int) -> dict[str, object]:
@@ -336,7 +336,7 @@ def _flood(count: int) -> dict[str, object]:
 
 
 @KINDS
-def test_a_flood_of_forged_entries_approves_nothing_and_is_logged_in_a_few_lines(
+def test_a_flood_of_saved_entries_approves_nothing_and_is_logged_in_one_line(
     kind: Kind, caplog: pytest.LogCaptureFixture
 ) -> None:
     search = search_for(approve=lambda ctx, request: Approval.denied("no"))
@@ -346,17 +346,11 @@ def test_a_flood_of_forged_entries_approves_nothing_and_is_logged_in_a_few_lines
             "Publish Home", extension_state=_flood(200_000)
         )
     assert result.ok and ran == []
-    assert search.pending(_flood(5_000)) == ()
     said = [r.getMessage() for r in caplog.records if r.name == "toolchain"]
-    assert said[:4] == [
-        "the saved ToolSearch state holds 200000 pending; only the newest 1000 are read",
-        "the saved ToolSearch state holds 200000 decisions; only the newest 1000 are read",
-        "ignoring 1000 held call(s) that this ToolSearch did not seal, the first for "
-        "publish_page (call 'c199000'): the state was edited, or sealed with another "
-        "approval_key",
-        "ignoring 1000 decision(s) that this ToolSearch did not seal, the first for "
-        "publish_page (call 'd199000'): the state was edited, or sealed with another "
-        "approval_key",
+    assert said == [
+        "the saved ToolSearch state holds pending and decisions from an earlier version, "
+        "which this one does not act on: a held call now waits in the paused result's "
+        "`pending` and runs with agent.resume(result, decisions)"
     ]
 
 
@@ -375,9 +369,9 @@ def _restore_seconds(state: dict[str, object]) -> float:
 def test_restoring_a_flooded_state_costs_what_a_small_one_does(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Fifty times the entries, about the same work: what is read is bounded
-    (``MAX_SAVED``). 200,000 of each took 12.8 s before (and logged 400,000 lines). A
-    ratio, not a time limit, measured again when a busy machine blurs one reading."""
+    """Fifty times the entries, about the same work: what an earlier version saved is
+    not read. 200,000 of each took 12.8 s once (and logged 400,000 lines). A ratio, not
+    a time limit, measured again when a busy machine blurs one reading."""
     caplog.set_level(logging.ERROR, logger="toolchain")  # the warnings are the other test's
     small, large = _flood(2_000), _flood(100_000)
     readings: list[str] = []
@@ -390,45 +384,34 @@ def test_restoring_a_flooded_state_costs_what_a_small_one_does(
 
 
 @KINDS
-def test_a_held_call_turned_into_an_approval_by_hand_approves_nothing(kind: Kind) -> None:
+def test_an_edited_held_call_approves_nothing(kind: Kind) -> None:
     search = search_for()
-    model = ScriptedModel(
-        [
-            call(kind, "publish_page", page_id="p1"),
-            call(kind, "publish_page", page_id="p1"),
-        ]
-    )
+    model = ScriptedModel([call(kind, "publish_page", page_id="p1"), answer(kind, "live")])
     agent = agent_with(kind, model, search=search)
     paused = agent.run_sync("Publish Home")
-    saved = cast("dict[str, list[dict[str, object]]]", paused.extension_state["tool_search"])
-    [held] = saved["pending"]
-    forged = {"tool_search": {"decisions": [{**held, "approved": True}]}}
-    again = agent.run_sync("Approved", history=paused.messages, extension_state=forged)
-    assert again.stopped_by == "paused" and ran == []  # held again, not run
-    tampered = {"tool_search": {"pending": [{**held, "args": {"page_id": "p2"}}]}}
-    with pytest.raises(ValueError, match="does not carry this ToolSearch's seal"):
-        search.decide(tampered, str(held["call_id"]), Approval.granted())
+    [held] = paused.pending
+    edited = dataclasses.replace(held, args={"page_id": "p2"})
+    tampered = dataclasses.replace(paused, pending=(edited,))
+    with pytest.raises(ResumeError, match="the held call was edited or forged"):
+        agent.resume_sync(tampered, {held.call_id: Approval.granted()})
+    assert ran == []
+    done = agent.resume_sync(paused, {held.call_id: Approval.granted()})
+    assert done.ok and ran == [("publish_page", "p1")]
 
 
-def test_a_conversation_resumes_in_another_process_with_the_same_approval_key() -> None:
-    model = ScriptedModel(
-        [ScriptedModel.call("publish_page", page_id="p1")] * 2 + ["p1 is live", "unused"]
-    )
-    first = search_for(approval_key="shared secret")
-    paused = agent_with("native", model, search=first).run_sync("Publish Home")
-    [held] = first.pending(paused.extension_state)
-    state = first.decide(paused.extension_state, held.call_id, Approval.granted())
-
-    stranger = search_for()  # another process's key: it trusts nothing it did not seal
-    assert stranger.pending(paused.extension_state) == ()
-    with pytest.raises(ValueError, match="approval_key"):
-        stranger.decide(paused.extension_state, held.call_id, Approval.granted())
-
-    later = search_for(approval_key="shared secret")  # the same key: resumes
-    resumed = agent_with("native", model, search=later).run_sync(
-        "Approved", history=paused.messages, extension_state=state
-    )
-    assert resumed.ok and ran == [("publish_page", "p1")]
+def test_the_old_extension_state_api_says_where_approvals_went() -> None:
+    with pytest.warns(DeprecationWarning, match="approval_key=...\\) has no effect"):
+        search = search_for(approval_key="shared secret")
+    with (
+        pytest.warns(DeprecationWarning, match="held calls are in the paused result's"),
+        pytest.raises(ToolchainTypeError, match=r"ToolSearch.pending is gone.*result.pending"),
+    ):
+        search.pending({})  # pyright: ignore[reportDeprecated]  # the old API, on purpose
+    with (
+        pytest.warns(DeprecationWarning, match="decide held calls with agent.resume"),
+        pytest.raises(ToolchainTypeError, match=r"agent.resume\(result"),
+    ):
+        search.decide({}, "call_1", Approval.granted())  # pyright: ignore[reportDeprecated]
 
 
 # -- the seam: guards see every call ---------------------------------------------------------
@@ -472,3 +455,52 @@ def test_a_guard_sees_composite_sub_calls_and_the_calls_of_child_runs() -> None:
     ]
     outcome = model.requests[2].messages[-1].text_content()
     assert "publish_page was refused: publishing is frozen today" in outcome
+
+
+# -- the user's tools are not changed --------------------------------------------------------
+
+
+@KINDS
+def test_a_tool_gated_by_one_agents_tool_search_runs_freely_in_another(kind: Kind) -> None:
+    """``requires_confirmation`` gates the tool in the runs of its ``ToolSearch`` only:
+    the tool object is the user's, shared here with an agent without discovery, and is
+    not changed (``requires_approval`` stays ``False``)."""
+    search = search_for()
+    gated = agent_with(
+        kind,
+        ScriptedModel([call(kind, "publish_page", page_id="p1"), answer(kind, "live")]),
+        search=search,
+    )
+    free = agent(
+        kind,
+        ScriptedModel([call(kind, "publish_page", page_id="p2"), answer(kind, "live")]),
+        JSONToolChain().register_tool(publish_page),
+    )
+    assert gated.run_sync("Publish p1").stopped_by == "paused"
+    assert free.run_sync("Publish p2").ok
+    assert ran == [("publish_page", "p2")]
+    assert publish_page.requires_approval is False
+
+
+def test_a_program_calling_a_gated_tool_is_held_and_resumed() -> None:
+    """Code mode: a program's call of a tool its ``ToolSearch`` gates waits like any
+    other call of the run, and resuming continues the program from that call."""
+    pytest.importorskip("pydantic_monty")
+    from agents import ToolCallingAgent
+    from toolchain.code import PythonToolChain
+
+    program = "pages = await list_pages()\nprint(await publish_page(page_id=pages[0]))"
+    model = ScriptedModel([ScriptedModel.call("run_python", code=program), "p1 is live"])
+    chain = PythonToolChain()
+    agent_ = ToolCallingAgent(model, tool_chain=chain, extensions=[search_for(defer=False)])
+    paused = agent_.run_sync("Publish the first page")
+    assert paused.stopped_by == "paused" and ran == [("list_pages", "")]
+    [held] = paused.pending
+    assert (held.tool, dict(held.args), held.via) == (
+        "publish_page",
+        {"page_id": "p1"},
+        ("run_python",),
+    )
+    done = agent_.resume_sync(paused, {held.call_id: Approval.granted()})
+    assert done.ok and ran == [("list_pages", ""), ("publish_page", "p1")]
+    assert len(model.requests) == 2

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from agents import ReActAgent
+from agents import ReActAgent, ResumeError
 from agents.models import Message, ScriptedModel
 from tests.support.agent_kinds import KINDS, Kind, Output, answer, call
 from tests.toolchain.discovery.cms import (
@@ -209,33 +209,30 @@ def test_approval_granted_and_denied(kind: Kind) -> None:
 
 @KINDS
 def test_a_run_pauses_for_approval_and_resumes_with_the_decision(kind: Kind) -> None:
+    """No approver: the call is held in the core (``result.pending``), and resuming runs
+    it with the arguments that were reviewed; the model is not asked to call it again."""
     model = ScriptedModel(
         [
             call(kind, "tool_search", query="publish a page"),
             call(kind, "publish_page", page_id="p1"),
+            answer(kind, "Home is live"),
         ]
     )
     search = search_for()
-    paused = build(kind, model, search).run_sync("Publish Home")
+    agent = build(kind, model, search)
+    paused = agent.run_sync("Publish Home")
     assert paused.stopped_by == "paused" and ran == []
     assert paused.paused is not None and "publish_page" in paused.paused
-    assert "held and the run pauses" in tool_texts(paused)
-    [held] = search.pending(paused.extension_state)
-    assert held.tool == "publish_page" and held.args == {"page_id": "p1"}
-    state = search.decide(paused.extension_state, held.call_id, Approval.granted("ok by Ana"))
-    assert search.pending(state) == ()
+    [held] = paused.pending
+    assert (held.tool, held.args, held.risk) == ("publish_page", {"page_id": "p1"}, "moderate")
+    with pytest.raises(ResumeError, match="no call with this id is held"):
+        agent.resume_sync(paused, {"no-such-call": Approval.denied()})
 
-    resumed_model = ScriptedModel(
-        [call(kind, "publish_page", page_id="p1"), answer(kind, "Home is live")]
-    )
-    resumed = build(kind, resumed_model, search).run_sync(
-        "Approved", history=paused.messages, extension_state=state
-    )
-    assert resumed.ok and ran == [("publish_page", {"page_id": "p1"})]
-    told = resumed_model.requests[0].messages[-1].text_content()
-    assert 'publish_page {"page_id":"p1"}: approved; call it again to run it (ok by Ana)' in told
-    with pytest.raises(KeyError):
-        search.decide(paused.extension_state, "no-such-call", Approval.denied())
+    resumed = agent.resume_sync(paused, {held.call_id: Approval.granted("ok by Ana")})
+    assert resumed.ok and resumed.answer == "Home is live"
+    assert ran == [("publish_page", {"page_id": "p1"})]
+    assert len(model.requests) == 3  # the search, the call, the answer: none repeated
+    assert resumed.steps[1].tool_results[0].raw.output(0, str) == "published"
 
 
 # -- working memory ---------------------------------------------------------------------------
@@ -320,7 +317,7 @@ def test_a_broken_backend_or_approver_fails_only_that_call(
     search.index.info["list_pages"] = ToolInfo("list_pages", requires_confirmation=True)
     _search_state_activate(search, ctx, "list_pages")
     text = _execute(chain, ctx, "list_pages")
-    assert "needs approval, and asking for it failed (ConnectionError)" in text
+    assert "needs approval, and asking for it failed (ConnectionError: approval service " in text
     assert ran == []
     assert "tool search failed" in caplog.text and "approval callback failed" in caplog.text
 
@@ -401,41 +398,38 @@ def test_a_hook_that_changes_the_prompt_does_not_bring_back_the_hidden_tools() -
     assert "- send_email:" not in system and "- search_images:" not in system
 
 
-def test_a_call_held_in_a_later_run_keeps_the_earlier_held_calls() -> None:
+def test_held_calls_of_one_step_are_decided_one_resume_at_a_time() -> None:
     both = json.dumps(
         [
             {"tool": "publish_page", "args": {"page_id": "p1"}},
             {"tool": "publish_page", "args": {"page_id": "p2"}},
         ]
     )
-    first_model = ScriptedModel(
-        [call("react", "tool_search", query="publish a page"), f"<action>{both}</action>"]
-    )
-    search = search_for()
-    first = build("react", first_model, search).run_sync("Publish Home and About")
-    assert first.stopped_by == "paused"
-    held = {r.call_id: str(r.args["page_id"]) for r in search.pending(first.extension_state)}
-    assert sorted(held.values()) == ["p1", "p2"]
-    p1 = next(call_id for call_id, page in held.items() if page == "p1")
-    state = search.decide(first.extension_state, p1, Approval.granted())
-    # The next run counts its call ids from 1 again: its third call has p2's id.
-    second_model = ScriptedModel(
+    model = ScriptedModel(
         [
-            call("react", "publish_page", page_id="p1"),
-            call("react", "list_pages"),
-            call("react", "publish_page", page_id="p3"),
+            call("react", "tool_search", query="publish a page"),
+            f"<action>{both}</action>",
+            answer("react", "Home is live; About is not"),
         ]
     )
-    second = build("react", second_model, search).run_sync(
-        "Approved", history=first.messages, extension_state=state
-    )
-    assert second.stopped_by == "paused"
-    pending = search.pending(second.extension_state)
-    assert sorted(str(r.args["page_id"]) for r in pending) == ["p2", "p3"]
-    assert len({r.call_id for r in pending}) == 2
-    [p3] = [r for r in pending if r.args["page_id"] == "p3"]
-    decided = search.decide(second.extension_state, p3.call_id, Approval.denied())
-    assert [r.args["page_id"] for r in search.pending(decided)] == ["p2"]
+    search = search_for()
+    agent = build("react", model, search)
+    first = agent.run_sync("Publish Home and About")
+    assert first.stopped_by == "paused"
+    held = {r.call_id: str(r.args["page_id"]) for r in first.pending}
+    assert sorted(held.values()) == ["p1", "p2"]
+    p1, p2 = sorted(held, key=held.__getitem__)
+
+    second = agent.resume_sync(first, {p1: Approval.granted()})
+    assert second.stopped_by == "paused"  # p2 still waits: no model call
+    assert ran == [("publish_page", {"page_id": "p1"})]
+    assert [(r.call_id, r.args["page_id"]) for r in second.pending] == [(p2, "p2")]
+    assert len(model.requests) == 2
+
+    third = agent.resume_sync(second, {p2: Approval.denied("About is in review")})
+    assert third.ok and third.answer == "Home is live; About is not"
+    assert ran == [("publish_page", {"page_id": "p1"})]
+    assert "publish_page was not approved: About is in review" in tool_texts(third)
 
 
 def test_memory_lines_cannot_be_forged_by_entity_names() -> None:
