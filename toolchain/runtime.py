@@ -24,11 +24,11 @@ parts ours has, and no package imports a private module of another.
   checks, made before anything runs) and `resume_action` (an action's held calls
   decided: what ``ToolChainBase.resume`` does, whichever chain held them); for a tool
   whose own calls wait (a sub-agent's held calls), `CallHeld` to hold its call with
-  them, `held_error` to say it still waits, `rebind` to pass a decision on, and
-  `calls_nest` to have chains tell such a tool the call it runs in; `Seal`,
-  `PROCESS_KEY` and `args_digest` for a loop that hands held calls to other processes
-  (``agents.durable`` seals them with a key every process shares; ``agents.ui`` the
-  state it hands a client and takes back).
+  them, `held_error` to say it still waits (`held_in` reads it back), `rebind` to pass
+  a decision on, and `calls_nest` to have chains tell such a tool the call it runs in;
+  `Seal`, `PROCESS_KEY` and `args_digest` for a loop that hands held calls to other
+  processes (``agents.durable`` seals them with a key every process shares;
+  ``agents.ui`` the state it hands a client and takes back).
 
 >>> from toolchain.runtime import redact, remember_secret
 >>> remember_secret("s3cr3t-value-for-the-doctest")
@@ -45,6 +45,7 @@ from toolchain._approvals import (
     args_digest,
     calls_nest,
     held_error,
+    held_in,
     rebind,
     refusals,
     set_approver,
@@ -100,6 +101,7 @@ __all__ = [
     "eager_task",
     "escape_controls",
     "held_error",
+    "held_in",
     "install_extensions",
     "json_nesting_exceeds",
     "log_line",

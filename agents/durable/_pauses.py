@@ -18,18 +18,20 @@ decision travels bound to the held call's tool and the digest of its arguments: 
 workflow applies it only to the call that was shown (a message for another call, or
 whose ``approved`` is not a JSON ``true`` / ``false``, is ignored and logged), and binds
 it to the live call's id, run and digest before the core applies it. The approved call
-runs as a step of the workflow: a crash after it ran replays its outcome.
+runs as a step of the workflow: a crash after it ran replays its outcome. An answer to
+an MCP server's question (an ``Elicitation``) travels with its action and data, and is
+one again in the workflow.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from agents._resume import ResumeError, paused_of
 from agents.result import AgentResult
-from toolchain import Approval, ApprovalError, ApprovalRequest
+from toolchain import Approval, ApprovalError, ApprovalRequest, Elicitation, to_builtins
 from toolchain.runtime import Seal, check_decisions, logger
 
 __all__ = ["EVENT", "TOPIC", "message", "shown", "taken"]
@@ -69,15 +71,19 @@ def message(result: object, decisions: object, key: bytes) -> tuple[str, int, di
     if pause is None or not pause.isdigit():
         raise ResumeError({"*": "the held calls were not sealed by a durable run"})
     held = {request.call_id: request for request in paused.pending}
-    sent = {
-        call_id: {
+    sent: dict[str, object] = {}
+    for call_id, decision in decided.items():
+        entry: dict[str, object] = {
             "approved": decision.approved,
             "reason": decision.reason,
             "tool": held[call_id].tool,
             "digest": held[call_id].digest,
         }
-        for call_id, decision in decided.items()
-    }
+        if isinstance(decision, Elicitation):  # an answer to a server's question
+            entry["action"] = decision.action
+            if decision.data is not None:
+                entry["data"] = to_builtins(dict(decision.data))
+        sent[call_id] = entry
     return runs.pop(), int(pause), {"pause": int(pause), "decisions": sent}
 
 
@@ -117,15 +123,30 @@ def taken(
                 why,
             )
             return None
-        reason = entry.get("reason")
-        decided[request.call_id] = Approval(
-            cast(bool, entry["approved"]),
-            reason if isinstance(reason, str) else "",
-            request.call_id,
-            request.run_id,
-            request.digest,
-        )
+        decided[request.call_id] = _decision(request, entry)
     return decided
+
+
+def _decision(request: ApprovalRequest, entry: Mapping[str, object]) -> Approval:
+    """The checked ``entry`` as the decision it carries, bound to ``request``: an
+    ``Elicitation`` when it answers a question (its action and data), else an
+    ``Approval``."""
+    reason = entry.get("reason")
+    why = reason if isinstance(reason, str) else ""
+    approved = cast(bool, entry["approved"])
+    action = entry.get("action")
+    if "action" not in entry:
+        return Approval(approved, why, request.call_id, request.run_id, request.digest)
+    data = entry.get("data")
+    return Elicitation(
+        approved,
+        why,
+        request.call_id,
+        request.run_id,
+        request.digest,
+        action=cast("Literal['accept', 'decline', 'cancel']", action),
+        data=cast("dict[str, object]", data) if isinstance(data, dict) else None,
+    )
 
 
 def _refused(request: ApprovalRequest | None, entry: Mapping[str, object]) -> str | None:
@@ -136,4 +157,10 @@ def _refused(request: ApprovalRequest | None, entry: Mapping[str, object]) -> st
     approved = entry.get("approved")
     if approved is not True and approved is not False:
         return f"has an approved field that is not true or false ({type(approved).__name__})"
+    if "action" in entry:
+        action = entry.get("action")
+        if action not in ("accept", "decline", "cancel") or (action == "accept") != approved:
+            return "has an action that is not accept, decline or cancel as approved says"
+        if "data" in entry and not isinstance(entry.get("data"), dict):
+            return "has data that is not a JSON object"
     return None

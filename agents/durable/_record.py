@@ -24,6 +24,7 @@ envelope and the size limit are ``_serializer``'s; the errors, ``_errors``'s.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import typing
@@ -50,6 +51,7 @@ from toolchain import (
     ApprovalRequest,
     CallObservation,
     ContentPart,
+    ElicitationRequest,
     ErrorKind,
     RawToolCallResult,
     RawToolChainResult,
@@ -198,6 +200,10 @@ class _Held(msgspec.Struct, frozen=True, omit_defaults=True):
     digest: str = ""
     run_id: str = ""
     seal: str = ""
+    question: bool = False
+    """An MCP server's question (an ``ElicitationRequest``), with its message and schema."""
+    message: str = ""
+    schema: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
 
 
 class _Result(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -469,19 +475,7 @@ def encode_result(runnable: str, result: AgentResult[Any]) -> msgspec.Raw:
         result.paused,
         _plain_state(result.extension_state),
         {name: _Savings(saved.kept_out, saved.cost) for name, saved in result.savings.items()},
-        tuple(
-            _Held(
-                held.call_id,
-                held.tool,
-                cast("dict[str, Any]", _plain(dict(held.args), "a held call's arguments")),
-                held.risk,
-                held.via,
-                held.digest,
-                held.run_id,
-                held.seal,
-            )
-            for held in result.pending
-        ),
+        tuple(_held(held) for held in result.pending),
     )
     return _encoded(wire)
 
@@ -573,11 +567,32 @@ def decode_result(
     return wire.runnable, result
 
 
+def _held(held: ApprovalRequest) -> _Held:
+    args = cast("dict[str, Any]", _plain(dict(held.args), "a held call's arguments"))
+    message, schema = "", {}
+    if isinstance(held, ElicitationRequest):
+        message = held.message
+        schema = cast("dict[str, Any]", _plain(dict(held.schema), "a question's schema"))
+    return _Held(
+        held.call_id,
+        held.tool,
+        args,
+        held.risk,
+        held.via,
+        held.digest,
+        held.run_id,
+        held.seal,
+        isinstance(held, ElicitationRequest),
+        message,
+        schema,
+    )
+
+
 def _from_held(wire: _Held) -> ApprovalRequest:
     risk: Risk = "destructive"
     if wire.risk in ("safe", "moderate"):
         risk = cast("Risk", wire.risk)
-    return ApprovalRequest(
+    held = ApprovalRequest(
         wire.call_id,
         wire.tool,
         wire.args,
@@ -586,6 +601,14 @@ def _from_held(wire: _Held) -> ApprovalRequest:
         wire.digest,
         wire.run_id,
         wire.seal,
+    )
+    if not wire.question:
+        return held
+    # The same fields (the seal covers them), and what the server asked.
+    return ElicitationRequest(
+        **{field.name: getattr(held, field.name) for field in dataclasses.fields(held)},
+        message=wire.message,
+        schema=wire.schema,
     )
 
 

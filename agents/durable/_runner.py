@@ -7,9 +7,15 @@ its tool is ``idempotent``, otherwise its outcome is an error telling the model 
 
 Step places (DBOS step ids) are drawn in an order every replay repeats: a call's two
 places when it enters the chain, in the action's call order (``reserve``); an action
-with a sub-agent in it runs one call at a time (``sequential``), since a sub-agent's
-own steps are drawn as it goes. A call nested in another call's step (a composite's
-sub-calls) runs inside that step, as plain code.
+with a sub-agent or a composite tool in it runs one call at a time (``sequential``),
+since their calls' steps are drawn as they go: a sub-agent's calls and a composite's
+sub-calls are steps of their own, the sub-agent's or composite's call itself plain code.
+
+A call held for a person (``toolchain.runtime.CallHeld``: an MCP server's question, a
+composite's gated sub-call) is recorded as held, not as its outcome: it had no effect
+(what ran before the hold are steps of their own), so a replay makes it again, to be
+held again and settled by the decision the workflow recorded; the call that settles it
+is a step of its own (``toolchain.chain._resume``).
 
 A finished step replays as recorded whatever the code says now. A replay knows the
 name each step was recorded under (``record``, read once when the run is recovered):
@@ -50,12 +56,19 @@ from agents.durable._serializer import Recorded
 from agents.models import ModelResponse
 from agents.prompt import AgentTool
 from toolchain import ExecutionContext, Tool, ToolCall, ToolCallError, ToolResult
-from toolchain.runtime import describe_exception, logger
+from toolchain.composite import CompositeTool
+from toolchain.runtime import describe_exception, held_in, logger
 
 __all__ = ["INTERRUPTED", "MAX_OUTPUT_BYTES", "StepRunner", "fork", "in_workflow"]
 
 T = TypeVar("T")
 _log = logger("agents.durable")
+
+_MAKES_CALLS = (AgentTool, CompositeTool)
+"""Tools whose calls make calls of their own, each a step: their own call is plain code."""
+
+_HELD = ToolCallError("held", "held for a person's decision when recorded")
+"""What a held call is recorded as (see the module text)."""
 
 _CALL: ContextVar[str] = ContextVar("agents.durable.call", default="")
 """The call whose stages run in this task: stored values it makes are named after it."""
@@ -176,8 +189,8 @@ class StepRunner:
         slot: object,
         run: Callable[[], Awaitable[Invoked]],
     ) -> Invoked:
-        if not isinstance(slot, _Slot) or isinstance(tool, AgentTool) or not in_workflow():
-            return await run()  # a sub-agent's steps are its own; nested calls are plain
+        if not isinstance(slot, _Slot) or isinstance(tool, _MAKES_CALLS) or not in_workflow():
+            return await run()  # a sub-agent's or composite's calls are steps of their own
         try:
             return await self._tool_steps(tool, slot, run)
         except DurableError as stopped:  # the run stops at its next model call
@@ -207,13 +220,27 @@ class StepRunner:
                 # The mark was recorded by a process that died before the outcome was.
                 return self._interrupted(recorded_tool)
             result, error = await run()
+            if held_in(error) is not None:  # recorded as held: made again on replay
+                return Recorded((result, error), encode_outcome(None, _HELD))
             return self._outcome(tool.name, result, error)
 
         done = await self._run(slot.outcome, outcome_as, body)
         if isinstance(done, Recorded):
             return cast(Invoked, done.live)
         output_type = tool.output_type if recorded_tool == tool.name else Any
-        return self._read(lambda: decode_outcome(done, output_type, recorded_tool))
+        replayed = self._read(lambda: decode_outcome(done, output_type, recorded_tool))
+        if replayed[1] is not None and replayed[1].kind == "held":
+            # It was held, with no effect: made again, it is held again (how its
+            # decision settles it is live code, not data a record could hold).
+            made = await run()
+            if held_in(made[1]) is None:
+                _log.warning(
+                    "%s was held when its run was recorded, and made again in a replay it "
+                    "was not: its outcome now is not recorded",
+                    tool.name,
+                )
+            return made
+        return replayed
 
     async def recorded(
         self,
@@ -342,7 +369,7 @@ class StepRunner:
         return self._retries.delay(error, attempt)
 
     def sequential(self, tools: Sequence[Tool[Any, Any] | None]) -> bool:
-        return any(isinstance(tool, AgentTool) for tool in tools) and in_workflow()
+        return any(isinstance(tool, _MAKES_CALLS) for tool in tools) and in_workflow()
 
     def new_id(self) -> str | None:
         """An id derived from the run's recorded seed and the call that stores the value:

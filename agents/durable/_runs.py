@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from dbos import DBOS, Queue, WorkflowHandleAsync
@@ -19,7 +20,7 @@ from agents.durable._runner import MAX_OUTPUT_BYTES
 from agents.durable._serializer import MAX_RECORD_BYTES
 from agents.durable._workflow import DurableRun, Task, register, start_run
 from agents.models import Message, Model
-from agents.prompt import Prompt, PromptOptions, run_prompt
+from agents.prompt import Prompt, PromptOptions, PromptRun, run_prompt
 from agents.react import ReActAgent
 from agents.result import AgentResult
 from agents.tool_calling import ToolCallingAgent
@@ -31,6 +32,28 @@ __all__ = ["DurableAgent", "DurablePrompt"]
 AnswerT = TypeVar("AnswerT")
 
 DEFAULT_RETRIES = ModelRetries()
+
+_PROMPT_RUN = ContextVar[PromptRun[Any] | None]("agents.durable.prompt_run", default=None)
+"""The ``run_prompt`` run a `DurablePrompt`'s workflow is running: set by ``execute`` in
+the workflow's own context (awaited there, not in a task of its own), read by
+``go_on`` when decisions come for its pause; gone with the workflow's task."""
+
+
+async def _decided(result: AgentResult[Any], decisions: Mapping[str, Approval]) -> AgentResult[Any]:
+    """Send ``decisions`` for the pause of a paused durable run's ``result`` to the run,
+    wherever it runs now, and wait for what follows (``DurableAgent.resume``)."""
+    require_launched("resume a paused durable run")
+    workflow_id, pause, message = paused_message(result, decisions, sealing_key())
+    found: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(workflow_id)
+    run: DurableRun[Any] = DurableRun(found)
+    status = await run.status()
+    latest, waits = await run.pause()
+    if status not in ("PENDING", "ENQUEUED") or latest != pause or not waits:
+        raise ResumeError(
+            {"*": f"run {workflow_id} does not wait on this pause now: it was resumed already"}
+        )
+    await DBOS.send_async(workflow_id, message, DECISIONS)
+    return await run.after(pause)
 
 
 class DurableAgent(Generic[AnswerT]):
@@ -113,18 +136,7 @@ class DurableAgent(Generic[AnswerT]):
         call id holds no call, it was bound to another call, run or arguments), when
         the held calls were edited or forged, or when this pause was decided already.
         """
-        require_launched("resume a paused durable run")
-        workflow_id, pause, message = paused_message(result, decisions, sealing_key())
-        found: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(workflow_id)
-        run: DurableRun[AnswerT] = DurableRun(found)
-        status = await run.status()
-        latest, waits = await run.pause()
-        if status not in ("PENDING", "ENQUEUED") or latest != pause or not waits:
-            raise ResumeError(
-                {"*": f"run {workflow_id} does not wait on this pause now: it was resumed already"}
-            )
-        await DBOS.send_async(workflow_id, message, DECISIONS)
-        return await run.after(pause)
+        return await _decided(result, decisions)
 
     async def execute(
         self, task: Task, history: Sequence[Message], extension_state: Mapping[str, object] | None
@@ -222,6 +234,15 @@ class DurablePrompt:
         """Start the run and return its handle at once (see ``DurableAgent.start``)."""
         return await start_run(self, task, history, extension_state, workflow_id, queue)
 
+    async def resume(
+        self, result: AgentResult[Any], decisions: Mapping[str, Approval]
+    ) -> AgentResult[Any]:
+        """Decide the held calls of a paused durable run of the prompt (its own calls or
+        a sub-agent's, ``via`` naming it) and wait for its end or next pause; from any
+        process launched on the same database (see ``DurableAgent.resume``). A
+        sub-agent's approved call runs in the sub-agent, which goes on to its answer."""
+        return await _decided(result, decisions)
+
     async def execute(
         self, task: Task, history: Sequence[Message], extension_state: Mapping[str, object] | None
     ) -> AgentResult[Any]:
@@ -239,14 +260,22 @@ class DurablePrompt:
         options["history"] = history
         if extension_state is not None:
             options["extension_state"] = extension_state
-        return await run_prompt(with_task, model=self.model, **options).result()
+        # The run's id is its workflow's, the same in every process that replays it:
+        # decisions on its held calls (and its sub-agents') are bound to it.
+        ctx = ExecutionContext(limits=options.get("limits"), name=self.name)
+        ctx.run_id = DBOS.workflow_id or ctx.run_id
+        options["ctx"] = ctx
+        run = run_prompt(with_task, model=self.model, **options)
+        _PROMPT_RUN.set(run)  # for go_on, later in this workflow's own context
+        return await run.result()
 
     def go_on(
         self, result: AgentResult[Any], decisions: Mapping[str, Approval]
     ) -> Awaitable[AgentResult[Any]] | None:
-        """None: a ``run_prompt`` run paused on held calls ends paused (it is not
-        resumed by decisions yet)."""
-        return None
+        """The paused run resumed, inside the workflow (not for users: ``resume``);
+        None outside the workflow that ran it."""
+        run = _PROMPT_RUN.get()
+        return None if run is None else run.resume(decisions)
 
     def reader(self) -> dict[str, str]:
         """What reads a run's record: the protocol's agent and the text format."""

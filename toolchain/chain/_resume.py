@@ -25,7 +25,7 @@ from toolchain import _approvals as approvals
 from toolchain._approvals import Approval, ApprovalError, CallHeld, Seal
 from toolchain._context import StateKey
 from toolchain._events import ToolCallStarted
-from toolchain._result import ToolCall, ToolChainResult
+from toolchain._result import ToolCall, ToolCallError, ToolChainResult, ToolResult
 from toolchain.chain import _step_seam
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import assemble, finish
@@ -149,7 +149,7 @@ async def _settle(
     call = held.call or ToolCall(held.request.tool, held.request.args, held.request.call_id)
     decision = decisions[held.request.call_id] if held.settle is None else None
     if held.settle is not None:
-        result, problem = await held.settle(decisions)
+        result, problem = await _settled(config, ctx, call, held, decisions)
         still = approvals.held_in(problem)
         if still is not None:  # it waits again: held in its place, under the new nonce
             still.call = call
@@ -182,3 +182,24 @@ async def _settle(
                 lambda: invoke(config, ctx, checked, index, signals, held.value),
             )
     return await observed(config, ctx, position, Ran(call, result, problem), started)
+
+
+async def _settled(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    call: ToolCall,
+    held: CallHeld,
+    decisions: dict[str, Approval],
+) -> tuple[ToolResult[object] | None, ToolCallError | None]:
+    """A tool's own ``settle`` run with ``decisions``; in a durable run as a step of its
+    own (an MCP tool's call made again with the person's answer), so a replay does not
+    make it again. A durable runner runs it plainly for a tool whose calls are steps
+    themselves (a sub-agent's, a composite's)."""
+    settle = held.settle
+    assert settle is not None  # only called for a tool's own held calls
+    runner = _step_seam.current() if _step_seam.active else None
+    tool = config.tools.get(call.name)
+    slot = runner.reserve(ctx, call) if runner is not None and tool is not None else None
+    if runner is None or tool is None or slot is None:
+        return await settle(decisions)
+    return await runner.run_tool(ctx, call, tool, slot, lambda: settle(decisions))

@@ -83,3 +83,81 @@ def test_a_crash_after_the_approved_call_ran_does_not_run_it_again(
 
     assert result == WIPED
     assert runs(tmp_path, "wipe") == 1  # replayed from the record, not run again
+
+
+# -- a durable run_prompt, paused through its sub-agent ----------------------------------------
+
+HELD_SUB_AGENT = "held_sub_agent"
+
+
+def test_a_durable_prompt_paused_in_its_sub_agent_resumes_from_another_process(
+    tmp_path: Path, database_url: str
+) -> None:
+    """``DurablePrompt.resume``: the sub-agent's held call (listed with ``via``) runs in
+    the sub-agent, which answers; the parent goes on; no model repeats a call."""
+    kind: Kind = "native"
+    started = finished(
+        worker(tmp_path, kind, HELD_SUB_AGENT, "start-paused", database=database_url)
+    )
+    assert started == PAUSED
+
+    result = finished(
+        worker(tmp_path, kind, HELD_SUB_AGENT, "resume-granted", database=database_url)
+    )
+
+    assert result == {"answer": "parent saw: wiper saw: sdb erased", "stopped_by": "answer"}
+    assert runs(tmp_path, "wipe") == 1
+    # parent: the call, the answer; the wiper: the call, the answer
+    assert len(model_calls(tmp_path)) == 4
+
+
+def test_a_crash_in_the_sub_agent_after_its_approved_call_does_not_run_it_again(
+    tmp_path: Path,
+) -> None:
+    kind: Kind = "native"
+    assert finished(worker(tmp_path, kind, HELD_SUB_AGENT, "start-paused")) == PAUSED
+    # The resuming process runs the approved wipe in the sub-agent, then is killed in
+    # the sub-agent's model call after it.
+    (tmp_path / "block").write_text("")
+    kill_when_blocked(tmp_path, worker(tmp_path, kind, HELD_SUB_AGENT, "resume-granted"))
+    assert runs(tmp_path, "wipe") == 1
+
+    result = finished(worker(tmp_path, kind, HELD_SUB_AGENT, "recover"))
+
+    assert result == {"answer": "parent saw: wiper saw: sdb erased", "stopped_by": "answer"}
+    assert runs(tmp_path, "wipe") == 1
+
+
+# -- a composite's held sub-call ------------------------------------------------------------
+
+
+@KINDS
+def test_a_crash_after_a_composites_approved_sub_call_does_not_run_it_again(
+    kind: Kind, tmp_path: Path
+) -> None:
+    scenario = "held_in_composite"
+    assert finished(worker(tmp_path, kind, scenario, "start-paused")) == PAUSED
+    (tmp_path / "block").write_text("")
+    kill_when_blocked(tmp_path, worker(tmp_path, kind, scenario, "resume-granted"))
+    assert runs(tmp_path, "wipe") == 1
+
+    result = finished(worker(tmp_path, kind, scenario, "recover"))
+
+    assert result == WIPED
+    assert runs(tmp_path, "wipe") == 1  # replayed from the record, not run again
+    assert runs(tmp_path, "record") == 1  # the sub-call before it: a step of its own
+
+
+@KINDS
+def test_a_composites_held_sub_call_is_resumed_from_another_process(
+    kind: Kind, tmp_path: Path
+) -> None:
+    scenario = "held_in_composite"
+    assert finished(worker(tmp_path, kind, scenario, "start-paused")) == PAUSED
+
+    result = finished(worker(tmp_path, kind, scenario, "resume-granted"))
+
+    assert result == WIPED
+    assert runs(tmp_path, "wipe") == 1
+    assert runs(tmp_path, "record") == 1  # made again in the replay, from its record
+    assert len(model_calls(tmp_path)) == 2

@@ -88,14 +88,18 @@ from agents.models import (
 )
 from agents.models._scripted import ScriptItem
 from agents.prompt import Prompt
-from toolchain import ExecutionContext, JSONToolChain, Tool, tool
+from toolchain import ElicitationRequest, ExecutionContext, JSONToolChain, Tool, tool
 from toolchain.code import PythonToolChain
+from toolchain.composite import CompositeTool
 from toolchain.discovery import Approval, ApprovalRequest, ToolIndex, ToolInfo, ToolSearch
+from toolchain.mcp import MCPServer
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
 
 ARGS = sys.argv[1:] if __name__ == "__main__" or sys.argv[0] == "-c" else []
 DIR = Path(ARGS[0]) if ARGS else Path(".")
+SHOP = Path(__file__).parents[2] / "toolchain" / "mcp" / "elicit_server.py"
+"""A real MCP server whose ``refund`` asks the client first (the ``elicit`` scenario)."""
 KIND = ARGS[1] if ARGS else "react"
 RELEASE = ARGS[5] if len(ARGS) > 5 else "v1"
 DATABASE = os.environ.get("DURABLE_TEST_DATABASE") or f"sqlite:///{DIR / 'runs.sqlite'}"
@@ -447,6 +451,24 @@ def wiping(messages: Sequence[Message]) -> ScriptItem:
     return answer("wiped" if "sdb erased" in seen else f"not wiped: {seen[-200:]}")
 
 
+def wiping_in_ops(messages: Sequence[Message]) -> ScriptItem:
+    """Calls the composite ``ops`` once: ``record``, then ``wipe`` (which waits for a
+    person); answers with what its result said."""
+    if step_of(messages) == 1:
+        calls = [{"name": "record", "args": {"n": 7}}, {"name": "wipe", "args": {"disk": "sdb"}}]
+        return call("ops", "c1", calls=calls)
+    seen = since_last_reply(messages)
+    return answer("wiped" if "sdb erased" in seen else f"not wiped: {seen[-200:]}")
+
+
+def refunding_by_mcp(messages: Sequence[Message]) -> ScriptItem:
+    """Calls the MCP server's ``refund`` once; answers with what its result said."""
+    if step_of(messages) == 1:
+        return call("refund", "c1", order="A7")
+    seen = since_last_reply(messages)
+    return answer("refunded" if "refunded A7" in seen else f"not refunded: {seen[-200:]}")
+
+
 def approving() -> ToolSearch:
     """``publish`` waits for a person's approval (not in the release ``unapproved``)."""
     asks = RELEASE != "unapproved"
@@ -517,6 +539,28 @@ def parent_script(messages: Sequence[Message]) -> ScriptItem:
     return "parent saw: " + messages[-1].text_content()
 
 
+def build_held_sub_agent(prompt: Prompt) -> None:
+    """A sub-agent ``wiper`` whose ``wipe`` waits for a person: the run pauses through it."""
+
+    def wiper_script(messages: Sequence[Message]) -> ScriptItem:
+        if step_of(messages) == 1:
+            return ScriptedModel.call("wipe", {"disk": "sdb"}, id="w1")
+        return "wiper saw: " + since_last_reply(messages)
+
+    def build(input: SubTask, sub: Prompt) -> None:
+        sub.def_tool(wipe)
+        sub.user(input["task"])
+
+    wiper = CountingModel(wiper_script, block_at=2, name="wiper")
+    prompt.def_agent("wiper", "Wipes disks.", SubTask, build, model=wiper)
+
+
+def held_parent_script(messages: Sequence[Message]) -> ScriptItem:
+    if step_of(messages) == 1:
+        return ScriptedModel.call("wiper", {"task": "wipe sdb"}, id="p1")
+    return "parent saw: " + since_last_reply(messages)
+
+
 SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     "between": lambda: DurableAgent(
         make_agent(between, record, step_hooks=[pause_before_step_2]), name="between"
@@ -570,10 +614,21 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     ),
     # The model call after the approved wipe blocks (while DIR/block exists).
     "held": lambda: DurableAgent(make_agent(wiping, wipe, block_at=2), name="held"),
+    "held_in_composite": lambda: DurableAgent(
+        make_agent(
+            wiping_in_ops, CompositeTool("ops", "Disk operations.", [record, wipe]), block_at=2
+        ),
+        name="held_in_composite",
+    ),
     "sub_agent": lambda: DurablePrompt(
         build_sub_agents,
         model=CountingModel(parent_script),
         name="sub_agent",
+    ),
+    "held_sub_agent": lambda: DurablePrompt(
+        build_held_sub_agent,
+        model=CountingModel(held_parent_script),
+        name="held_sub_agent",
     ),
 }
 
@@ -686,10 +741,44 @@ async def recover_built_late(scenario: str, workflow_id: str) -> None:
 
 async def main(scenario: str, command: str, workflow_id: str) -> None:
     if command == "decide-as-client":
-        return await decide_as_client(workflow_id)
+        await decide_as_client(workflow_id)
+        return
     if command == "recover-built-late":
-        return await recover_built_late(scenario, workflow_id)
-    durable = SCENARIOS[scenario]()
+        await recover_built_late(scenario, workflow_id)
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        durable = await built(scenario, stack)
+        await commands(durable, scenario, command, workflow_id)
+
+
+async def built(
+    scenario: str, stack: contextlib.AsyncExitStack
+) -> DurableAgent[Any] | DurablePrompt:
+    """The scenario's durable agent or prompt; ``elicit``'s agent speaks to a real MCP
+    server (started here, over stdio, for as long as this process runs the scenario)
+    whose refunds are lines of ``tool_refund.log``."""
+    if scenario != "elicit":
+        return SCENARIOS[scenario]()
+    shop = MCPServer.stdio(
+        sys.executable,
+        [str(SHOP)],
+        mode="auto",
+        env={**os.environ, "SHOP_LOG": str(DIR / "tool_refund.log")},
+    )
+    await stack.enter_async_context(shop)
+    chain = shop.attach(JSONToolChain())
+    model = CountingModel(refunding_by_mcp, block_at=2)
+    agent = (
+        ToolCallingAgent(model, tool_chain=chain)
+        if KIND == "native"
+        else ReActAgent(model, tool_chain=chain)
+    )
+    return DurableAgent(agent, name="elicit")
+
+
+async def commands(
+    durable: DurableAgent[Any] | DurablePrompt, scenario: str, command: str, workflow_id: str
+) -> None:
     launch(DATABASE)
     try:
         if command == "start":
@@ -735,10 +824,14 @@ async def main(scenario: str, command: str, workflow_id: str) -> None:
             (DIR / "paused").write_text(str(os.getpid()))
             await asyncio.Event().wait()  # the test kills this process
         elif command == "resume-granted":  # the paused result, read back here, approved
-            assert isinstance(durable, DurableAgent)
             paused = await (await retrieve(workflow_id)).result()
             decisions = {paused.pending[0].call_id: Approval.granted("looks right")}
             printed(await durable.resume(paused, decisions))
+        elif command == "resume-answered":  # the server's question, answered yes
+            paused = await (await retrieve(workflow_id)).result()
+            [question] = paused.pending
+            assert isinstance(question, ElicitationRequest), question
+            printed(await durable.resume(paused, {question.call_id: question.accept({"ok": True})}))
         elif command == "decide":
             waiting = await pending(workflow_id, wait=60.0)
             await decide(workflow_id, waiting[0], Approval.granted("looks right"))

@@ -8,11 +8,13 @@ connection the questions come back as an "input required" result; on an older on
 Its tools: ``refund(order)`` asks "Refund order <order>?" for ``{"ok": boolean}`` and
 says what it did; ``ship(order)`` asks for the missing address (``{"street", "city"}``,
 both required) and ships there; ``refunds()`` says how many refunds it made (a refund
-runs once, whatever the rounds).
+runs once, whatever the rounds). With ``SHOP_LOG`` set, each refund is also a line in
+that file: the durable tests count refunds across the processes that ran one run.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 from mcp.server.mcpserver import (
@@ -50,6 +52,10 @@ def refund(order: str, answer: Annotated[ElicitationResult[Confirm], Resolve(ask
     """Refund an order (asks the customer first)."""
     if isinstance(answer, AcceptedElicitation) and answer.data.ok:
         made.append(order)
+        log = os.environ.get("SHOP_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as file:
+                file.write(order + "\n")
         return f"refunded {order}"
     if isinstance(answer, AcceptedElicitation):
         return f"kept {order}: the customer said no"
