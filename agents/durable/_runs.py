@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
@@ -52,8 +53,22 @@ async def _decided(result: AgentResult[Any], decisions: Mapping[str, Approval]) 
         raise ResumeError(
             {"*": f"run {workflow_id} does not wait on this pause now: it was resumed already"}
         )
-    await DBOS.send_async(workflow_id, message, DECISIONS)
-    return await run.after(pause)
+    sent = secrets.token_hex(16)  # the run says whose decisions its pause took
+    await DBOS.send_async(workflow_id, {**message, "id": sent}, DECISIONS)
+    after = await run.after(pause)
+    taken = await run.taken(pause)
+    if taken != sent:
+        # Two resumes raced for this pause: both checked it waited before either's
+        # decisions were taken. The run went on with the other's; say so, not a result
+        # the caller would read as the outcome of its own decisions.
+        raise ResumeError(
+            {
+                "*": f"run {workflow_id}'s pause {pause} was decided by another resume "
+                "before this one's decisions reached it: they were not applied (the "
+                "run went on with the other's; retrieve(...).result() reads where it is)"
+            }
+        )
+    return after
 
 
 class DurableAgent(Generic[AnswerT]):

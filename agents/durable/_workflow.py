@@ -240,6 +240,7 @@ async def _workflow(name: str, inputs: object) -> object:
     with step_runner_installed(runner):
         result = await runnable.execute(task, history, extension_state)
         pause = 0
+        taken: dict[str, str] = {}  # pause → the id of the message whose decisions it took
         # Paused on held calls: wait here, in the workflow, for decisions (see _pauses);
         # a process that takes the run over replays to the same wait.
         while result.stopped_by == "paused" and result.pending and runner.failure is None:
@@ -247,11 +248,16 @@ async def _workflow(name: str, inputs: object) -> object:
             published = {
                 "n": pause,
                 "result": encode_result(name, shown(result, pause, sealing_key())),
+                "taken": dict(taken),
             }
             await DBOS.set_event_async(PAUSED, published)
-            decisions = await _decisions(pause, result)
-            if decisions is not None:  # taken: the pause no longer waits
-                await DBOS.set_event_async(PAUSED, {"n": pause})
+            answered = await _decisions(pause, result)
+            decisions = None if answered is None else answered[0]
+            if answered is not None:  # taken: the pause no longer waits
+                # Whose decisions these were, for the resume that sent them (and any
+                # other racing it) to tell; kept in every later pause's event too.
+                taken[str(pause)] = answered[1]
+                await DBOS.set_event_async(PAUSED, {"n": pause, "taken": dict(taken)})
             going_on = None if decisions is None else runnable.go_on(result, decisions)
             if going_on is None:
                 break
@@ -261,9 +267,12 @@ async def _workflow(name: str, inputs: object) -> object:
     return Recorded(result, encode_result(name, result))
 
 
-async def _decisions(pause: int, result: AgentResult[Any]) -> dict[str, Approval] | None:
+async def _decisions(
+    pause: int, result: AgentResult[Any]
+) -> tuple[dict[str, Approval], str] | None:
     """The decisions for the pause ``pause`` of the run, the first message that brings
-    ones that apply (others are ignored, and logged); None once the run is cancelled."""
+    ones that apply (others are ignored, and logged), with that message's id (``""``
+    when it has none); None once the run is cancelled."""
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
 
@@ -277,9 +286,11 @@ async def _decisions(pause: int, result: AgentResult[Any]) -> dict[str, Approval
         watched = contextvars.Context().run(asyncio.ensure_future, cancellation(status))
         if not await first_of(received, watched):
             return None
-        decided = taken(received.result(), pause, result.pending)
+        sent = received.result()
+        decided = taken(sent, pause, result.pending)
         if decided is not None:
-            return decided
+            found = cast("dict[str, object]", sent).get("id")  # a dict: `taken` checked it
+            return decided, found if isinstance(found, str) else ""
 
 
 def _changed(recorded: Mapping[str, str], now: Mapping[str, str]) -> str:
@@ -366,6 +377,18 @@ class DurableRun(Generic[AnswerT]):
         event = cast("dict[str, object]", found)
         number = event.get("n")
         return (number if isinstance(number, int) else 0), "result" in event
+
+    async def taken(self, pause: int) -> str | None:
+        """The id of the message whose decisions the pause ``pause`` took (``""`` for
+        one sent without an id), or None while it has taken none."""
+        found: object = await self._events(self.workflow_id, PAUSED, 0)
+        if not isinstance(found, dict):
+            return None
+        taken = cast("dict[str, object]", found).get("taken")
+        if not isinstance(taken, dict):
+            return None
+        sent = cast("dict[str, object]", taken).get(str(pause))
+        return sent if isinstance(sent, str) else None
 
     @property
     def workflow_id(self) -> str:

@@ -207,6 +207,32 @@ async def test_a_paused_result_resumes_once() -> None:
     assert wiped == ["sdb"]
 
 
+async def test_of_two_resumes_racing_for_one_pause_the_loser_is_told(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Both check that the pause waits before either's decisions reach the run: the run
+    takes one; the other resume must not hand back a result as if its own decisions
+    (here the opposite ones) had been applied."""
+    durable = pausing_agent("native", "raced")
+    paused = await durable.run("Wipe sdb.", workflow_id=fresh_id())
+    call_id = paused.pending[0].call_id
+    granted = {call_id: Approval.granted()}
+    denied = {call_id: Approval.denied("not today")}
+
+    with caplog.at_level(logging.WARNING, logger="agents.durable"):
+        outcomes = await asyncio.gather(
+            durable.resume(paused, granted), durable.resume(paused, denied), return_exceptions=True
+        )
+
+    refused = [o for o in outcomes if isinstance(o, ResumeError)]
+    done = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert len(refused) == 1 and len(done) == 1, outcomes
+    assert re.search(r"was decided by another resume|it was resumed already", str(refused[0]))
+    applied_grant = done[0].answer == "sdb erased"
+    assert wiped == (["sdb"] if applied_grant else [])
+    assert outcomes.index(done[0]) == (0 if applied_grant else 1)  # its own decisions
+
+
 async def test_a_forged_message_to_a_paused_run_is_ignored(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -161,3 +161,22 @@ def test_a_composites_held_sub_call_is_resumed_from_another_process(
     assert runs(tmp_path, "wipe") == 1
     assert runs(tmp_path, "record") == 1  # made again in the replay, from its record
     assert len(model_calls(tmp_path)) == 2
+
+
+# -- a program's gated call (code mode) -----------------------------------------------------
+
+
+@KINDS
+def test_a_programs_held_call_is_resumed_from_another_process(kind: Kind, tmp_path: Path) -> None:
+    """The program ran ``record``, then its ``wipe`` waits: the process exits; another
+    takes the run over and resumes it. The program is run again up to the held call
+    (``record`` replayed from its step, not run again), then goes on with the approval."""
+    scenario = "held_program"
+    assert finished(worker(tmp_path, kind, scenario, "start-paused")) == PAUSED
+    assert runs(tmp_path, "record") == 1
+
+    result = finished(worker(tmp_path, kind, scenario, "resume-granted"))
+
+    assert result == WIPED
+    assert (runs(tmp_path, "record"), runs(tmp_path, "wipe")) == (1, 1)
+    assert len(model_calls(tmp_path)) == 2

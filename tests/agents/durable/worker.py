@@ -379,6 +379,17 @@ def programmed(messages: Sequence[Message]) -> ScriptItem:
     return answer("both" if "recorded 1 found 2" in last else "missing")
 
 
+def programmed_wipe(messages: Sequence[Message]) -> ScriptItem:
+    """One program: record, then wipe (which waits for a person); answers with both."""
+    if step_of(messages) == 1:
+        code = "r = await record(1)\nprint(r, await wipe('sdb'))"
+        if KIND == "native":
+            return ScriptedModel.call("run_python", {"code": code}, id="c1")
+        return f"<action>{code}</action>"
+    last = since_last_reply(messages)
+    return answer("wiped" if "recorded 1 sdb erased" in last else f"missing: {last[-200:]}")
+
+
 def since_last_reply(messages: Sequence[Message]) -> str:
     """The text of the messages after the model's last reply (its tool results)."""
     tail: list[str] = []
@@ -595,6 +606,10 @@ SCENARIOS: dict[str, Callable[[], DurableAgent[Any] | DurablePrompt]] = {
     ),
     "concurrent": lambda: DurableAgent(
         make_agent(concurrent, record, lookup_later), name="concurrent"
+    ),
+    "held_program": lambda: DurableAgent(
+        make_agent(programmed_wipe, record, wipe, program=True, block_at=2),
+        name="held_program",
     ),
     "program": lambda: DurableAgent(
         make_agent(programmed, record, lookup_later, program=True), name="program"
