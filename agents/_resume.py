@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from agents._tool_runs import run_tools
 from agents.events import ToolCallFinished, ToolCallStarted
 from agents.result import AgentResult
 from formats import TextFormat
-from toolchain import Approval, ApprovalError, ApprovalRequest, ExecutionContext
+from toolchain import Approval, ApprovalError, ApprovalRequest, ElicitationRequest, ExecutionContext
 from toolchain.runtime import check_decisions, resume_action
 
 if TYPE_CHECKING:
@@ -103,9 +103,20 @@ def held_requests(step: StepRecord) -> tuple[ApprovalRequest, ...]:
 
 
 def paused_reason(pending: tuple[ApprovalRequest, ...]) -> str:
-    """Why a run paused, as ``AgentResult.paused`` says it."""
-    names = ", ".join(f"{request.tool} ({request.call_id})" for request in pending)
-    return f"waiting for approval: {names}"
+    """Why a run paused, as ``AgentResult.paused`` says it: calls waiting for approval,
+    and servers' questions (``ElicitationRequest``) waiting for an answer."""
+    approvals = [r for r in pending if not isinstance(r, ElicitationRequest)]
+    questions = [r for r in pending if isinstance(r, ElicitationRequest)]
+    said: list[str] = []
+    if approvals:
+        said.append("waiting for approval: " + _listed(approvals))
+    if questions:
+        said.append("waiting for an answer: " + _listed(questions))
+    return "; ".join(said)
+
+
+def _listed(pending: Sequence[ApprovalRequest]) -> str:
+    return ", ".join(f"{request.tool} ({request.call_id})" for request in pending)
 
 
 def park(result: AgentResult[Any], paused: PausedRun) -> None:

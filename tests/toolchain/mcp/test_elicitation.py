@@ -97,7 +97,7 @@ async def test_with_nobody_to_answer_the_run_pauses_and_resume_sends_the_answer(
     [question] = paused.pending
     assert isinstance(question, ElicitationRequest)
     assert (question.tool, question.message, question.via) == ("refund", "Refund order A7?", ())
-    assert paused.paused is not None and "refund" in paused.paused
+    assert paused.paused == f"waiting for an answer: refund ({question.call_id})"
 
     done = await agent.resume(paused, {question.call_id: question.accept({"ok": True})})
 
