@@ -90,6 +90,7 @@ __all__ = [
     "gating",
     "held_error",
     "held_in",
+    "made_in",
     "rebind",
     "refusals",
     "set_approver",
@@ -244,6 +245,27 @@ class Enclosing:
 
 
 enclosing: ContextVar[Enclosing | None] = ContextVar("toolchain.approvals.enclosing", default=None)
+
+made_in: ContextVar[tuple[int, str] | None] = ContextVar(
+    "toolchain.approvals.made_in", default=None
+)
+"""The tool the calls being made now come from, when a tool makes them through the
+chain itself (a code-mode program: ``"run_python"``), with the depth of the run it runs
+in (``len(via_of(ctx))``): their requests' ``via`` says so, in its place among the
+sub-agents (a program's call of a sub-agent, or a program in a sub-agent), to an
+approver in the run as to a person reading ``pending``."""
+
+
+def _path(ctx: ExecutionContext) -> tuple[str, ...]:
+    """The sub-agents ``ctx`` is nested in and the tool making its calls, outermost first."""
+    names = via_of(ctx)
+    inside = made_in.get()
+    if inside is None or len(names) < inside[0]:
+        return names
+    depth, tool = inside
+    return (*names[:depth], tool, *names[depth:])
+
+
 """Set while a chain runs a tool that makes calls of its own (``nesting``)."""
 
 nesting = False
@@ -369,7 +391,7 @@ async def check(
         tool.name,
         args,
         risk=gate[1] if gate is not None else "safe",
-        via=(*via_of(ctx), *via),
+        via=(*_path(ctx), *via),
         digest=args_digest(args),
         run_id=ctx.run_id,
     )

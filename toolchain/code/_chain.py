@@ -11,7 +11,6 @@ expression; the tools' outputs stay in the sandbox unless the program shows them
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -433,6 +432,24 @@ async def _run_calls(
     their outcomes, also added to ``made``."""
     done: list[Outcome] = []
     size = config.max_calls
+    # The program's calls: an approver is told they come from it (``via``), as a
+    # person reading ``pending`` is.
+    token = approvals.made_in.set((len(approvals.via_of(ctx)), PROGRAM_TOOL))
+    try:
+        await _run_chunks(config, ctx, requests, made, done, size)
+    finally:
+        approvals.made_in.reset(token)
+    return done
+
+
+async def _run_chunks(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    requests: Sequence[ToolRequest],
+    made: list[Outcome],
+    done: list[Outcome],
+    size: int,
+) -> None:
     for start in range(0, len(requests), size):
         chunk = [ToolCall(r.name, dict(r.args)) for r in requests[start : start + size]]
         planned = plan(ctx, list[ToolCall | str](chunk), size)
@@ -442,7 +459,6 @@ async def _run_calls(
             outcomes = await run_action(config, ctx, planned)
         made.extend(outcomes)
         done.extend(outcomes)
-    return done
 
 
 async def _observed(ctx: ExecutionContext, outcome: Outcome) -> Outcome:
@@ -557,7 +573,7 @@ class _ProgramRun:
             for n, o in enumerate(self.waiting)
             if (found := approvals.held_in(o.error)) is not None
         )
-        request = dataclasses.replace(inner.request, via=(PROGRAM_TOOL, *inner.request.via))
+        request = inner.request  # its via names the program already (`made_in`)
 
         async def settle(
             decisions: Mapping[str, Approval],

@@ -114,7 +114,8 @@ def test_an_approver_in_the_run_decides_without_a_pause() -> None:
     result = made.execute_sync(ExecutionContext(), PROGRAM, XMLFormat())
     assert result.pending == ()
     assert shown(result) == "balance 120.0\nthen moved 60 from ana"
-    assert [r.tool for r in asked] == ["transfer"]
+    # the approver is told where the call came from, as a person reading pending is
+    assert [(r.tool, r.via) for r in asked] == [("transfer", ("run_python",))]
 
 
 def test_both_agents_pause_on_a_programs_gated_call_and_resume_it() -> None:
