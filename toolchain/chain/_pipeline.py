@@ -71,8 +71,14 @@ async def run_call(
             checked = Refused(checked.call, refusal)
     if isinstance(checked, Refused):
         return await _refused(config, ctx, index, checked, started, slot)
-    # may wait: its tool needs approval, an extension gates tools, or tools make calls
-    if checked.tool.requires_approval is not False or approvals.gating or approvals.nesting:
+    # may wait: its tool needs approval (its own word, or an extension's), or tools
+    # make calls of their own (a composite's sub-calls may need it)
+    tool = checked.tool
+    if (
+        tool.requires_approval is not False
+        or approvals.nesting
+        or (approvals.gating and approvals.waits(ctx, tool))
+    ):
         return await _gated(config, ctx, index, checked, started, slot, signals)
     call = checked.call
     if ctx.events.has_subscribers(ToolCallStarted):
