@@ -3,6 +3,7 @@ the playground) open their pages in."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.support.guards import HANG_GUARD_SECONDS
+
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / ".artifacts" / "screenshots"
 
@@ -19,13 +22,17 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / ".artifacts" / "screenshots"
 @contextmanager
 def loopback_page(width: int, requested: list[str]) -> Iterator[Any]:
     """A new page of headless Chromium, closed after. Every request it makes is recorded
-    in ``requested``, and one that would leave the machine is not sent. No wall-clock
-    limit (the suite runs on busy machines, where the docs' search index took more than
-    15 s to build): each wait is for something the page must do. Skips the test, saying
-    why, where Chromium is missing or cannot start."""
+    in ``requested``, and one that would leave the machine is not sent. Each wait is for
+    something the page must do, and no test asserts how long it took (the suite runs on
+    busy machines, where the docs' search index took more than 15 s to build); a wait
+    past the suite's hang guard (``HANG_GUARD_SECONDS``, 300 s) is a page that will not
+    do it: the test fails there, saying which wait, with a screenshot of the page as it
+    was (``hung-<width>.png``), where it once hung a random-order run for good. Skips
+    the test, saying why, where Chromium is missing or cannot start."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: `make test` installs Debian's chromium as root")
     from playwright.sync_api import Error, sync_playwright
+    from playwright.sync_api import TimeoutError as WaitedTooLong
 
     with sync_playwright() as playwright:
         try:
@@ -34,7 +41,7 @@ def loopback_page(width: int, requested: list[str]) -> Iterator[Any]:
             pytest.skip(f"Chromium cannot start here: {error.message.splitlines()[0]}")
         try:
             page = browser.new_page(viewport={"width": width, "height": 900})
-            page.set_default_timeout(0)
+            page.set_default_timeout(HANG_GUARD_SECONDS * 1000)
 
             def only_loopback(route: Any) -> None:
                 requested.append(route.request.url)
@@ -44,9 +51,20 @@ def loopback_page(width: int, requested: list[str]) -> Iterator[Any]:
                     route.abort()
 
             page.route("**/*", only_loopback)
-            yield page
+            try:
+                yield page
+            except WaitedTooLong:
+                _keep(page, f"hung-{width}")
+                raise
         finally:
             browser.close()
+
+
+def _keep(page: Any, name: str) -> None:
+    """A screenshot of a page that stopped doing what it must, in the artifacts folder."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(Exception):  # the page is gone too: the error says enough
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), timeout=30_000)
 
 
 def assert_stayed_on_loopback(requested: list[str]) -> None:

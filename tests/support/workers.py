@@ -28,9 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests.support.durable_worker import APPLICATION
-
-HANG_GUARD_SECONDS = 300.0
-"""How long a wait may go on before it is taken for a hang: far beyond any real wait."""
+from tests.support.guards import HANG_GUARD_SECONDS
 
 _ROOT = Path(__file__).resolve().parents[2]
 

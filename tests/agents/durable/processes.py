@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.workers import HANG_GUARD_SECONDS
+from tests.support.guards import HANG_GUARD_SECONDS
 
 ROOT = Path(__file__).resolve().parents[3]
 RUN = "run-1"

@@ -29,7 +29,8 @@ from agents.durable import (
     shutdown,
 )
 from tests.support.durable_worker import APPLICATION, Gates, Journal, build_agents
-from tests.support.workers import HANG_GUARD_SECONDS, Event, Workers, count
+from tests.support.guards import HANG_GUARD_SECONDS
+from tests.support.workers import Event, Workers, count
 
 
 @pytest.fixture
