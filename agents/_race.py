@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
 
 from agents._step_state import Done, RunStop
@@ -84,7 +84,7 @@ async def drain(
     deadline: float | None,
     *,
     race_cancel: bool,
-) -> AsyncIterator[Q | Done[T]]:
+) -> AsyncGenerator[Q | Done[T], None]:
     """Run ``work``, yielding what lands in ``queue`` meanwhile, then ``Done(result)``.
 
     With ``race_cancel`` (model calls) it stops with ``RunStop`` at the deadline or when
@@ -140,6 +140,12 @@ async def drain(
     finally:
         if stop_watching is not None:
             stop_watching()
+        if not task.done():
+            # One loop turn first. On Python 3.11 the task is an eager one stepped by hand
+            # (``eager_task``): cancelled before its first turn, it never resumes the
+            # work, which the collector then closes instead of cancelling. A stream
+            # closed as soon as it yields an event (``aclose``) gets here that early.
+            await asyncio.sleep(0)
         if not task.done():
             task.cancel()
             # Bounded: a model call or chain that ignores cancellation is left behind.

@@ -133,6 +133,71 @@ async def test_a_held_call_is_an_interrupt_and_the_next_request_resumes_it(kind:
     assert len(model.requests) == 2  # no request asking the model to make the call again
 
 
+def _thinking(kind: Kind, text: str, then: str) -> str:
+    """A ReAct step thinking ``text`` before ``then``; a native one says ``then`` only."""
+    return then if kind == "native" else f"<thinking>{text}</thinking>\n{then}"
+
+
+@KINDS
+async def test_a_resumed_run_streams_its_calls_and_text_as_they_happen(kind: Kind) -> None:
+    answer_text = "sdb is erased and sdc is 512 GB, as you asked me."
+    agent, model = made(
+        kind,
+        [
+            call(kind, "wipe", disk="sdb"),
+            call(kind, "lookup", disk="sdc"),
+            _thinking(kind, "Both are done; now I tell the person.", answer(kind, answer_text)),
+        ],
+    )
+    app = ag_ui_app(agent)
+    paused = await post_ag_ui(app, run_input("Erase sdb, then size sdc"))
+    interrupt_id = _state(paused)["pending"][0]["callId"]
+
+    entry = {"interruptId": interrupt_id, "status": "resolved", "payload": {"approved": True}}
+    resumed = await post_ag_ui(app, run_input(None, state=_state(paused), resume=[entry]))
+
+    assert_valid_agui(wire(resumed), max_warnings=0)
+    types = _types(resumed)
+    # The held call's result, then the next step and its call, then the answer, in pieces.
+    results = of_type(resumed, "TOOL_CALL_RESULT")
+    assert [r.content for r in results] == ["sdb erased", '{"disk":"sdc","size_gb":512}']
+    lookup = [e for e in of_type(resumed, "TOOL_CALL_START") if e.tool_call_name == "lookup"]
+    assert len(lookup) == 1
+    text = of_type(resumed, "TEXT_MESSAGE_CONTENT")
+    assert "".join(e.delta for e in text) == answer_text and len(text) > 3
+    at = resumed.index
+    assert at(results[0]) < types.index("STEP_STARTED") < at(lookup[0]) < at(results[1])
+    assert at(results[1]) < types.index("TEXT_MESSAGE_START") < types.index("RUN_FINISHED")
+    reasoning = of_type(resumed, "REASONING_MESSAGE_CONTENT")
+    if kind == "react":  # the thinking streams too, not told whole at the step's end
+        assert "".join(e.delta for e in reasoning) == "Both are done; now I tell the person."
+        assert len(reasoning) > 1
+    else:
+        assert reasoning == []
+    assert RAN == ["wipe sdb", "lookup sdc"] and len(model.requests) == 3
+
+
+async def test_a_resume_whose_decision_is_refused_by_the_run_is_a_run_error() -> None:
+    """A decision the run refuses (``ResumeError``): ``resume_refused``, nothing ran, and
+    the run is still paused for a proper decision."""
+    agent, _ = made("native", [call("native", "wipe", disk="sdb"), answer("native", "done")])
+    app = ag_ui_app(agent)
+    paused = await post_ag_ui(app, run_input("Erase sdb"))
+    interrupt_id = _state(paused)["pending"][0]["callId"]
+
+    wrong = {"interruptId": "call_9", "status": "resolved", "payload": {"approved": True}}
+    refused = await post_ag_ui(app, run_input(None, state=_state(paused), resume=[wrong]))
+
+    assert_valid_agui(wire(refused), max_warnings=0)
+    error = last(refused, RunErrorEvent)
+    assert error.code == "resume_refused"
+    assert "call_9: no call with this id is held" in error.message
+    assert RAN == []
+    right = {**wrong, "interruptId": interrupt_id}
+    resumed = await post_ag_ui(app, run_input(None, state=_state(paused), resume=[right]))
+    assert RAN == ["wipe sdb"] and resumed[-1].type == EventType.RUN_FINISHED
+
+
 @KINDS
 async def test_a_denied_call_is_answered_with_the_reason(kind: Kind) -> None:
     agent, model = made(kind, [call(kind, "wipe", disk="sdb"), answer(kind, "not erased")])

@@ -283,6 +283,43 @@ async def test_a_held_call_is_an_approval_request_and_the_answer_resumes_it(kind
     assert len(model.requests) == 2
 
 
+@KINDS
+async def test_a_resumed_run_streams_its_calls_and_text_as_they_happen(kind: Kind) -> None:
+    answer_text = "sdb is erased and sdc is 512 GB, as you asked me."
+    thinking = "Both are done; now I tell the person."
+    last = answer(kind, answer_text)
+    agent, model = made(
+        kind,
+        [
+            call(kind, "wipe", disk="sdb"),
+            call(kind, "lookup", disk="sdc"),
+            last if kind == "native" else f"<thinking>{thinking}</thinking>\n{last}",
+        ],
+    )
+    app = ai_sdk_app(agent)
+    paused = await post_chat(app, [user("Erase sdb, then size sdc")])
+    (request,) = of(paused, ToolApprovalRequest)
+
+    metadata = finish(paused).messageMetadata
+    resumed = await post_chat(app, _answered(metadata, request.approvalId, {"approved": True}))
+
+    outputs = of(resumed, ToolOutputAvailable)
+    assert [o.output for o in outputs] == ["sdb erased", {"disk": "sdc", "size_gb": 512}]
+    (lookup,) = [p for p in of(resumed, ToolInputAvailable) if p.toolName == "lookup"]
+    deltas = of(resumed, TextDelta)
+    assert "".join(d.delta for d in deltas) == answer_text and len(deltas) > 3
+    at = resumed.index
+    assert at(outputs[0]) < at(of(resumed, StartStep)[0]) < at(lookup) < at(outputs[1])
+    assert at(outputs[1]) < at(deltas[0]) and at(deltas[-1]) < at(finish(resumed))
+    reasoning = of(resumed, ReasoningDelta)
+    if kind == "react":  # the thinking streams too
+        assert "".join(r.delta for r in reasoning) == thinking and len(reasoning) > 1
+    else:
+        assert reasoning == []
+    assert finish(resumed).finishReason == "stop"
+    assert RAN == ["wipe sdb", "lookup sdc"] and len(model.requests) == 3
+
+
 async def test_a_denied_call_is_tool_output_denied() -> None:
     agent, model = made("native", [call("native", "wipe", disk="sdb"), "not erased"])
     app = ai_sdk_app(agent)
