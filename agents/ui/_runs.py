@@ -25,7 +25,7 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 import anyio
@@ -45,8 +45,8 @@ from agents.react import ReActAgent
 from agents.result import AgentResult
 from agents.tool_calling import ToolCallingAgent
 from agents.ui._state import Conversation
-from toolchain import Approval, ApprovalRequest, ExecutionContext, ToolResult
-from toolchain.runtime import describe_exception, logger, redact
+from toolchain import Approval, ApprovalRequest, ElicitationRequest, ExecutionContext, ToolResult
+from toolchain.runtime import CallHeld, describe_exception, logger, redact
 
 __all__ = [
     "Bounds",
@@ -135,6 +135,9 @@ class Ended:
     conversation: Conversation
     held: tuple[ApprovalRequest, ...]
     model: str
+    calls: Mapping[str, str] = field(default_factory=lambda: {})
+    """Each held request's id → the id of the tool call it waits in (an MCP server's
+    question, an `ElicitationRequest`, is not a call of its own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +342,19 @@ class Runner:
         messages = tuple(message for message in result.messages if message.role != "system")
         conversation = Conversation(messages, dict(result.extension_state), paused_id)
         model = self.agent.model.name
-        return Ended(result, conversation, result.pending if paused_id else (), model)
+        held = result.pending if paused_id else ()
+        return Ended(result, conversation, held, model, _held_in(result) if held else {})
+
+
+def _held_in(result: AgentResult[Any]) -> dict[str, str]:
+    """Each held request's id → the id of the paused step's call it waits in."""
+    calls: dict[str, str] = {}
+    for tool_result in result.steps[-1].tool_results if result.steps else ():
+        raw = tool_result.raw
+        for call, error in zip(raw.calls, raw.errors, strict=True):
+            if error is not None and isinstance(error.exception, CallHeld):
+                calls.update((request.call_id, call.id) for request in error.exception.requests)
+    return calls
 
 
 def _putter(queue: asyncio.Queue[object]) -> Any:
@@ -372,9 +387,10 @@ def _translate(
         return [StepBegan(item.step)]
     if isinstance(item, StepFinished):
         events: list[UIEvent] = []
-        # The calls the step holds for a person are its calls too: told inside it.
+        # The calls the step holds for a person are its calls too: told inside it (a
+        # server's question is no call: it is asked in the call it came during).
         for request in (r for result in item.step.tool_results for r in result.pending):
-            if request.call_id not in started:
+            if request.call_id not in started and not isinstance(request, ElicitationRequest):
                 started.add(request.call_id)
                 events.append(CallBegan(request.call_id, request.tool, dict(request.args)))
         return [*events, StepEnded(item.step.index)]
