@@ -9,6 +9,7 @@ is written once: a model call is abandoned at the deadline (``RunStop("limit",
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
@@ -141,13 +142,24 @@ async def drain(
         if stop_watching is not None:
             stop_watching()
         if not task.done():
-            # One loop turn first. On Python 3.11 the task is an eager one stepped by hand
-            # (``eager_task``): cancelled before its first turn, it never resumes the
-            # work, which the collector then closes instead of cancelling. A stream
-            # closed as soon as it yields an event (``aclose``) gets here that early.
-            await asyncio.sleep(0)
-        if not task.done():
-            task.cancel()
-            # Bounded: a model call or chain that ignores cancellation is left behind.
-            await asyncio.wait({task}, timeout=CANCEL_GRACE)
+            try:
+                if _not_started(task):
+                    # On Python 3.11 the task is an eager one stepped by hand
+                    # (``eager_task``): cancelled before its first turn, it would never
+                    # resume the work, which the collector then closes instead of
+                    # cancelling. A stream closed as soon as it yields an event gets here
+                    # that early: one loop turn first.
+                    await asyncio.sleep(0)
+            finally:  # even if that turn is cancelled (a cancel scope cancels every await)
+                if not task.done():
+                    task.cancel()
+                    # Bounded: a model call or chain that ignores cancellation is left behind.
+                    await asyncio.wait({task}, timeout=CANCEL_GRACE)
         await later.settle()
+
+
+def _not_started(task: asyncio.Future[Any]) -> bool:
+    """Whether ``task`` is a task whose coroutine has not had its first turn yet."""
+    get_coro = getattr(task, "get_coro", None)
+    coro = get_coro() if callable(get_coro) else None
+    return inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED
