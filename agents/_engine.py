@@ -29,13 +29,14 @@ from agents._replies import Replies
 from agents._resume import (
     LiveRun,
     PausedRun,
+    checked,
+    claim,
     held_requests,
     park,
     paused_reason,
     remaining,
     replace_last,
     run_decided,
-    take,
 )
 from agents._run_inputs import check_run_inputs
 from agents._run_record import RunRecord, check_limits, run_context, stopped_during_step
@@ -242,7 +243,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         deadline: float | None,
         *,
         streaming: bool,
-    ) -> AsyncIterator[RunEvent[AnswerT]]:
+    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
         """Read the model's reply into ``step``: sections or calls, tool results,
         feedback, an answer (judged by ``self._replies``). Raises ``RunStop`` when the
         run must end (the deadline passed while tools ran); ``step`` keeps what was
@@ -310,16 +311,15 @@ class StepEngine(ABC, Generic[AnswerT]):
         if paused is not None:
             index, step = paused.index, paused.step
             ctx.step = index  # the decided calls' events carry the step that held them
-            async for tool_event in run_decided(
-                ctx,
-                index,
-                step,
-                decisions or {},
-                self.text_format,
-                deadline,
-                streaming=streaming,
-            ):
-                yield tool_event
+            decided = run_decided(
+                ctx, index, step, decisions or {}, self.text_format, deadline, streaming=streaming
+            )
+            # Each generator below is closed with this one (aclosing), so a stream let go
+            # early cancels the model call or the tools it waits on at once, not when
+            # the garbage collector finds them.
+            async with contextlib.aclosing(decided) as tool_events:
+                async for tool_event in tool_events:
+                    yield tool_event
             still = held_requests(step)
             if still:  # calls still wait: the run stays paused, no model call
                 held = dataclasses.replace(paused, pending=still)
@@ -347,11 +347,13 @@ class StepEngine(ABC, Generic[AnswerT]):
                     made = steps.call(ctx, index, messages)
                     call = made if isinstance(made, StepCall) else await made
                 response: ModelResponse | None = None
-                async for item in call_model(ctx, index, call, messages, deadline, live.stream):
-                    if isinstance(item, Done):
-                        response = item.value
-                    else:
-                        yield item
+                replying = call_model(ctx, index, call, messages, deadline, live.stream)
+                async with contextlib.aclosing(replying) as items:
+                    async for item in items:
+                        if isinstance(item, Done):
+                            response = item.value
+                        else:
+                            yield item
                 assert response is not None
             except RunStop as stopped:
                 stop = stopped
@@ -365,8 +367,9 @@ class StepEngine(ABC, Generic[AnswerT]):
                 reading = self._read(
                     ctx, index, response, step, call.tools, deadline, streaming=streaming
                 )
-                async for event in reading:
-                    yield event
+                async with contextlib.aclosing(reading) as read_events:
+                    async for event in read_events:
+                        yield event
             except RunStop as stopped:
                 halted = stopped  # e.g. the deadline passed while tools ran
             except Exception as error:  # a bug in a user's section, chain or termination
@@ -465,24 +468,91 @@ class StepEngine(ABC, Generic[AnswerT]):
         >>> done.answer, done.stats["model_calls"]
         ('sdb is erased', 2)
         """
-        paused, taken = take(self, result, decisions)
+        paused, taken = checked(self, result, decisions)
+        final: AgentResult[AnswerT] | None = None
+        async for event in self._resumed(result, paused, taken, streaming=False):
+            if isinstance(event, RunFinished):
+                final = event.result
+        assert final is not None  # _steps always ends with RunFinished
+        return final
+
+    def resume_stream(
+        self, result: AgentResult[AnswerT], decisions: Mapping[str, Approval]
+    ) -> AsyncIterator[RunEvent[AnswerT]]:
+        """``resume``, yielding typed events as they happen, as ``stream`` does: the
+        decided calls' ``ToolCallStarted`` / ``ToolCallFinished``, the model's text as
+        ``ModelTextDelta`` pieces, the later steps' calls, and last ``RunFinished`` with
+        the result (paused again, with ``pending``, while calls stay undecided).
+
+        The decisions are checked here, at the call: a refused one raises
+        ``ResumeError`` as ``resume`` does, approving nothing. The paused run is taken
+        when the iterator is first advanced (an iterator never advanced leaves it
+        paused; one first advanced after another resume took it raises
+        ``ResumeError``). Closing the iterator early (``aclose``, or leaving an
+        ``async for``) cancels the run, as closing ``stream``'s does.
+
+        >>> import asyncio
+        >>> from agents import ReActAgent, ScriptedModel
+        >>> from agents.events import ModelTextDelta, RunFinished, ToolCallFinished
+        >>> from toolchain import Approval, tool
+        >>> @tool(requires_approval=True)
+        ... def wipe(disk: str) -> str:
+        ...     '''Erase a disk.'''
+        ...     return f"{disk} erased"
+        >>> call = '<action>{"tool": "wipe", "args": {"disk": "sdb"}}</action>'
+        >>> model = ScriptedModel([call, "<answer>sdb is erased</answer>"], chunk_size=4)
+        >>> agent = ReActAgent(model, tools=[wipe])
+        >>> paused = agent.run_sync("Erase sdb")
+        >>> async def resumed() -> None:
+        ...     decisions = {paused.pending[0].call_id: Approval.granted()}
+        ...     async for event in agent.resume_stream(paused, decisions):
+        ...         if isinstance(event, ToolCallFinished) and event.result is not None:
+        ...             print("ran:", event.result.text)
+        ...         elif isinstance(event, ModelTextDelta) and event.section == "answer":
+        ...             print(repr(event.text))
+        ...         elif isinstance(event, RunFinished):
+        ...             print(event.result.stopped_by)
+        >>> asyncio.run(resumed())
+        ran: sdb erased
+        'sdb'
+        ' is e'
+        'rase'
+        'd'
+        answer
+        """
+        paused, taken = checked(self, result, decisions)
+        return self._resumed(result, paused, taken, streaming=True)
+
+    async def _resumed(
+        self,
+        result: AgentResult[AnswerT],
+        paused: PausedRun,
+        decisions: Mapping[str, Approval],
+        *,
+        streaming: bool,
+    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
+        """The resumed run's events: ``resume`` drains them, ``resume_stream`` yields
+        them. ``result`` is held until the run is claimed: the pause it keeps alive
+        (`park`) is there until then."""
+        claim(paused)
+        del result  # held only until the run was claimed
         live = paused.live
         loop = asyncio.get_running_loop()
         live.deadline = None if paused.remaining is None else loop.time() + paused.remaining
         ctx = live.ctx
-        live.stream = None
-        live.settles = run_started(ctx, self, streaming=False) if WATCHERS else None
+        live.stream = (
+            Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
+        )
+        live.settles = run_started(ctx, self, streaming=streaming) if WATCHERS else None
         live.ledger = (
             open_ledger(ctx, self.extensions, self.tool_chain, self.text_format, self.protocol)
             if self.extensions
             else None
         )
-        final: AgentResult[AnswerT] | None = None
-        async for event in self._steps(live, paused, taken):
-            if isinstance(event, RunFinished):
-                final = event.result
-        assert final is not None  # _steps always ends with RunFinished
-        return final
+        # Closed with this one: a stream let go early releases the run at once.
+        async with contextlib.aclosing(self._steps(live, paused, decisions)) as events:
+            async for event in events:
+                yield event
 
     def resume_sync(
         self, result: AgentResult[AnswerT], decisions: Mapping[str, Approval]

@@ -9,9 +9,10 @@ stream's pieces become run events as they arrive, through the extensions' text f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
@@ -56,7 +57,7 @@ async def call_model(
     conversation: list[Message],
     deadline: float | None,
     streaming: Streaming[AnswerT] | None,
-) -> AsyncIterator[RunEvent[AnswerT] | Done[ModelResponse]]:
+) -> AsyncGenerator[RunEvent[AnswerT] | Done[ModelResponse], None]:
     """Call the model of ``call``, yielding its stream's events, then ``Done(response)``.
 
     ``conversation`` is the run's own record: media replaced in the call's messages is
@@ -80,11 +81,13 @@ async def call_model(
                     runner, index, model.name, lambda: _start(ctx, index, call, queue, streaming)
                 )
             try:
-                async for item in drain(work, queue, ctx, deadline, race_cancel=True):
-                    if isinstance(item, Done):
-                        response = item.value
-                    else:
-                        yield item
+                draining = drain(work, queue, ctx, deadline, race_cancel=True)
+                async with contextlib.aclosing(draining) as items:
+                    async for item in items:
+                        if isinstance(item, Done):
+                            response = item.value
+                        else:
+                            yield item
                 break
             except UnsupportedContentError as error:
                 # A tool returned media this model cannot take: show it as a note and

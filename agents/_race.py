@@ -9,8 +9,9 @@ is written once: a model call is abandoned at the deadline (``RunStop("limit",
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
 
 from agents._step_state import Done, RunStop
@@ -84,7 +85,7 @@ async def drain(
     deadline: float | None,
     *,
     race_cancel: bool,
-) -> AsyncIterator[Q | Done[T]]:
+) -> AsyncGenerator[Q | Done[T], None]:
     """Run ``work``, yielding what lands in ``queue`` meanwhile, then ``Done(result)``.
 
     With ``race_cancel`` (model calls) it stops with ``RunStop`` at the deadline or when
@@ -141,7 +142,24 @@ async def drain(
         if stop_watching is not None:
             stop_watching()
         if not task.done():
-            task.cancel()
-            # Bounded: a model call or chain that ignores cancellation is left behind.
-            await asyncio.wait({task}, timeout=CANCEL_GRACE)
+            try:
+                if _not_started(task):
+                    # On Python 3.11 the task is an eager one stepped by hand
+                    # (``eager_task``): cancelled before its first turn, it would never
+                    # resume the work, which the collector then closes instead of
+                    # cancelling. A stream closed as soon as it yields an event gets here
+                    # that early: one loop turn first.
+                    await asyncio.sleep(0)
+            finally:  # even if that turn is cancelled (a cancel scope cancels every await)
+                if not task.done():
+                    task.cancel()
+                    # Bounded: a model call or chain that ignores cancellation is left behind.
+                    await asyncio.wait({task}, timeout=CANCEL_GRACE)
         await later.settle()
+
+
+def _not_started(task: asyncio.Future[Any]) -> bool:
+    """Whether ``task`` is a task whose coroutine has not had its first turn yet."""
+    get_coro = getattr(task, "get_coro", None)
+    coro = get_coro() if callable(get_coro) else None
+    return inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED

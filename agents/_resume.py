@@ -6,13 +6,15 @@ says ``stopped_by == "paused"`` and lists the held calls in ``pending`` (sealed 
 chain that held them). The run itself is kept in this process (`park`), with its
 context, its conversation and the step as it stands, for as long as the paused result
 lives. ``agent.resume(result, {call_id: Approval.granted(), ...})`` checks every
-decision first (`take`): the held calls must be as they were sealed, the result the
+decision first (`checked`): the held calls must be as they were sealed, the result the
 run's latest pause (a paused result resumes once), each key a held call's id, each
 value an ``Approval`` made for that call. One refused decision approves nothing
-(`ResumeError`, naming each and why). Then the decided calls run, or are answered with
-their denial, in the same step (`run_decided`), and the run goes on from there: no new
-user message, no request for the model to make the call again. Calls left undecided
-keep the run paused, with no model call.
+(`ResumeError`, naming each and why). The run is taken (`claim`) as the resume starts:
+at once for ``resume``, when its iterator is first advanced for ``resume_stream``. Then
+the decided calls run, or are answered with their denial, in the same step
+(`run_decided`), and the run goes on from there: no new user message, no request for
+the model to make the call again. Calls left undecided keep the run paused, with no
+model call.
 
 Across processes: nothing is kept but in this one. A plain run's paused result cannot
 be resumed by another process (or after this one restarts); a durable run
@@ -22,9 +24,10 @@ be resumed by another process (or after this one restarts); a durable run
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,12 +51,13 @@ __all__ = [
     "LiveRun",
     "PausedRun",
     "ResumeError",
+    "checked",
+    "claim",
     "held_requests",
     "park",
     "paused_of",
     "paused_reason",
     "run_decided",
-    "take",
 ]
 
 
@@ -151,10 +155,11 @@ def paused_of(result: object) -> AgentResult[Any]:
     return paused_result
 
 
-def take(agent: object, result: object, decisions: object) -> tuple[PausedRun, dict[str, Approval]]:
+def checked(
+    agent: object, result: object, decisions: object
+) -> tuple[PausedRun, dict[str, Approval]]:
     """The paused run of ``result`` and the decisions to apply, once every check passed;
-    the run is then no longer kept (it resumes once). Raises `ResumeError` otherwise,
-    keeping it."""
+    `ResumeError` otherwise. The run stays kept until it is `claim`-ed."""
     paused_result = paused_of(result)
     try:
         taken = check_decisions(paused_result.pending, decisions)
@@ -171,8 +176,15 @@ def take(agent: object, result: object, decisions: object) -> tuple[PausedRun, d
         )
     if paused.agent is not agent:
         raise ResumeError({"*": "this run was paused by another agent: resume it with that one"})
-    _drop(paused.live.ctx.run_id, paused)
     return paused, taken
+
+
+def claim(paused: PausedRun) -> None:
+    """Take ``paused`` for a resume that starts now: it is no longer kept (a paused run
+    resumes once). `ResumeError` when another resume took it since it was `checked`."""
+    if _PAUSED.get(paused.live.ctx.run_id) is not paused:
+        raise ResumeError({"*": "this paused result was resumed already"})
+    _drop(paused.live.ctx.run_id, paused)
 
 
 async def run_decided(
@@ -184,7 +196,7 @@ async def run_decided(
     deadline: float | None,
     *,
     streaming: bool,
-) -> AsyncIterator[ToolCallStarted | ToolCallFinished]:
+) -> AsyncGenerator[ToolCallStarted | ToolCallFinished, None]:
     """The held calls of ``step`` that ``decisions`` decide, run or denied, each action's
     result replaced by its resumed one (calls left undecided stay held in it); their
     call events yielded as they happen when ``streaming``."""
@@ -194,11 +206,13 @@ async def run_decided(
         if not mine:
             continue
         work = resume_action(ctx, result, mine, text_format)
-        async for item in run_tools(ctx, work, deadline, streaming=streaming):
-            if isinstance(item, ToolCallStarted | ToolCallFinished):
-                yield item
-            else:
-                step.results[position] = item.value
+        running = run_tools(ctx, work, deadline, streaming=streaming)
+        async with contextlib.aclosing(running) as items:
+            async for item in items:
+                if isinstance(item, ToolCallStarted | ToolCallFinished):
+                    yield item
+                else:
+                    step.results[position] = item.value
 
 
 def remaining(deadline: float | None) -> float | None:

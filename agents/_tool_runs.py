@@ -8,7 +8,8 @@ turned off is the chain's to answer: ``toolchain.runtime.narrow_chain``.)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
+from contextlib import aclosing
 
 from agents._race import Inbox, drain
 from agents._step_state import Done
@@ -20,7 +21,7 @@ from toolchain import (
     ToolChainResult,
 )
 
-__all__ = ["count_tool_errors", "run_tools"]
+__all__ = ["count_tool_errors", "run_tools", "step_tools"]
 
 
 async def run_tools(
@@ -29,25 +30,46 @@ async def run_tools(
     deadline: float | None,
     *,
     streaming: bool,
-) -> AsyncIterator[ToolCallStarted | ToolCallFinished | Done[ToolChainResult]]:
+) -> AsyncGenerator[ToolCallStarted | ToolCallFinished | Done[ToolChainResult], None]:
     """Run one chain execution, yielding its tool-call events as they happen when
     ``streaming``: the chain's own, as emitted (one object per fact, on the bus and in
     the stream); else only its result."""
     queue: Inbox[ToolCallStarted | ToolCallFinished] = Inbox()
+    draining = drain(work, queue, ctx, deadline, race_cancel=False)
     if not streaming:
-        async for item in drain(work, queue, ctx, deadline, race_cancel=False):
-            yield item
+        async with aclosing(draining) as items:
+            async for item in items:
+                yield item
         return
     unsubscribe = [
         ctx.events.subscribe(ToolCallStarted, queue.put_nowait),
         ctx.events.subscribe(ToolCallFinished, queue.put_nowait),
     ]
     try:
-        async for item in drain(work, queue, ctx, deadline, race_cancel=False):
-            yield item
+        async with aclosing(draining) as items:
+            async for item in items:
+                yield item
     finally:
         for remove in unsubscribe:
             remove()
+
+
+async def step_tools(
+    ctx: ExecutionContext,
+    work: Awaitable[ToolChainResult],
+    deadline: float | None,
+    results: list[ToolChainResult],
+    *,
+    streaming: bool,
+) -> AsyncGenerator[ToolCallStarted | ToolCallFinished, None]:
+    """`run_tools` for a step: its result appended to ``results`` (the step's), its call
+    events yielded; closed with its caller."""
+    async with aclosing(run_tools(ctx, work, deadline, streaming=streaming)) as items:
+        async for item in items:
+            if isinstance(item, Done):
+                results.append(item.value)
+            else:
+                yield item
 
 
 def count_tool_errors(ctx: ExecutionContext, results: Sequence[ToolChainResult]) -> None:

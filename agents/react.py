@@ -15,18 +15,19 @@ the limits of the run's ``ExecutionContext``. The loop itself is the step engine
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 from typing_extensions import Unpack
 
 from agents._engine import StepEngine
 from agents._options import RunOptions, check_keywords
-from agents._step_state import Done, RunStop, StepRecord
+from agents._step_state import RunStop, StepRecord
 from agents._system_prompt import default_system_prompt
-from agents._tool_runs import count_tool_errors, run_tools
+from agents._tool_runs import count_tool_errors, step_tools
 from agents.events import ModelTextDelta, RunEvent
 from agents.models import (
     GenerateOptions,
@@ -46,7 +47,6 @@ from toolchain import (
     Stats,
     TextContent,
     ToolCallParseError,
-    ToolChainResult,
     YAMLToolChain,
 )
 from toolchain.runtime import narrow_chain
@@ -191,7 +191,7 @@ class ReActAgent(StepEngine[AnswerT]):
         deadline: float | None,
         *,
         streaming: bool,
-    ) -> AsyncIterator[RunEvent[AnswerT]]:
+    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
         fmt = self.text_format
         try:
             step.sections = fmt.parse(response.text)
@@ -202,10 +202,10 @@ class ReActAgent(StepEngine[AnswerT]):
         actions = step.sections.get(self.tool_chain.name, [])
         answers = step.sections.get(self.termination.name, [])
         if actions:
-            async for event in self._act(
-                ctx, index, actions, step, tools, deadline, streaming=streaming
-            ):
-                yield event
+            acting = self._act(ctx, index, actions, step, tools, deadline, streaming=streaming)
+            async with contextlib.aclosing(acting) as events:
+                async for event in events:
+                    yield event
             return
         if answers:
             self._replies.take_answer(ctx, index, step, answers[-1])
@@ -216,10 +216,12 @@ class ReActAgent(StepEngine[AnswerT]):
         if bare is not None and (bare.calls or bare.rejected):
             # A local model's native calls with no action section around them: the
             # chain reads the whole output (thinking blocks and prose are not calls).
-            async for event in self._act(
+            acting = self._act(
                 ctx, index, [response.text], step, tools, deadline, streaming=streaming
-            ):
-                yield event
+            )
+            async with contextlib.aclosing(acting) as events:
+                async for event in events:
+                    yield event
             return
         if bare is not None and bare.answer is not None:  # ReAct's "Final Answer:"
             self._replies.take_answer(ctx, index, step, bare.answer)
@@ -261,7 +263,7 @@ class ReActAgent(StepEngine[AnswerT]):
         deadline: float | None,
         *,
         streaming: bool,
-    ) -> AsyncIterator[RunEvent[AnswerT]]:
+    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
         problems: list[str] = []
         loop = asyncio.get_running_loop()
         chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless hooks narrowed
@@ -270,11 +272,9 @@ class ReActAgent(StepEngine[AnswerT]):
                 break
             try:
                 work = chain.execute(ctx, content, self.text_format)
-                async for item in run_tools(ctx, work, deadline, streaming=streaming):
-                    if isinstance(item, Done):
-                        result: ToolChainResult = item.value
-                        step.results.append(result)
-                    else:
+                running = step_tools(ctx, work, deadline, step.results, streaming=streaming)
+                async with contextlib.aclosing(running) as items:
+                    async for item in items:
                         yield item
             except ToolCallParseError as error:
                 problems.append(f"your tool calls could not be read: {error}")

@@ -24,8 +24,9 @@ taken as the answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 from typing_extensions import Unpack
@@ -33,9 +34,9 @@ from typing_extensions import Unpack
 from agents._engine import StepEngine
 from agents._native_messages import answer_every_call, as_request, call_replies, with_unique_ids
 from agents._options import RunOptions, check_keywords
-from agents._step_state import Done, RunStop, StepRecord
+from agents._step_state import RunStop, StepRecord
 from agents._system_prompt import native_system_prompt
-from agents._tool_runs import count_tool_errors, run_tools
+from agents._tool_runs import count_tool_errors, step_tools
 from agents._tool_specs import NativeSpecs
 from agents.events import ModelTextDelta, ModelToolCallDelta, RunEvent
 from agents.models import (
@@ -58,7 +59,6 @@ from toolchain import (
     TextContent,
     ToolCall,
     ToolCallError,
-    ToolChainResult,
 )
 from toolchain.dialects import parse as read_dialect
 from toolchain.runtime import logger, narrow_chain
@@ -200,7 +200,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         deadline: float | None,
         *,
         streaming: bool,
-    ) -> AsyncIterator[RunEvent[AnswerT]]:
+    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
         requested, reply = response.tool_calls, response.text
         read: DialectParse | None = None
         written: tuple[ToolCall | None, ...] = (None,) * len(requested)
@@ -238,11 +238,9 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         if work:
             chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
             chain_work = chain.execute_calls(ctx, work, self.text_format)
-            async for item in run_tools(ctx, chain_work, deadline, streaming=streaming):
-                if isinstance(item, Done):
-                    result: ToolChainResult = item.value
-                    step.results.append(result)
-                else:
+            running = step_tools(ctx, chain_work, deadline, step.results, streaming=streaming)
+            async with contextlib.aclosing(running) as items:
+                async for item in items:
                     yield item
         replies = functools.partial(self._answer, ctx, index, step, read, ran=bool(work))
         if any(result.pending for result in step.results):

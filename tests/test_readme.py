@@ -154,6 +154,7 @@ SCRIPTS: dict[str, list[Turn]] = {
     ],
     "docs/mcp.md: The tools of an MCP server": [calls(("add", {"a": 2, "b": 3})), "2 + 3 = 5"],
     "docs/approvals.md: Sub-agents pause with their parent": [],  # ScriptedModels
+    "docs/approvals.md: Streaming a resume": [],  # a ScriptedModel
     "docs/run-prompt.md: Pausing for a person, and resuming": [],  # a ScriptedModel
     "docs/mcp.md: A server that asks a question (elicitation)": [],  # a ScriptedModel
     "docs/tracing.md: Watching a run: logs and traces": [],  # a ScriptedModel plays the model

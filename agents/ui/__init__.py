@@ -17,9 +17,11 @@ request size, runs at once, a run's time; a client that goes away cancels its ru
 body limit and an event stream that notices a disconnect).
 
 Both agents work (``ReActAgent``, ``ToolCallingAgent``). Calls held for approval are the
-protocol's interrupt (AG-UI) or tool-approval request (AI SDK); the next request carries
-the decisions and the run resumes (``agent.resume``): paused runs live in the server's
-process, so serve one process (or route a thread to the process that paused it).
+protocol's interrupt (AG-UI) or tool-approval request (AI SDK), an MCP server's question
+an ``input_required`` interrupt or a ``data-elicitation`` part; the next request carries
+the decisions or the answer and the run resumes, streamed (``agent.resume_stream``):
+paused runs live in the server's process, so serve one process (or route a thread to the
+process that paused it).
 
 >>> from agents import ReActAgent, ScriptedModel
 >>> from agents.ui import ag_ui_app

@@ -26,7 +26,13 @@ and an interrupt of the ``RUN_FINISHED`` (reason ``tool_approval``, its id the c
 id). The next request sends the state back with ``resume``: one entry per interrupt,
 ``status: "resolved"`` with ``payload: {"approved": true}`` or ``{"approved": false,
 "reason": "..."}``, or ``status: "cancelled"`` (denied). The held calls then run (or are
-answered with the denial) and the run goes on: ``agent.resume``.
+answered with the denial) and the run goes on, streamed: ``agent.resume_stream``.
+
+An MCP server's question during a call (an ``ElicitationRequest``) is an interrupt of
+reason ``input_required``: ``message`` is the question, ``tool_call_id`` the call it was
+asked in, ``response_schema`` the answer's shape, whose ``content`` is the server's
+schema. The answer is ``payload: {"action": "accept", "content": {...}}`` (checked
+against that schema first), ``{"action": "decline"}``, or ``status: "cancelled"``.
 """
 
 from __future__ import annotations
@@ -88,8 +94,8 @@ from agents.ui._runs import (
     UIEvent,
 )
 from agents.ui._state import Conversation, StateRefused, open_state, seal_state
-from agents.ui._wire import BadRequest, answer_json, decision_of, snapshot_of, task_of
-from toolchain import Approval
+from agents.ui._wire import BadRequest, answer_json, answer_of, answer_schema, snapshot_of, task_of
+from toolchain import Approval, ApprovalRequest, ElicitationRequest
 from toolchain.runtime import Seal
 
 __all__ = ["ag_ui_endpoint"]
@@ -124,7 +130,8 @@ async def _events(runner: Runner, seal: Seal, run_input: RunAgentInput) -> Async
         conversation = _conversation(seal, thread, run_input.state)
         resume = run_input.resume or []
         if resume:
-            decisions = _decisions(resume)
+            held = runner.held(conversation.paused) if conversation.paused else ()
+            decisions = _decisions(resume, {request.call_id: request for request in held})
             events = runner.resume(conversation, decisions)
         else:
             events = runner.start(task_of(_last_user_text(run_input)), conversation)
@@ -157,14 +164,21 @@ def _last_user_text(run_input: RunAgentInput) -> str:
     raise BadRequest("the request has no user message and no resume entries: nothing to run")
 
 
-def _decisions(entries: list[ResumeEntry]) -> dict[str, Approval]:
+def _decisions(
+    entries: list[ResumeEntry], held: Mapping[str, ApprovalRequest]
+) -> dict[str, Approval]:
     decisions: dict[str, Approval] = {}
     for entry in entries:
+        request = held.get(entry.interrupt_id)
         if entry.status == "cancelled":
-            decisions[entry.interrupt_id] = Approval.denied("the person cancelled this call")
+            decisions[entry.interrupt_id] = (
+                request.cancel("the person dismissed the question")
+                if isinstance(request, ElicitationRequest)
+                else Approval.denied("the person cancelled this call")
+            )
             continue
         try:
-            decisions[entry.interrupt_id] = decision_of(entry.payload)
+            decisions[entry.interrupt_id] = answer_of(request, entry.payload)
         except BadRequest as error:
             raise BadRequest(f"interrupt {entry.interrupt_id}: {error}") from None
     return decisions
@@ -239,7 +253,8 @@ class _Writer:
         result = ended.result
         out: list[BaseEvent] = []
         for request in ended.held:
-            if request.call_id not in self.started:  # told with its step, as a rule
+            asked = isinstance(request, ElicitationRequest)  # asked in a call told already
+            if not asked and request.call_id not in self.started:  # told with its step
                 out.extend(_call(request.call_id, request.tool, request.args))
         snapshot = snapshot_of(ended, seal_state(seal, self.thread, ended.conversation))
         out.append(StateSnapshotEvent(snapshot=snapshot))
@@ -264,17 +279,7 @@ class _Writer:
         if result.stopped_by == "answer":
             out.append(finished(RunFinishedSuccessOutcome(), answer_json(result.answer)))
         elif ended.held:
-            interrupts = [
-                Interrupt(
-                    id=request.call_id,
-                    reason="tool_approval",
-                    message=f"{request.tool} waits for your approval",
-                    tool_call_id=request.call_id,
-                    response_schema=_DECISION_SCHEMA,
-                    metadata={"tool": request.tool, "args": dict(request.args)},
-                )
-                for request in ended.held
-            ]
+            interrupts = [_interrupt(request, ended.calls) for request in ended.held]
             out.append(finished(RunFinishedInterruptOutcome(interrupts=interrupts)))
         elif result.stopped_by == "cancelled":
             out.append(finished(RunFinishedCancelledOutcome()))
@@ -291,6 +296,29 @@ _DECISION_SCHEMA: dict[str, Any] = {
     "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
     "required": ["approved"],
 }
+
+
+def _interrupt(request: ApprovalRequest, calls: Mapping[str, str]) -> Interrupt:
+    """A held call as an approval interrupt; a server's question as an ``input_required``
+    one whose ``response_schema`` is the answer's (`answer_schema`)."""
+    metadata = {"tool": request.tool, "args": dict(request.args)}
+    if isinstance(request, ElicitationRequest):
+        return Interrupt(
+            id=request.call_id,
+            reason="input_required",
+            message=request.message,
+            tool_call_id=calls.get(request.call_id),
+            response_schema=answer_schema(request),
+            metadata=metadata,
+        )
+    return Interrupt(
+        id=request.call_id,
+        reason="tool_approval",
+        message=f"{request.tool} waits for your approval",
+        tool_call_id=request.call_id,
+        response_schema=_DECISION_SCHEMA,
+        metadata=metadata,
+    )
 
 
 def _call(call_id: str, name: str, args: Mapping[str, object]) -> list[BaseEvent]:

@@ -24,7 +24,16 @@ back). The response streams, one SSE ``data:`` line per part, then ``data: [DONE
 
 A decision comes back the AI SDK's way: ``addToolApprovalResponse`` sets the tool part's
 ``approval`` (``{"id", "approved", "reason"}``, state ``approval-responded``) in the last
-assistant message, and the chat is posted again; those decisions resume the run.
+assistant message, and the chat is posted again; those decisions resume the run, and it
+streams as a new one does (``agent.resume_stream``).
+
+An MCP server's question during a call (an ``ElicitationRequest``) is a data part, the
+stream's documented extension point (the AI SDK has no part for a question asked during
+a call): ``{"type": "data-elicitation", "id": <the question's id>, "data": {"message",
+"schema", "toolCallId", "tool", "args"}}``, before ``finish``. The client answers by
+setting ``data.answer`` on that part in the last assistant message (``{"action":
+"accept", "content": {...}}``, checked against ``schema`` first, ``{"action":
+"decline"}`` or ``{"action": "cancel"}``) and posting the chat again.
 """
 
 from __future__ import annotations
@@ -55,8 +64,8 @@ from agents.ui._runs import (
     UIEvent,
 )
 from agents.ui._state import Conversation, open_state, seal_state
-from agents.ui._wire import BadRequest, answer_json, decision_of, snapshot_of, task_of
-from toolchain import Approval
+from agents.ui._wire import BadRequest, answer_json, answer_of, decision_of, snapshot_of, task_of
+from toolchain import Approval, ApprovalRequest, ElicitationRequest
 from toolchain.runtime import Seal
 
 __all__ = ["ai_sdk_app_of"]
@@ -94,7 +103,7 @@ async def _parts(
     writer = _Writer(chat)
     yield _line({"type": "start", "messageId": uuid.uuid4().hex})
     try:
-        conversation, decisions, task = _read(seal, chat, messages)
+        conversation, decisions, task = _read(seal, chat, messages, runner)
         if decisions:
             writer.denied = {key for key, value in decisions.items() if not value.approved}
             events = runner.resume(conversation, decisions)
@@ -112,10 +121,10 @@ async def _parts(
 
 
 def _read(
-    seal: Seal, chat: str, messages: list[object]
+    seal: Seal, chat: str, messages: list[object], runner: Runner
 ) -> tuple[Conversation, dict[str, Approval], str]:
-    """The sealed conversation, the decisions the last assistant message carries, and
-    the task (``""`` when resuming)."""
+    """The sealed conversation, the decisions the last assistant message carries (on
+    the requests its paused run holds), and the task (``""`` when resuming)."""
     typed = [cast(Mapping[str, object], m) for m in messages if isinstance(m, dict)]
     if not typed:
         raise BadRequest("the chat has no messages: nothing to run")
@@ -124,7 +133,8 @@ def _read(
     sealed = _sealed_of(assistants[-1]) if assistants else None
     conversation = Conversation() if sealed is None else open_state(seal, chat, sealed)
     if last.get("role") == "assistant":
-        decisions = _decisions(last)
+        held = runner.held(conversation.paused) if conversation.paused else ()
+        decisions = _decisions(last, {request.call_id: request for request in held})
         if not decisions:
             raise BadRequest("the last message is the assistant's and decides no held call")
         return conversation, decisions, ""
@@ -148,9 +158,16 @@ def _parts_of(message: Mapping[str, object]) -> list[Mapping[str, object]]:
     return [cast(Mapping[str, object], p) for p in cast(list[object], parts) if isinstance(p, dict)]
 
 
-def _decisions(message: Mapping[str, object]) -> dict[str, Approval]:
+def _decisions(
+    message: Mapping[str, object], held: Mapping[str, ApprovalRequest]
+) -> dict[str, Approval]:
     decisions: dict[str, Approval] = {}
     for part in _parts_of(message):
+        if part.get("type") == QUESTION:
+            answered = _answer_of(part, held)
+            if answered is not None:
+                decisions[answered[0]] = answered[1]
+            continue
         if part.get("state") != "approval-responded":
             continue
         approval = part.get("approval")
@@ -164,6 +181,30 @@ def _decisions(message: Mapping[str, object]) -> dict[str, Approval]:
         except BadRequest as error:
             raise BadRequest(f"tool call {call_id}: {error}") from None
     return decisions
+
+
+QUESTION = "data-elicitation"
+"""The part an MCP server's question travels in: a data part, the stream's documented
+extension point (the AI SDK has no part for a question asked during a call)."""
+
+
+def _answer_of(
+    part: Mapping[str, object], held: Mapping[str, ApprovalRequest]
+) -> tuple[str, Approval] | None:
+    """The answer a question part carries (``data.answer``, set by the client), if any."""
+    data = part.get("data")
+    fields: Mapping[str, object] = (
+        cast(Mapping[str, object], data) if isinstance(data, dict) else {}
+    )
+    if "answer" not in fields:
+        return None  # asked, not answered (yet)
+    question_id = part.get("id")
+    if not isinstance(question_id, str):
+        raise BadRequest(f"a {QUESTION} part with an answer has no id")
+    try:
+        return question_id, answer_of(held.get(question_id), fields["answer"])
+    except BadRequest as error:
+        raise BadRequest(f"question {question_id}: {error}") from None
 
 
 class _Writer:
@@ -230,6 +271,9 @@ class _Writer:
         result = ended.result
         out: list[Part] = []
         for request in ended.held:
+            if isinstance(request, ElicitationRequest):  # asked in a call told already
+                out.append(_question(request, ended.calls.get(request.call_id)))
+                continue
             if request.call_id not in self.started:  # told with its step, as a rule
                 out.extend(_call(request.call_id, request.tool, request.args))
             out.append(
@@ -253,6 +297,20 @@ class _Writer:
             reason = "length" if result.stopped_by == "limit" else "error"
         out.append({"type": "finish", "finishReason": reason, "messageMetadata": metadata})
         return out
+
+
+def _question(request: ElicitationRequest, call_id: str | None) -> Part:
+    return {
+        "type": QUESTION,
+        "id": request.call_id,
+        "data": {
+            "message": request.message,
+            "schema": dict(request.schema),
+            "toolCallId": call_id,
+            "tool": request.tool,
+            "args": dict(request.args),
+        },
+    }
 
 
 def _call(call_id: str, name: str, args: Mapping[str, object]) -> list[Part]:

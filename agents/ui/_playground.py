@@ -5,8 +5,9 @@ no build step, nothing loaded from elsewhere: it works offline and on a machine 
 internet), ``POST /agui`` the `agents.ui.ag_ui_app` route. The page keeps the sealed
 state each run's ``STATE_SNAPSHOT`` gives it and sends it back with the next message,
 shows each tool call with its arguments and result as it happens, approve and deny
-buttons for held calls (the next request's ``resume``), and the run's tokens and
-savings.
+buttons for held calls (the next request's ``resume``), an MCP server's question as a
+form built from its schema (string, number, integer, boolean and enum fields; anything
+else as JSON), and the run's tokens and savings.
 """
 
 from __future__ import annotations

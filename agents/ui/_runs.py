@@ -5,13 +5,14 @@ events, made here: what the model says (`Said`, text or reasoning), each step
 (`StepBegan`, `StepEnded`), each tool call (`CallBegan`, `CallEnded`), the calls held
 for a person (in `Ended`), and a run that could not be served (`Failed`).
 
-`Runner` owns an app's runs. It starts one per request, or resumes a paused one with
-the decisions the request carried (``agent.resume``), and keeps its bounds: how many
-runs at once (`Runner.admit`), how long one may take (``run_timeout``), and how many
-paused runs wait for a decision (the oldest is dropped past ``max_paused``). The agent
-runs in a task of its own that feeds a queue, so a deadline or a client that went away
-ends the run wherever it is: its context is cancelled (a tool sees
-``ctx.cancelled``), its task cancelled and awaited, nothing left behind.
+`Runner` owns an app's runs. It starts one per request (``agent.stream``), or resumes a
+paused one with the decisions the request carried (``agent.resume_stream``): either way
+the run streams as it happens. It keeps its bounds: how many runs at once
+(`Runner.admit`), how long one may take (``run_timeout``), and how many paused runs
+wait for a decision (the oldest is dropped past ``max_paused``). The agent runs in a
+task of its own that feeds a queue, so a deadline or a client that went away ends the
+run wherever it is: its context is cancelled (a tool sees ``ctx.cancelled``), its task
+cancelled and awaited, nothing left behind.
 
 Paused runs live in this process (as every plain run's pause does): the sealed state
 names one by its run id, and a resume looks it up here.
@@ -23,8 +24,8 @@ import asyncio
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 import anyio
@@ -44,8 +45,8 @@ from agents.react import ReActAgent
 from agents.result import AgentResult
 from agents.tool_calling import ToolCallingAgent
 from agents.ui._state import Conversation
-from toolchain import Approval, ApprovalRequest, ExecutionContext, ToolResult
-from toolchain.runtime import describe_exception, logger, redact
+from toolchain import Approval, ApprovalRequest, ElicitationRequest, ExecutionContext, ToolResult
+from toolchain.runtime import CallHeld, describe_exception, logger, redact
 
 __all__ = [
     "Bounds",
@@ -134,6 +135,9 @@ class Ended:
     conversation: Conversation
     held: tuple[ApprovalRequest, ...]
     model: str
+    calls: Mapping[str, str] = field(default_factory=lambda: {})
+    """Each held request's id → the id of the tool call it waits in (an MCP server's
+    question, an `ElicitationRequest`, is not a call of its own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,41 +222,22 @@ class Runner:
         agent = self.agent
         ctx = ExecutionContext(limits=agent.limits, name=agent.name)
 
-        async def work() -> AgentResult[Any]:
-            result: AgentResult[Any] | None = None
-            stream = agent.stream(
+        def events() -> AsyncIterator[RunEvent[Any]]:
+            return agent.stream(
                 task,
                 ctx=ctx,
                 history=conversation.messages,
                 extension_state=conversation.extension_state,
             )
-            # agent.stream is an async generator (typed as the iterator it is): closed
-            # with this task, so a cancelled run releases its model call and tools.
-            generator = cast(AsyncGenerator[RunEvent[Any], None], stream)
-            async with contextlib.aclosing(generator) as events:
-                async for event in events:
-                    if isinstance(event, RunFinished):
-                        finished: RunFinished[Any] = event
-                        result = finished.result
-                    else:
-                        put(event)
-            assert result is not None  # a stream always ends with RunFinished
-            return result
 
-        queue: asyncio.Queue[object] = asyncio.Queue()
-        put = _putter(queue)
-        # Steps are told on the bus only; the stream has the rest (tool calls included).
-        unsubscribe = [
-            ctx.events.subscribe(StepStarted, put),
-            ctx.events.subscribe(StepFinished, put),
-        ]
-        async for event in self._drive(ctx, work, queue, unsubscribe, resumed=False):
+        async for event in self._drive(ctx, events):
             yield event
 
     async def resume(
         self, conversation: Conversation, decisions: Mapping[str, Approval]
     ) -> AsyncIterator[UIEvent]:
-        """Go on with the paused run ``conversation`` names, with ``decisions``."""
+        """Go on with the paused run ``conversation`` names, with ``decisions``: streamed
+        as a new run is (``agent.resume_stream``)."""
         paused = None if conversation.paused is None else self._paused.get(conversation.paused)
         if paused is None:
             yield Failed(
@@ -262,47 +247,52 @@ class Runner:
                 "message instead",
             )
             return
-        agent, ctx, held = self.agent, paused.ctx, paused.result
-        queue: asyncio.Queue[object] = asyncio.Queue()
-        put = _putter(queue)
+        agent, held = self.agent, paused.result
 
-        async def work() -> AgentResult[Any]:
-            result: AgentResult[Any] = await agent.resume(held, decisions)
-            return result
+        def events() -> AsyncIterator[RunEvent[Any]]:
+            return agent.resume_stream(held, decisions)  # ResumeError: resume_refused
 
-        # A resumed run streams nothing itself: every fact comes from the run's bus.
-        unsubscribe = [
-            ctx.events.subscribe(kind, put)
-            for kind in (StepStarted, StepFinished, ToolCallStarted, ToolCallFinished)
-        ]
-        async for event in self._drive(ctx, work, queue, unsubscribe, resumed=True):
+        async for event in self._drive(paused.ctx, events):
             yield event
 
     async def _drive(
-        self,
-        ctx: ExecutionContext,
-        work: Any,
-        queue: asyncio.Queue[object],
-        unsubscribe: list[Any],
-        *,
-        resumed: bool,
+        self, ctx: ExecutionContext, events: Callable[[], AsyncIterator[RunEvent[Any]]]
     ) -> AsyncIterator[UIEvent]:
+        """The run ``events`` makes, in a task of its own feeding a queue, as UI events."""
         loop = asyncio.get_running_loop()
         timeout = self.bounds.run_timeout
         deadline = None if timeout is None else loop.time() + timeout
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        put = _putter(queue)
 
         async def produce() -> None:
+            result: AgentResult[Any] | None = None
             try:
-                result = await work()
+                # The agent's stream is an async generator (typed as the iterator it is):
+                # closed with this task, so a cancelled run releases its model call and
+                # tools.
+                stream = cast(AsyncGenerator[RunEvent[Any], None], events())
+                async with contextlib.aclosing(stream) as running:
+                    async for event in running:
+                        if isinstance(event, RunFinished):
+                            finished: RunFinished[Any] = event
+                            result = finished.result
+                        else:
+                            put(event)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
                 queue.put_nowait(_Finished(None, error))
             else:
+                assert result is not None  # a stream always ends with RunFinished
                 queue.put_nowait(_Finished(result, None))
 
+        # Steps are told on the bus only; the stream has the rest (tool calls included).
+        unsubscribe = [
+            ctx.events.subscribe(StepStarted, put),
+            ctx.events.subscribe(StepFinished, put),
+        ]
         task = asyncio.create_task(produce(), name=f"agents.ui run {ctx.run_id}")
-        said_text = False
         started: set[str] = set()
         why = "the client went away"
         try:
@@ -323,12 +313,9 @@ class Runner:
                         yield _failure(item.error)
                         return
                     assert item.result is not None
-                    if resumed and not said_text and item.result.answer is not None:
-                        yield Said("text", str(item.result.answer))
                     yield self._ended(ctx, item.result)
                     return
-                for event in _translate(item, self.agent.protocol, resumed, started):
-                    said_text = said_text or (isinstance(event, Said) and event.kind == "text")
+                for event in _translate(item, self.agent.protocol, started):
                     yield event
         finally:
             for drop in unsubscribe:
@@ -355,7 +342,19 @@ class Runner:
         messages = tuple(message for message in result.messages if message.role != "system")
         conversation = Conversation(messages, dict(result.extension_state), paused_id)
         model = self.agent.model.name
-        return Ended(result, conversation, result.pending if paused_id else (), model)
+        held = result.pending if paused_id else ()
+        return Ended(result, conversation, held, model, _held_in(result) if held else {})
+
+
+def _held_in(result: AgentResult[Any]) -> dict[str, str]:
+    """Each held request's id → the id of the paused step's call it waits in."""
+    calls: dict[str, str] = {}
+    for tool_result in result.steps[-1].tool_results if result.steps else ():
+        raw = tool_result.raw
+        for call, error in zip(raw.calls, raw.errors, strict=True):
+            if error is not None and isinstance(error.exception, CallHeld):
+                calls.update((request.call_id, call.id) for request in error.exception.requests)
+    return calls
 
 
 def _putter(queue: asyncio.Queue[object]) -> Any:
@@ -374,7 +373,7 @@ def _putter(queue: asyncio.Queue[object]) -> Any:
 
 
 def _translate(
-    item: object, protocol: Literal["text", "native"], resumed: bool, started: set[str]
+    item: object, protocol: Literal["text", "native"], started: set[str]
 ) -> list[UIEvent]:
     if isinstance(item, ModelTextDelta):
         if protocol == "native":
@@ -388,12 +387,10 @@ def _translate(
         return [StepBegan(item.step)]
     if isinstance(item, StepFinished):
         events: list[UIEvent] = []
-        if resumed:  # nothing streamed: the step's thinking, whole
-            thinking = item.step.sections.get("thinking", [])
-            events.extend(Said("reasoning", text) for text in thinking)
-        # The calls the step holds for a person are its calls too: told inside it.
+        # The calls the step holds for a person are its calls too: told inside it (a
+        # server's question is no call: it is asked in the call it came during).
         for request in (r for result in item.step.tool_results for r in result.pending):
-            if request.call_id not in started:
+            if request.call_id not in started and not isinstance(request, ElicitationRequest):
                 started.add(request.call_id)
                 events.append(CallBegan(request.call_id, request.tool, dict(request.args)))
         return [*events, StepEnded(item.step.index)]

@@ -4,10 +4,13 @@ through the protocol's own models, and small tools that show what ran."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, TypeVar
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import httpx2
+import pytest
 from ag_ui.core import Event
 from pydantic import TypeAdapter
 from starlette.applications import Starlette
@@ -15,7 +18,8 @@ from starlette.applications import Starlette
 from agents.models import ScriptedModel
 from tests.support.agent_kinds import Agent, Kind, Output, agent
 from tests.support.agent_kinds import chain_for as _chain_for
-from toolchain import ToolError, tool
+from toolchain import ExecutionContext, ToolError, tool
+from toolchain.mcp import MCPServer
 
 E = TypeVar("E")
 
@@ -116,3 +120,32 @@ def of_type(events: Sequence[Event], name: str) -> list[Any]:
 def wire(events: Sequence[Event]) -> list[dict[str, Any]]:
     """The events as the JSON a client read (for the conformance validator)."""
     return [json.loads(event.model_dump_json(by_alias=True)) for event in events]
+
+
+SHOP = Path(__file__).parents[2] / "toolchain" / "mcp" / "elicit_server.py"
+"""A real MCP server (the official SDK's) whose tools ask questions: ``refund(order)``
+asks "Refund order <order>?" for ``{"ok": boolean}``, ``ship(order)`` asks for the
+address (``{"street", "city"}``, both required), ``refunds()`` counts the refunds made."""
+
+
+@pytest.fixture
+async def shop() -> AsyncIterator[MCPServer]:
+    """`SHOP` started as a process over stdio, for one test."""
+    async with MCPServer.stdio(sys.executable, [str(SHOP)]) as server:
+        yield server
+
+
+def shop_agent(
+    kind: Kind, shop: MCPServer, outputs: Sequence[Output]
+) -> tuple[Agent, ScriptedModel]:
+    """An agent of ``kind`` with the shop's tools, on a model scripted with ``outputs``."""
+    model = ScriptedModel(list(outputs))
+    return agent(kind, model, shop.attach(_chain_for(kind))), model
+
+
+async def refunds(shop: MCPServer) -> int:
+    """How many refunds the shop made (its own count)."""
+    [counter] = [t for t in shop.tools() if t.name == "refunds"]
+    result = await counter.call(ExecutionContext(), {})
+    counted = cast("dict[str, int]", result.text)
+    return counted["result"]

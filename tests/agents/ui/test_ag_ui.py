@@ -29,10 +29,13 @@ from tests.agents.ui.conftest import (
     made,
     of_type,
     post_ag_ui,
+    refunds,
     run_input,
+    shop_agent,
     wire,
 )
 from tests.support.agent_kinds import KINDS, Kind, answer, call
+from toolchain.mcp import MCPServer
 
 
 def _types(events: list[Any]) -> list[str]:
@@ -131,6 +134,71 @@ async def test_a_held_call_is_an_interrupt_and_the_next_request_resumes_it(kind:
     assert text == "sdb is erased"
     assert resumed[-1].type == EventType.RUN_FINISHED
     assert len(model.requests) == 2  # no request asking the model to make the call again
+
+
+def _thinking(kind: Kind, text: str, then: str) -> str:
+    """A ReAct step thinking ``text`` before ``then``; a native one says ``then`` only."""
+    return then if kind == "native" else f"<thinking>{text}</thinking>\n{then}"
+
+
+@KINDS
+async def test_a_resumed_run_streams_its_calls_and_text_as_they_happen(kind: Kind) -> None:
+    answer_text = "sdb is erased and sdc is 512 GB, as you asked me."
+    agent, model = made(
+        kind,
+        [
+            call(kind, "wipe", disk="sdb"),
+            call(kind, "lookup", disk="sdc"),
+            _thinking(kind, "Both are done; now I tell the person.", answer(kind, answer_text)),
+        ],
+    )
+    app = ag_ui_app(agent)
+    paused = await post_ag_ui(app, run_input("Erase sdb, then size sdc"))
+    interrupt_id = _state(paused)["pending"][0]["callId"]
+
+    entry = {"interruptId": interrupt_id, "status": "resolved", "payload": {"approved": True}}
+    resumed = await post_ag_ui(app, run_input(None, state=_state(paused), resume=[entry]))
+
+    assert_valid_agui(wire(resumed), max_warnings=0)
+    types = _types(resumed)
+    # The held call's result, then the next step and its call, then the answer, in pieces.
+    results = of_type(resumed, "TOOL_CALL_RESULT")
+    assert [r.content for r in results] == ["sdb erased", '{"disk":"sdc","size_gb":512}']
+    lookup = [e for e in of_type(resumed, "TOOL_CALL_START") if e.tool_call_name == "lookup"]
+    assert len(lookup) == 1
+    text = of_type(resumed, "TEXT_MESSAGE_CONTENT")
+    assert "".join(e.delta for e in text) == answer_text and len(text) > 3
+    at = resumed.index
+    assert at(results[0]) < types.index("STEP_STARTED") < at(lookup[0]) < at(results[1])
+    assert at(results[1]) < types.index("TEXT_MESSAGE_START") < types.index("RUN_FINISHED")
+    reasoning = of_type(resumed, "REASONING_MESSAGE_CONTENT")
+    if kind == "react":  # the thinking streams too, not told whole at the step's end
+        assert "".join(e.delta for e in reasoning) == "Both are done; now I tell the person."
+        assert len(reasoning) > 1
+    else:
+        assert reasoning == []
+    assert RAN == ["wipe sdb", "lookup sdc"] and len(model.requests) == 3
+
+
+async def test_a_resume_whose_decision_is_refused_by_the_run_is_a_run_error() -> None:
+    """A decision the run refuses (``ResumeError``): ``resume_refused``, nothing ran, and
+    the run is still paused for a proper decision."""
+    agent, _ = made("native", [call("native", "wipe", disk="sdb"), answer("native", "done")])
+    app = ag_ui_app(agent)
+    paused = await post_ag_ui(app, run_input("Erase sdb"))
+    interrupt_id = _state(paused)["pending"][0]["callId"]
+
+    wrong = {"interruptId": "call_9", "status": "resolved", "payload": {"approved": True}}
+    refused = await post_ag_ui(app, run_input(None, state=_state(paused), resume=[wrong]))
+
+    assert_valid_agui(wire(refused), max_warnings=0)
+    error = last(refused, RunErrorEvent)
+    assert error.code == "resume_refused"
+    assert "call_9: no call with this id is held" in error.message
+    assert RAN == []
+    right = {**wrong, "interruptId": interrupt_id}
+    resumed = await post_ag_ui(app, run_input(None, state=_state(paused), resume=[right]))
+    assert RAN == ["wipe sdb"] and resumed[-1].type == EventType.RUN_FINISHED
 
 
 @KINDS
@@ -236,3 +304,129 @@ async def test_servers_that_share_a_secret_continue_each_others_conversations() 
     stranger, _ = made("react", [answer("react")])
     refused = await post_ag_ui(ag_ui_app(stranger), run_input("And?", state=state))
     assert last(refused, RunErrorEvent).code == "state_refused"
+
+
+# -- an MCP server's question (elicitation) ----------------------------------------------------
+
+
+def _question(events: list[Any]) -> Any:
+    finished = last(events, RunFinishedEvent)
+    assert isinstance(finished.outcome, RunFinishedInterruptOutcome)
+    (interrupt,) = finished.outcome.interrupts
+    return interrupt
+
+
+def _answer(interrupt_id: str, payload: object, status: str = "resolved") -> dict[str, Any]:
+    return {"interruptId": interrupt_id, "status": status, "payload": payload}
+
+
+@KINDS
+async def test_a_servers_question_is_an_interrupt_and_its_answer_resumes_the_call(
+    kind: Kind, shop: MCPServer
+) -> None:
+    agent, model = shop_agent(
+        kind, shop, [call(kind, "refund", order="A7"), answer(kind, "A7 is refunded, as asked.")]
+    )
+    app = ag_ui_app(agent)
+    asked = await post_ag_ui(app, run_input("Refund A7"))
+
+    assert_valid_agui(wire(asked), max_warnings=0)
+    question = _question(asked)
+    (refund,) = of_type(asked, "TOOL_CALL_START")  # the call; the question is no call
+    assert (refund.tool_call_name, question.tool_call_id) == ("refund", refund.tool_call_id)
+    assert (question.reason, question.message) == ("input_required", "Refund order A7?")
+    assert question.metadata == {"tool": "refund", "args": {"order": "A7"}}
+    schema = question.response_schema
+    assert schema["properties"]["action"] == {"enum": ["accept", "decline", "cancel"]}
+    assert schema["properties"]["content"]["properties"]["ok"]["type"] == "boolean"
+    assert of_type(asked, "TOOL_CALL_RESULT") == [] and await refunds(shop) == 0
+    (pending,) = _state(asked)["pending"]
+    assert pending["question"] == "Refund order A7?" and pending["callId"] == question.id
+
+    accept = _answer(question.id, {"action": "accept", "content": {"ok": True}})
+    resumed = await post_ag_ui(app, run_input(None, state=_state(asked), resume=[accept]))
+
+    assert_valid_agui(wire(resumed), max_warnings=0)
+    (result,) = of_type(resumed, "TOOL_CALL_RESULT")
+    assert result.tool_call_id == refund.tool_call_id
+    assert json.loads(result.content) == {"result": "refunded A7"}
+    text = of_type(resumed, "TEXT_MESSAGE_CONTENT")
+    assert "".join(e.delta for e in text) == "A7 is refunded, as asked." and len(text) > 1
+    assert resumed[-1].type == EventType.RUN_FINISHED
+    assert await refunds(shop) == 1 and len(model.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("entry", "told"),
+    [
+        ({"payload": {"action": "decline"}}, "decline"),
+        ({"payload": {"action": "cancel"}}, "cancel"),
+        ({"status": "cancelled"}, "cancel"),
+    ],
+    ids=["decline", "cancel", "status cancelled"],
+)
+async def test_a_declined_or_cancelled_question_is_told_to_the_server(
+    shop: MCPServer, entry: dict[str, Any], told: str
+) -> None:
+    agent, _ = shop_agent("native", shop, [call("native", "refund", order="A7"), "Kept it."])
+    app = ag_ui_app(agent)
+    asked = await post_ag_ui(app, run_input("Refund A7"))
+    answer_entry = {"interruptId": _question(asked).id, "status": "resolved", **entry}
+
+    resumed = await post_ag_ui(app, run_input(None, state=_state(asked), resume=[answer_entry]))
+
+    (result,) = of_type(resumed, "TOOL_CALL_RESULT")
+    assert json.loads(result.content) == {"result": f"kept A7: the customer answered {told}"}
+    assert await refunds(shop) == 0 and resumed[-1].type == EventType.RUN_FINISHED
+
+
+async def test_an_answer_that_does_not_fit_the_schema_is_refused_and_the_question_stays(
+    shop: MCPServer,
+) -> None:
+    agent, model = shop_agent("native", shop, [call("native", "ship", order="A7"), "Shipped."])
+    app = ag_ui_app(agent)
+    asked = await post_ag_ui(app, run_input("Ship A7"))
+    question = _question(asked)
+    assert question.message == "Where should order A7 go?"
+
+    unfit = _answer(question.id, {"action": "accept", "content": {"street": "Main St 1"}})
+    refused = await post_ag_ui(app, run_input(None, state=_state(asked), resume=[unfit]))
+
+    assert_valid_agui(wire(refused), max_warnings=0)
+    error = last(refused, RunErrorEvent)
+    assert error.code == "bad_request"
+    assert error.message == (
+        f"interrupt {question.id}: the answer does not fit the schema the question asked "
+        "for: city: required field is missing"
+    )
+    assert len(model.requests) == 1
+    # Still asked: a fitting answer ships it.
+    fit = _answer(
+        question.id, {"action": "accept", "content": {"street": "Main St 1", "city": "Lyon"}}
+    )
+    resumed = await post_ag_ui(app, run_input(None, state=_state(asked), resume=[fit]))
+    (result,) = of_type(resumed, "TOOL_CALL_RESULT")
+    assert json.loads(result.content) == {"result": "shipped A7 to Main St 1, Lyon"}
+
+
+@pytest.mark.parametrize("forge", ["a question never asked", "an approval for the question"])
+async def test_a_forged_answer_is_refused_and_nothing_is_sent(shop: MCPServer, forge: str) -> None:
+    agent, model = shop_agent("native", shop, [call("native", "refund", order="A7"), "Done."])
+    app = ag_ui_app(agent)
+    asked = await post_ag_ui(app, run_input("Refund A7"))
+    question = _question(asked)
+    if forge == "a question never asked":
+        entry = _answer(f"{question.id}-2", {"action": "accept", "content": {"ok": True}})
+    else:
+        entry = _answer(question.id, {"approved": True})
+
+    refused = await post_ag_ui(app, run_input(None, state=_state(asked), resume=[entry]))
+
+    error = last(refused, RunErrorEvent)
+    if forge == "a question never asked":
+        assert error.code == "resume_refused"
+        assert f"{question.id}-2: no call with this id is held" in error.message
+    else:
+        assert error.code == "bad_request"
+        assert error.message.startswith(f"interrupt {question.id}: an answer to a question is ")
+    assert await refunds(shop) == 0 and len(model.requests) == 1

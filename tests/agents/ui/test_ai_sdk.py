@@ -4,7 +4,9 @@ UI message stream, each part checked against the part types the AI SDK declares.
 The parts below are written from the AI SDK's own schema of the stream,
 ``uiMessageChunkSchema`` in ``packages/ai/src/ui-message-stream/ui-message-chunks.ts``
 (vercel/ai, commit 014f4437): each is a strict object there (no other keys), and so is
-each model here (``extra="forbid"``). The ``data-*`` parts, ``source-*``, ``file`` and
+each model here (``extra="forbid"``). Of the ``data-*`` parts (``type`` any
+``data-<name>``, with ``id``, ``data`` and ``transient``) the app writes one,
+``data-elicitation`` (an MCP server's question); ``source-*``, ``file`` and
 ``message-metadata`` are left out: the app writes none of them, and an unknown part
 fails the test.
 """
@@ -15,12 +17,13 @@ import json
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
 
 from agents.demo import build_demo
 from agents.ui import ai_sdk_app
-from tests.agents.ui.conftest import RAN, made, post, sse_data
+from tests.agents.ui.conftest import RAN, made, post, refunds, shop_agent, sse_data
 from tests.support.agent_kinds import KINDS, Kind, answer, call
+from toolchain.mcp import MCPServer
 
 
 class _Part(BaseModel):
@@ -177,26 +180,42 @@ UIMessageChunk = Annotated[
 PARTS: TypeAdapter[UIMessageChunk] = TypeAdapter(UIMessageChunk)
 
 
-async def post_chat(app: Any, messages: list[dict[str, Any]]) -> list[UIMessageChunk]:
+class DataPart(_Part):
+    """``data-<name>``: the stream's extension point (``dataUIMessageChunkSchema``)."""
+
+    type: Annotated[str, StringConstraints(pattern=r"^data-")]
+    id: str | None = None
+    data: Any
+    transient: bool | None = None
+
+
+def read_part(text: str) -> UIMessageChunk | DataPart:
+    """One part of the stream, read by its declared model."""
+    if json.loads(text).get("type", "").startswith("data-"):
+        return DataPart.model_validate_json(text)
+    return PARTS.validate_json(text)
+
+
+async def post_chat(app: Any, messages: list[dict[str, Any]]) -> list[UIMessageChunk | DataPart]:
     """One chat request as ``useChat`` sends it; the parts, each read by its model."""
     response = await post(app, {"id": "chat-1", "messages": messages, "trigger": "submit-message"})
     assert response.status_code == 200, response.text
     assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
     data = sse_data(response.text)
     assert data[-1] == "[DONE]"
-    return [PARTS.validate_json(item) for item in data[:-1]]
+    return [read_part(item) for item in data[:-1]]
 
 
 def user(text: str) -> dict[str, Any]:
     return {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
-def finish(parts: list[UIMessageChunk]) -> Finish:
+def finish(parts: list[UIMessageChunk | DataPart]) -> Finish:
     assert isinstance(parts[-1], Finish), parts[-1]
     return parts[-1]
 
 
-def of(parts: list[UIMessageChunk], kind: type[Any]) -> list[Any]:
+def of(parts: list[UIMessageChunk | DataPart], kind: type[Any]) -> list[Any]:
     return [part for part in parts if isinstance(part, kind)]
 
 
@@ -283,6 +302,43 @@ async def test_a_held_call_is_an_approval_request_and_the_answer_resumes_it(kind
     assert len(model.requests) == 2
 
 
+@KINDS
+async def test_a_resumed_run_streams_its_calls_and_text_as_they_happen(kind: Kind) -> None:
+    answer_text = "sdb is erased and sdc is 512 GB, as you asked me."
+    thinking = "Both are done; now I tell the person."
+    last = answer(kind, answer_text)
+    agent, model = made(
+        kind,
+        [
+            call(kind, "wipe", disk="sdb"),
+            call(kind, "lookup", disk="sdc"),
+            last if kind == "native" else f"<thinking>{thinking}</thinking>\n{last}",
+        ],
+    )
+    app = ai_sdk_app(agent)
+    paused = await post_chat(app, [user("Erase sdb, then size sdc")])
+    (request,) = of(paused, ToolApprovalRequest)
+
+    metadata = finish(paused).messageMetadata
+    resumed = await post_chat(app, _answered(metadata, request.approvalId, {"approved": True}))
+
+    outputs = of(resumed, ToolOutputAvailable)
+    assert [o.output for o in outputs] == ["sdb erased", {"disk": "sdc", "size_gb": 512}]
+    (lookup,) = [p for p in of(resumed, ToolInputAvailable) if p.toolName == "lookup"]
+    deltas = of(resumed, TextDelta)
+    assert "".join(d.delta for d in deltas) == answer_text and len(deltas) > 3
+    at = resumed.index
+    assert at(outputs[0]) < at(of(resumed, StartStep)[0]) < at(lookup) < at(outputs[1])
+    assert at(outputs[1]) < at(deltas[0]) and at(deltas[-1]) < at(finish(resumed))
+    reasoning = of(resumed, ReasoningDelta)
+    if kind == "react":  # the thinking streams too
+        assert "".join(r.delta for r in reasoning) == thinking and len(reasoning) > 1
+    else:
+        assert reasoning == []
+    assert finish(resumed).finishReason == "stop"
+    assert RAN == ["wipe sdb", "lookup sdc"] and len(model.requests) == 3
+
+
 async def test_a_denied_call_is_tool_output_denied() -> None:
     agent, model = made("native", [call("native", "wipe", disk="sdb"), "not erased"])
     app = ai_sdk_app(agent)
@@ -317,7 +373,7 @@ async def test_metadata_the_client_changed_is_refused(forge: str) -> None:
 
     response = await post(app, body)
 
-    parts = [PARTS.validate_json(item) for item in sse_data(response.text)[:-1]]
+    parts = [read_part(item) for item in sse_data(response.text)[:-1]]
     (error,) = of(parts, ErrorPart)
     assert error.errorText.startswith("the conversation state was not sealed by this server")
     assert finish(parts).finishReason == "error"
@@ -338,3 +394,92 @@ async def test_a_tool_output_keeps_its_type() -> None:
     parts = await post_chat(ai_sdk_app(ReActAgent(model, tools=[code])), [user("Code?")])
     (output,) = of(parts, ToolOutputAvailable)
     assert output.output == "42"
+
+
+# -- an MCP server's question (elicitation) ----------------------------------------------------
+
+
+def _answering(asked: list[UIMessageChunk | DataPart], answer: object) -> list[dict[str, Any]]:
+    """The chat as a client posts it after setting ``data.answer`` on the question part."""
+    (question,) = of(asked, DataPart)
+    assistant = {
+        "id": "a1",
+        "role": "assistant",
+        "metadata": finish(asked).messageMetadata,
+        "parts": [
+            {"type": question.type, "id": question.id, "data": {**question.data, "answer": answer}}
+        ],
+    }
+    return [user("Refund A7"), assistant]
+
+
+@KINDS
+async def test_a_servers_question_is_a_data_part_and_its_answer_resumes_the_call(
+    kind: Kind, shop: MCPServer
+) -> None:
+    agent, model = shop_agent(
+        kind, shop, [call(kind, "refund", order="A7"), answer(kind, "A7 is refunded, as asked.")]
+    )
+    app = ai_sdk_app(agent)
+    asked = await post_chat(app, [user("Refund A7")])
+
+    (question,) = of(asked, DataPart)
+    (refund,) = of(asked, ToolInputAvailable)
+    assert question.type == "data-elicitation" and question.id
+    assert question.data["message"] == "Refund order A7?"
+    assert question.data["toolCallId"] == refund.toolCallId
+    assert (question.data["tool"], question.data["args"]) == ("refund", {"order": "A7"})
+    assert question.data["schema"]["properties"]["ok"]["type"] == "boolean"
+    assert of(asked, ToolApprovalRequest) == [] and of(asked, ToolOutputAvailable) == []
+    assert finish(asked).finishReason == "tool-calls" and await refunds(shop) == 0
+
+    resumed = await post_chat(app, _answering(asked, {"action": "accept", "content": {"ok": True}}))
+
+    (output,) = of(resumed, ToolOutputAvailable)
+    assert (output.toolCallId, output.output) == (refund.toolCallId, {"result": "refunded A7"})
+    deltas = of(resumed, TextDelta)
+    assert "".join(d.delta for d in deltas) == "A7 is refunded, as asked." and len(deltas) > 1
+    assert finish(resumed).finishReason == "stop"
+    assert await refunds(shop) == 1 and len(model.requests) == 2
+
+
+async def test_a_declined_question_is_told_to_the_server(shop: MCPServer) -> None:
+    agent, _ = shop_agent("native", shop, [call("native", "refund", order="A7"), "Kept it."])
+    app = ai_sdk_app(agent)
+    asked = await post_chat(app, [user("Refund A7")])
+
+    resumed = await post_chat(app, _answering(asked, {"action": "decline"}))
+
+    (output,) = of(resumed, ToolOutputAvailable)
+    assert output.output == {"result": "kept A7: the customer answered decline"}
+    assert await refunds(shop) == 0
+
+
+@pytest.mark.parametrize("bad", ["unfit", "forged"])
+async def test_an_unfit_or_forged_answer_is_an_error_part_and_nothing_is_sent(
+    shop: MCPServer, bad: str
+) -> None:
+    agent, model = shop_agent("native", shop, [call("native", "refund", order="A7"), "Done."])
+    app = ai_sdk_app(agent)
+    asked = await post_chat(app, [user("Refund A7")])
+    (question,) = of(asked, DataPart)
+    chat = _answering(asked, {"action": "accept", "content": {"ok": "yes"}})
+    if bad == "forged":
+        chat = _answering(asked, {"action": "accept", "content": {"ok": True}})
+        chat[-1]["parts"][0]["id"] = f"{question.id}-2"
+
+    refused = await post_chat(app, chat)
+
+    (error,) = of(refused, ErrorPart)
+    if bad == "unfit":
+        assert error.errorText == (
+            f"question {question.id}: the answer does not fit the schema the question asked "
+            "for: ok: 'yes' is not of type 'boolean'"
+        )
+    else:
+        assert f"{question.id}-2: no call with this id is held" in error.errorText
+    assert finish(refused).finishReason == "error"
+    assert await refunds(shop) == 0 and len(model.requests) == 1
+    # Still asked: a fitting answer refunds it.
+    resumed = await post_chat(app, _answering(asked, {"action": "accept", "content": {"ok": True}}))
+    assert of(resumed, ToolOutputAvailable)[0].output == {"result": "refunded A7"}
