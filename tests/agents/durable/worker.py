@@ -368,26 +368,30 @@ def concurrent(messages: Sequence[Message]) -> ScriptItem:
     return answer("both" if "recorded 1" in last and "found 2" in last else "missing")
 
 
-def programmed(messages: Sequence[Message]) -> ScriptItem:
-    """One program making two calls in turn: record finishes, lookup_later is cut off."""
-    if step_of(messages) == 1:
-        code = "r = await record(1)\nprint(r, await lookup_later(2))"
-        if KIND == "native":
-            return ScriptedModel.call("run_python", {"code": code}, id="c1")
-        return f"<action>{code}</action>"
-    last = since_last_reply(messages)
-    return answer("both" if "recorded 1 found 2" in last else "missing")
+def program_then(code: str, seen: str, done: str) -> Callable[[Sequence[Message]], ScriptItem]:
+    """A model that writes one program (``code``), then answers ``done`` if its output
+    holds ``seen``, else what was missing."""
+
+    def reply(messages: Sequence[Message]) -> ScriptItem:
+        if step_of(messages) == 1:
+            if KIND == "native":
+                return ScriptedModel.call("run_python", {"code": code}, id="c1")
+            return f"<action>{code}</action>"
+        last = since_last_reply(messages)
+        return answer(done if seen in last else f"missing: {last[-200:]}")
+
+    return reply
 
 
-def programmed_wipe(messages: Sequence[Message]) -> ScriptItem:
-    """One program: record, then wipe (which waits for a person); answers with both."""
-    if step_of(messages) == 1:
-        code = "r = await record(1)\nprint(r, await wipe('sdb'))"
-        if KIND == "native":
-            return ScriptedModel.call("run_python", {"code": code}, id="c1")
-        return f"<action>{code}</action>"
-    last = since_last_reply(messages)
-    return answer("wiped" if "recorded 1 sdb erased" in last else f"missing: {last[-200:]}")
+programmed = program_then(
+    "r = await record(1)\nprint(r, await lookup_later(2))", "recorded 1 found 2", "both"
+)
+"""One program making two calls in turn: record finishes, lookup_later is cut off."""
+
+programmed_wipe = program_then(
+    "r = await record(1)\nprint(r, await wipe('sdb'))", "recorded 1 sdb erased", "wiped"
+)
+"""One program: record, then wipe (which waits for a person)."""
 
 
 def since_last_reply(messages: Sequence[Message]) -> str:
