@@ -59,7 +59,9 @@ EXPECTED = {
     "web.py": [
         '{"type": "tool-approval-request", "approvalId": "call_2", "toolCallId": "call_2"}',
         '{"type": "tool-output-available", "toolCallId": "call_2", "output": "deleted n3: \'buy',
-        '{"type": "text-delta", "delta": "Deleted n3, which repeated n1 (buy milk)."}',
+        # the answer after the approval streams in pieces, as the model writes it
+        '{"type": "text-delta", "delta": "Delete"}\n   {"type": "text-delta", "delta": "d n3, w"}',
+        '{"type": "text-delta", "delta": " milk)."}\n   {"type": "text-end"}',
         "notes left: ['n1', 'n2']; tokens: ",
     ],
     "durable.py": [
