@@ -163,24 +163,15 @@ async def _settle(
         assert tool is not None  # a call held itself keeps its tool
         if decision is not None:
             approvals.told(ctx, call.id, held.request, decision, "person")
-        # A durable run records the approved call as a step of its own (drawn now, in
-        # call order, as `run_call` draws a call's): a crash after it ran replays its
-        # outcome, it does not run again.
-        runner = _step_seam.current() if _step_seam.active else None
-        slot = runner.reserve(ctx, call) if runner is not None else None
         if ctx.events.has_subscribers(ToolCallStarted):
             ctx.events.emit(ToolCallStarted(ctx, position, call.name, call.args, call.id))
         checked = Checked(call, tool, call.args)
-        if runner is None or slot is None:
-            result, problem = await invoke(config, ctx, checked, index, signals, held.value)
-        else:
-            result, problem = await runner.run_tool(
-                ctx,
-                call,
-                tool,
-                slot,
-                lambda: invoke(config, ctx, checked, index, signals, held.value),
-            )
+        # A durable run records the approved call as a step of its own (drawn now, in
+        # call order, as `run_call` draws a call's): a crash after it ran replays its
+        # outcome, it does not run again.
+        result, problem = await _step_seam.stepped(
+            ctx, call, tool, lambda: invoke(config, ctx, checked, index, signals, held.value)
+        )
     return await observed(config, ctx, position, Ran(call, result, problem), started)
 
 
@@ -197,9 +188,7 @@ async def _settled(
     themselves (a sub-agent's, a composite's)."""
     settle = held.settle
     assert settle is not None  # only called for a tool's own held calls
-    runner = _step_seam.current() if _step_seam.active else None
     tool = config.tools.get(call.name)
-    slot = runner.reserve(ctx, call) if runner is not None and tool is not None else None
-    if runner is None or tool is None or slot is None:
+    if tool is None:
         return await settle(decisions)
-    return await runner.run_tool(ctx, call, tool, slot, lambda: settle(decisions))
+    return await _step_seam.stepped(ctx, call, tool, lambda: settle(decisions))

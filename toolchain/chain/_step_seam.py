@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from toolchain._result import ToolCall, ToolCallError, ToolResult
     from toolchain._tool import Tool
 
-__all__ = ["RUNNER", "StepRunner", "activate", "active", "current", "installed"]
+__all__ = ["RUNNER", "StepRunner", "activate", "active", "current", "installed", "stepped"]
 
 T = TypeVar("T")
 
@@ -111,3 +111,20 @@ def installed(runner: StepRunner) -> Generator[None]:
         yield
     finally:
         RUNNER.reset(token)
+
+
+async def stepped(
+    ctx: ExecutionContext,
+    call: ToolCall,
+    tool: Tool[Any, Any],
+    run: Callable[[], Awaitable[Invoked]],
+) -> Invoked:
+    """``run`` (the tool, validated and called) as ``call``'s step in a durable run, its
+    place drawn now; plainly otherwise. For a call made where nothing can suspend
+    between its place and its run (a decided call, a composite's sub-call): a chain's
+    own call draws its place as it enters the chain (``reserve``), runs it later."""
+    runner = current()
+    slot = runner.reserve(ctx, call) if runner is not None else None
+    if runner is None or slot is None:
+        return await run()
+    return await runner.run_tool(ctx, call, tool, slot, run)

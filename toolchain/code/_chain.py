@@ -436,29 +436,18 @@ async def _run_calls(
     # person reading ``pending`` is.
     token = approvals.made_in.set((len(approvals.via_of(ctx)), PROGRAM_TOOL))
     try:
-        await _run_chunks(config, ctx, requests, made, done, size)
+        for start in range(0, len(requests), size):
+            chunk = [ToolCall(r.name, dict(r.args)) for r in requests[start : start + size]]
+            planned = plan(ctx, list[ToolCall | str](chunk), size)
+            if len(planned) == 1:
+                outcomes = [await run_alone(config, ctx, planned[0], len(made))]
+            else:
+                outcomes = await run_action(config, ctx, planned)
+            made.extend(outcomes)
+            done.extend(outcomes)
     finally:
         approvals.made_in.reset(token)
     return done
-
-
-async def _run_chunks(
-    config: ChainConfig,
-    ctx: ExecutionContext,
-    requests: Sequence[ToolRequest],
-    made: list[Outcome],
-    done: list[Outcome],
-    size: int,
-) -> None:
-    for start in range(0, len(requests), size):
-        chunk = [ToolCall(r.name, dict(r.args)) for r in requests[start : start + size]]
-        planned = plan(ctx, list[ToolCall | str](chunk), size)
-        if len(planned) == 1:
-            outcomes = [await run_alone(config, ctx, planned[0], len(made))]
-        else:
-            outcomes = await run_action(config, ctx, planned)
-        made.extend(outcomes)
-        done.extend(outcomes)
 
 
 async def _observed(ctx: ExecutionContext, outcome: Outcome) -> Outcome:

@@ -225,7 +225,9 @@ calls; they run one after another, in order, and each gets its own result or err
                 if ctx.events.has_subscribers(ToolCallStarted):
                     event = ToolCallStarted(ctx, waiting.index, qualified, call.args, call.id)
                     ctx.events.emit(event)
-                result, failure = await _stepped(ctx, sub, call, waiting.hold.value)
+                result, failure = await _step_seam.stepped(
+                    ctx, call, sub, lambda: invoke(ctx, sub, call.args, call.id, waiting.hold.value)
+                )
                 if result is not None:
                     failure = unshowable(sub.name, result)
                 if failure is not None:
@@ -357,7 +359,11 @@ calls; they run one after another, in order, and each gets its own result or err
                 value = checked.value
         if ctx.events.has_subscribers(ToolCallStarted):
             ctx.events.emit(ToolCallStarted(ctx, index, qualified, call.args, call.id))
-        result, failure = await _stepped(ctx, sub, call, value)
+        # In a durable run, a step of its own: sub-calls run one after another, and a
+        # durable action with a composite in it runs one call at a time.
+        result, failure = await _step_seam.stepped(
+            ctx, call, sub, lambda: invoke(ctx, sub, call.args, call.id, value)
+        )
         if result is not None:
             failure = unshowable(sub.name, result)
         return (result if failure is None else None), failure
@@ -454,18 +460,3 @@ def _shown_name(item: object) -> str | None:
     mapping = cast("Mapping[str, object]", item)
     name = next((mapping[key] for key in NAME_KEYS if key in mapping), None)
     return _short(name) or None if isinstance(name, str) else None
-
-
-async def _stepped(
-    ctx: ExecutionContext, sub: Tool[Any, Any], call: ToolCall, value: object
-) -> tuple[ToolResult[object] | None, ToolCallError | None]:
-    """One sub-call run, in a durable run as a step of its own (its place drawn now:
-    sub-calls run one after another, and a durable action with a composite in it runs
-    one call at a time), so a replay does not run it again; plainly otherwise."""
-    runner = _step_seam.current() if _step_seam.active else None
-    slot = runner.reserve(ctx, call) if runner is not None else None
-    if runner is None or slot is None:
-        return await invoke(ctx, sub, call.args, call.id, value)
-    return await runner.run_tool(
-        ctx, call, sub, slot, lambda: invoke(ctx, sub, call.args, call.id, value)
-    )

@@ -1,16 +1,14 @@
 """How text the model wrote is quoted back, to it and to the logs: bounded, or as JSON.
 
-A query, a tool name or a call's arguments may be of any length and hold anything;
-they are shown cut short, or JSON-encoded where they must read as one value.
+A query or a tool name may be of any length and hold anything; it is shown cut short,
+or JSON-encoded where it must read as one value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import msgspec
 
-__all__ = ["args_text", "quoted", "shortened"]
+__all__ = ["quoted", "shortened"]
 
 
 def shortened(text: str, limit: int = 200) -> str:
@@ -25,9 +23,3 @@ def shortened(text: str, limit: int = 200) -> str:
 def quoted(text: str) -> str:
     """``text`` as a JSON string, quotes included: ``tool_search(query="add a page")``."""
     return msgspec.json.encode(text).decode()
-
-
-def args_text(args: Mapping[str, object]) -> str:
-    """A call's arguments as JSON, cut at 200 characters."""
-    text = msgspec.json.encode(args).decode()
-    return text if len(text) <= 200 else text[:199] + "…"
