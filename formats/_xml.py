@@ -80,10 +80,20 @@ def xml_decode(content: str) -> str:
 class _XMLScanner:
     """Incremental scanner for one set of section names."""
 
-    def __init__(self, names: Iterable[str], *, require_section: bool, decode: bool = True) -> None:
+    def __init__(
+        self,
+        names: Iterable[str],
+        *,
+        require_section: bool,
+        decode: bool = True,
+        events: bool = True,
+    ) -> None:
         names_by_lower = {fold_name(n): n for n in names}
         self._collector = SectionCollector(
-            names_by_lower, xml_decode if decode else as_is, require_section=require_section
+            names_by_lower,
+            xml_decode if decode else as_is,
+            require_section=require_section,
+            events=events,
         )
         self._longest = max((len(n) for n in names_by_lower), default=0)
         self._pending = ""
@@ -109,6 +119,12 @@ class _XMLScanner:
         self._scan(text, cut)
         self._pending = text[cut:]
         return self._collector.take_new()
+
+    def read(self, text: str) -> dict[str, list[str]]:
+        """The sections of a whole text: `feed` and `close` in one, with nothing held
+        back for a tag or an entity a next chunk could finish."""
+        self._scan(text, len(text))
+        return self.close()
 
     def close(self) -> dict[str, list[str]]:
         self._scan(self._pending, len(self._pending))
@@ -216,9 +232,17 @@ class XMLFormat(SectionRegistry):
         >>> XMLFormat().parse_nested("<direct_call>[1]</direct_call>", ["direct_call"])
         {'direct_call': ['[1]']}
         """
-        scanner = _XMLScanner([check_name(n) for n in names], require_section=False, decode=False)
-        scanner.feed(content)
-        return scanner.close()
+        names = [check_name(n) for n in names]
+        return _XMLScanner(names, require_section=False, decode=False, events=False).read(content)
+
+    def parse(self, output: str) -> dict[str, list[str]]:
+        """Every registered section's contents, in order (stripped of outer whitespace):
+        the scanner of `stream` over the whole text, building no stream events.
+
+        Raises ``FormatParseError`` when no registered section is present.
+        """
+        names = [s.name for s in self._sections.values()]
+        return _XMLScanner(names, require_section=True, events=False).read(output)
 
     def stream(self) -> SectionStream:
         """An incremental parser over the registered sections."""
