@@ -8,7 +8,7 @@ import threading
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, overload
 
@@ -173,6 +173,16 @@ class Stats:
         with self._lock:
             return self._counts[key]
 
+    def _first_over(self, bounds: Iterable[tuple[str, int | None, str]]) -> str | None:
+        """The name of the first ``(name, bound, counter)`` whose counter is past its
+        bound (``None``: no bound), or None; read under one lock."""
+        counts = self._counts
+        with self._lock:
+            for name, bound, key in bounds:
+                if bound is not None and counts[key] > bound:
+                    return name
+        return None
+
     def snapshot(self) -> dict[str, int]:
         """A copy of every counter, sorted by name."""
         with self._lock:
@@ -283,9 +293,6 @@ class Limits:
                 stacklevel=2,
             )
             starting_step = True
-        steps = stats.get(Stats.STEPS) + (1 if starting_step else 0)
-        if self.max_steps is not None and steps > self.max_steps:
-            return "max_steps"
         checks: list[tuple[str, int | None, str]] = [
             ("max_tool_calls", self.max_tool_calls, Stats.TOOL_CALLS),
             ("max_input_tokens", self.max_input_tokens, Stats.INPUT_TOKENS),
@@ -309,10 +316,10 @@ class Limits:
                     Stats.per_tool(Stats.TOOL_CALLS, tool),
                 )
             )
-        for name, bound, key in checks:
-            if bound is not None and stats.get(key) > bound:
-                return name
-        return None
+        steps = self.max_steps
+        if steps is not None and starting_step:
+            steps -= 1  # the step about to start counts too
+        return stats._first_over([("max_steps", steps, Stats.STEPS), *checks])
 
     def tool_call_refused(self, stats: Stats, tool: str) -> str | None:
         """The limit a call of ``tool`` (already counted in ``stats``) goes past, if any.
