@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, M
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from agents._extensions import AgentExtensions
-from agents._model_call import Streaming, call_model
+from agents._model_call import Streaming, call_model, model_reply
 from agents._options import RunOptions, agent_chain
 from agents._replies import Replies
 from agents._resume import (
@@ -347,13 +347,16 @@ class StepEngine(ABC, Generic[AnswerT]):
                     made = steps.call(ctx, index, messages)
                     call = made if isinstance(made, StepCall) else await made
                 response: ModelResponse | None = None
-                replying = call_model(ctx, index, call, messages, deadline, live.stream)
-                async with contextlib.aclosing(replying) as items:
-                    async for item in items:
-                        if isinstance(item, Done):
-                            response = item.value
-                        else:
-                            yield item
+                if live.stream is None:
+                    response = await model_reply(ctx, index, call, messages, deadline)
+                else:
+                    replying = call_model(ctx, index, call, messages, deadline, live.stream)
+                    async with contextlib.aclosing(replying) as items:
+                        async for item in items:
+                            if isinstance(item, Done):
+                                response = item.value
+                            else:
+                                yield item
                 assert response is not None
             except RunStop as stopped:
                 stop = stopped
@@ -396,7 +399,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                 yield AnswerReady[AnswerT](index, answer)
                 stop = RunStop("answer", "")
                 break
-            events, stop = self._went_on(ctx, index, step, run)
+            events, stop = self._went_on(ctx, index, step, run, streaming=streaming)
             for event in events:
                 yield event
 
@@ -411,12 +414,19 @@ class StepEngine(ABC, Generic[AnswerT]):
         yield finished
 
     def _went_on(
-        self, ctx: ExecutionContext, index: int, step: StepRecord, run: RunRecord[AnswerT]
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        step: StepRecord,
+        run: RunRecord[AnswerT],
+        *,
+        streaming: bool = True,
     ) -> tuple[list[RunEvent[AnswerT]], RunStop | None]:
-        """After a step whose tools ran: its observation, then whether the run stops
-        (a tool cancelled or paused it, or ended it with an answer)."""
+        """After a step whose tools ran: its observation (for a stream: ``run`` reads
+        only the result), then whether the run stops (a tool cancelled or paused it, or
+        ended it with an answer)."""
         events: list[RunEvent[AnswerT]] = []
-        if step.replies:
+        if step.replies and streaming:
             events.append(ObservationReady(index, _text_of(step.replies), tuple(step.results)))
         during = stopped_during_step(ctx)
         if during is not None:

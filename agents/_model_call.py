@@ -12,12 +12,12 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
 from agents._extensions import feed, flush
-from agents._race import Inbox, drain
+from agents._race import Inbox, drain, race
 from agents._step_log import log, log_model_failed
 from agents._step_state import Done, RunStop, StepCall
 from agents.events import AfterModelCall, BeforeModelCall, ModelTextDelta, RunEvent
@@ -34,7 +34,7 @@ from agents.models._types import RemoteModel
 from toolchain import ExecutionContext, Stats, TextContent, TextFilter
 from toolchain.runtime import StepRunner, current_step_runner, describe_exception, redact
 
-__all__ = ["Streaming", "call_model"]
+__all__ = ["Streaming", "call_model", "model_reply"]
 
 AnswerT = TypeVar("AnswerT")
 
@@ -56,30 +56,19 @@ async def call_model(
     call: StepCall,
     conversation: list[Message],
     deadline: float | None,
-    streaming: Streaming[AnswerT] | None,
+    streaming: Streaming[AnswerT],
 ) -> AsyncGenerator[RunEvent[AnswerT] | Done[ModelResponse], None]:
     """Call the model of ``call``, yielding its stream's events, then ``Done(response)``.
 
     ``conversation`` is the run's own record: media replaced in the call's messages is
     replaced there too, so later steps do not send it again.
     """
-    model = call.model
-    if ctx.events.has_subscribers(BeforeModelCall):  # the messages are copied for it
-        url = _base_url(model)
-        ctx.events.emit(BeforeModelCall(ctx, index, model.name, tuple(call.messages), url))
-    started = time.perf_counter()
+    started = _before(ctx, index, call)
     queue: Inbox[RunEvent[AnswerT]] = Inbox()
     response: ModelResponse | None = None
-    runner = current_step_runner()
-    try:
+    with _run_stops(ctx, index, call.model):
         for retry in (False, True):
-            work: Awaitable[ModelResponse]
-            if runner is None:
-                work = _start(ctx, index, call, queue, streaming)
-            else:  # a durable run: the call is a step; a replay reads the recorded response
-                work = _step(
-                    runner, index, model.name, lambda: _start(ctx, index, call, queue, streaming)
-                )
+            work = _work(ctx, index, call, queue, streaming)
             try:
                 draining = drain(work, queue, ctx, deadline, race_cancel=True)
                 async with contextlib.aclosing(draining) as items:
@@ -90,40 +79,125 @@ async def call_model(
                             yield item
                 break
             except UnsupportedContentError as error:
-                # A tool returned media this model cannot take: show it as a note and
-                # ask once more, rather than end the run over an attachment.
-                note = f"not shown: {model.name} cannot take it"
-                if retry or not _replace_media(call.messages, note):
+                if retry or not _without_media(call, conversation, error):
                     raise
-                if call.messages is not conversation:
-                    _replace_media(conversation, note)
-                log.warning("media dropped from the conversation: %s", error)
-    except ModelError as error:
-        status = getattr(error, "status_code", None)
-        log_model_failed(ctx, index, model.name, type(error).__name__, str(error), status)
-        raise RunStop("error", f"model call failed: {error}") from error
-    except RunStop as stopped:
-        if stopped.kind == "limit":  # the run's deadline passed while the model wrote
+    yield Done(_after(ctx, index, call.model, response, started))
+
+
+async def model_reply(
+    ctx: ExecutionContext,
+    index: int,
+    call: StepCall,
+    conversation: list[Message],
+    deadline: float | None,
+) -> ModelResponse:
+    """`call_model` for a run that is not streamed: the response, with no events, so
+    awaited rather than iterated (a generator per step costs more than an instant
+    model's call)."""
+    started = _before(ctx, index, call)
+    response: ModelResponse | None = None
+    with _run_stops(ctx, index, call.model):
+        for retry in (False, True):
+            try:
+                response = await race(_work(ctx, index, call, None, None), ctx, deadline)
+                break
+            except UnsupportedContentError as error:
+                if retry or not _without_media(call, conversation, error):
+                    raise
+    return _after(ctx, index, call.model, response, started)
+
+
+def _before(ctx: ExecutionContext, index: int, call: StepCall) -> float:
+    """Tell ``BeforeModelCall`` observers; the call's start on the clock."""
+    if ctx.events.has_subscribers(BeforeModelCall):  # the messages are copied for it
+        model = call.model
+        url = _base_url(model)
+        ctx.events.emit(BeforeModelCall(ctx, index, model.name, tuple(call.messages), url))
+    return time.perf_counter()
+
+
+def _work(
+    ctx: ExecutionContext,
+    index: int,
+    call: StepCall,
+    queue: Inbox[RunEvent[AnswerT]] | None,
+    streaming: Streaming[AnswerT] | None,
+) -> Awaitable[ModelResponse]:
+    """One attempt at the call: the model's own, or, in a durable run, a step (a
+    replay reads the recorded response)."""
+    runner = current_step_runner()
+    if runner is None:
+        return _start(ctx, index, call, queue, streaming)
+    name = call.model.name
+    return _step(runner, index, name, lambda: _start(ctx, index, call, queue, streaming))
+
+
+def _without_media(call: StepCall, conversation: list[Message], error: Exception) -> bool:
+    """A tool returned media this model cannot take: show it as a note, to ask once
+    more rather than end the run over an attachment. False when there was none."""
+    note = f"not shown: {call.model.name} cannot take it"
+    if not _replace_media(call.messages, note):
+        return False
+    if call.messages is not conversation:
+        _replace_media(conversation, note)
+    log.warning("media dropped from the conversation: %s", error)
+    return True
+
+
+@contextlib.contextmanager
+def _run_stops(ctx: ExecutionContext, index: int, model: Model) -> Iterator[None]:
+    """A failed model call ends the run: what fails inside becomes a ``RunStop``."""
+    try:
+        yield
+    except Exception as error:
+        stop = _failed(ctx, index, model, error)
+        if stop is error:
+            raise
+        raise stop from error
+
+
+def _failed(ctx: ExecutionContext, index: int, model: Model, error: Exception) -> Exception:
+    """How a failed model call ends the run (logged): ``RunStop("error")``, or the
+    ``RunStop`` that stopped it (the deadline, cancellation) itself."""
+    if isinstance(error, RunStop):
+        if error.kind == "limit":  # the run's deadline passed while the model wrote
             why = "it did not answer before the run's time limit"
             log_model_failed(ctx, index, model.name, "timeout", why)
-        raise
-    except Exception as error:  # a model that breaks its protocol: end, keep the run
-        detail = redact(describe_exception(error))
-        kind = type(error).__name__
-        log_model_failed(ctx, index, model.name, kind, f"it raised {detail}", error=error)
-        raise RunStop("error", f"model call failed: {detail}") from error
+        return error
+    if isinstance(error, ModelError):
+        status = getattr(error, "status_code", None)
+        log_model_failed(ctx, index, model.name, type(error).__name__, str(error), status)
+        return RunStop("error", f"model call failed: {error}")
+    # A model that breaks its protocol: end, keep the run.
+    detail = redact(describe_exception(error))
+    kind = type(error).__name__
+    log_model_failed(ctx, index, model.name, kind, f"it raised {detail}", error=error)
+    return RunStop("error", f"model call failed: {detail}")
+
+
+def _after(
+    ctx: ExecutionContext,
+    index: int,
+    model: Model,
+    response: ModelResponse | None,
+    started: float,
+) -> ModelResponse:
+    """The response, counted and told to ``AfterModelCall`` observers; a call that
+    returned none ends the run."""
     if response is None:
         log_model_failed(ctx, index, model.name, "no_response", "it returned no response")
         raise RunStop("error", f"model call failed: {model.name} returned no response")
-    ctx.stats.increment(Stats.MODEL_CALLS)
-    ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
-    ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
-    if response.usage.cached_input_tokens:
-        ctx.stats.increment(Stats.CACHED_INPUT_TOKENS, response.usage.cached_input_tokens)
-    duration = time.perf_counter() - started
+    usage = response.usage
+    stats = ctx.stats
+    stats.increment(Stats.MODEL_CALLS)
+    stats.increment(Stats.INPUT_TOKENS, usage.input_tokens)
+    stats.increment(Stats.OUTPUT_TOKENS, usage.output_tokens)
+    if usage.cached_input_tokens:
+        stats.increment(Stats.CACHED_INPUT_TOKENS, usage.cached_input_tokens)
     if ctx.events.has_subscribers(AfterModelCall):
+        duration = time.perf_counter() - started
         ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))
-    yield Done(response)
+    return response
 
 
 _REMOTE: dict[type[object], bool] = {}
@@ -186,11 +260,11 @@ def _start(
     ctx: ExecutionContext,
     index: int,
     call: StepCall,
-    queue: Inbox[RunEvent[AnswerT]],
+    queue: Inbox[RunEvent[AnswerT]] | None,
     streaming: Streaming[AnswerT] | None,
 ) -> Awaitable[ModelResponse]:
     """The model call itself: streamed into ``queue``, or whole."""
-    if streaming is not None:
+    if streaming is not None and queue is not None:
         return _consume_stream(ctx, index, call, queue, streaming)
     return call.model.generate(call.messages, call.options)
 

@@ -1,9 +1,10 @@
 """`drain`: run a model call or a chain execution while passing on the events it
-produces, raced against the run's deadline and, for model calls, its cancellation.
+produces, raced against the run's deadline and, for model calls, its cancellation;
+`race`: the same for a model call with no events to pass on (a run not streamed).
 
-Both the model call and the tool runs of a step go through it, so the deadline policy
-is written once: a model call is abandoned at the deadline (``RunStop("limit",
-"timeout")``); a chain execution is cancelled and its partial result kept.
+The deadline policy: a model call is abandoned at the deadline (``RunStop("limit",
+"timeout")``); a chain execution is cancelled and its partial result kept (a run not
+streamed awaits its chain itself: ``agents._tool_runs.tool_results``).
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from typing import Any, Generic, TypeVar, cast
 
 from agents._step_state import Done, RunStop
 from toolchain import ExecutionContext
 from toolchain.runtime import SettleLater, eager_task
 
-__all__ = ["CANCEL_GRACE", "TIME_LIMIT", "Inbox", "drain"]
+__all__ = ["CANCEL_GRACE", "TIME_LIMIT", "Inbox", "drain", "race"]
 
 T = TypeVar("T")
 Q = TypeVar("Q")
@@ -141,21 +142,58 @@ async def drain(
     finally:
         if stop_watching is not None:
             stop_watching()
-        if not task.done():
-            try:
-                if _not_started(task):
-                    # On Python 3.11 the task is an eager one stepped by hand
-                    # (``eager_task``): cancelled before its first turn, it would never
-                    # resume the work, which the collector then closes instead of
-                    # cancelling. A stream closed as soon as it yields an event gets here
-                    # that early: one loop turn first.
-                    await asyncio.sleep(0)
-            finally:  # even if that turn is cancelled (a cancel scope cancels every await)
-                if not task.done():
-                    task.cancel()
-                    # Bounded: a model call or chain that ignores cancellation is left behind.
-                    await asyncio.wait({task}, timeout=CANCEL_GRACE)
-        await later.settle()
+        await _end(task, later)
+
+
+async def race(work: Awaitable[T], ctx: ExecutionContext, deadline: float | None) -> T:
+    """`drain` with ``race_cancel`` and no events to pass on (the model call of a run
+    that is not streamed): ``work``'s result, or ``RunStop`` at the deadline or when the
+    run is cancelled. No generator: the step awaits it."""
+    later = SettleLater()
+    task: asyncio.Future[T]
+    if asyncio.iscoroutine(work):
+        task, first = eager_task(cast(Coroutine[Any, Any, T], work), context=later.context())
+        if first.done:  # an instant model: no waiting at all
+            later.add(task)
+            await later.settle()
+            if first.error is not None:
+                raise first.error
+            return cast(T, first.value)
+    else:
+        task = asyncio.ensure_future(work)
+    cancelled, stop_watching = _cancellation(ctx)
+    try:
+        timeout = None if deadline is None else max(0.0, deadline - task.get_loop().time())
+        done, _ = await asyncio.wait(
+            (task, cancelled), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if task in done:
+            return task.result()
+        if cancelled in done:
+            raise RunStop("cancelled", ctx.cancel_reason)
+        raise RunStop("limit", "timeout")
+    finally:
+        stop_watching()
+        await _end(task, later)
+
+
+async def _end(task: asyncio.Future[Any], later: SettleLater) -> None:
+    """Whatever the work started is done (or, past ``CANCEL_GRACE``, left behind)."""
+    if not task.done():
+        try:
+            if _not_started(task):
+                # On Python 3.11 the task is an eager one stepped by hand
+                # (``eager_task``): cancelled before its first turn, it would never
+                # resume the work, which the collector then closes instead of
+                # cancelling. A stream closed as soon as it yields an event gets here
+                # that early: one loop turn first.
+                await asyncio.sleep(0)
+        finally:  # even if that turn is cancelled (a cancel scope cancels every await)
+            if not task.done():
+                task.cancel()
+                # Bounded: a model call or chain that ignores cancellation is left behind.
+                await asyncio.wait({task}, timeout=CANCEL_GRACE)
+    await later.settle()
 
 
 def _not_started(task: asyncio.Future[Any]) -> bool:

@@ -8,10 +8,11 @@ turned off is the chain's to answer: ``toolchain.runtime.narrow_chain``.)
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 
-from agents._race import Inbox, drain
+from agents._race import TIME_LIMIT, Inbox, drain
 from agents._step_state import Done
 from toolchain import (
     ExecutionContext,
@@ -20,8 +21,9 @@ from toolchain import (
     ToolCallStarted,
     ToolChainResult,
 )
+from toolchain.runtime import SettleLater
 
-__all__ = ["count_tool_errors", "run_tools", "step_tools"]
+__all__ = ["count_tool_errors", "run_tools", "step_tools", "tool_results"]
 
 
 async def run_tools(
@@ -34,13 +36,11 @@ async def run_tools(
     """Run one chain execution, yielding its tool-call events as they happen when
     ``streaming``: the chain's own, as emitted (one object per fact, on the bus and in
     the stream); else only its result."""
+    if not streaming:  # nothing to pass on while it runs: awaited here, no task
+        yield Done(await tool_results(ctx, work, deadline))
+        return
     queue: Inbox[ToolCallStarted | ToolCallFinished] = Inbox()
     draining = drain(work, queue, ctx, deadline, race_cancel=False)
-    if not streaming:
-        async with aclosing(draining) as items:
-            async for item in items:
-                yield item
-        return
     unsubscribe = [
         ctx.events.subscribe(ToolCallStarted, queue.put_nowait),
         ctx.events.subscribe(ToolCallFinished, queue.put_nowait),
@@ -52,6 +52,23 @@ async def run_tools(
     finally:
         for remove in unsubscribe:
             remove()
+
+
+async def tool_results(
+    ctx: ExecutionContext, work: Awaitable[ToolChainResult], deadline: float | None
+) -> ToolChainResult:
+    """One chain execution of a run that is not streamed: awaited in the run's own task
+    (no events to pass on while it runs, so no task to race it in). At ``deadline`` the
+    run is cancelled, as `drain` does, and what the chain hands back (what finished) is
+    kept."""
+    timer = None
+    if deadline is not None:
+        timer = asyncio.get_running_loop().call_at(deadline, ctx.cancel, TIME_LIMIT)
+    try:
+        return await SettleLater().awaiting(work)
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 async def step_tools(

@@ -27,7 +27,7 @@ from agents._engine import StepEngine
 from agents._options import RunOptions, check_keywords
 from agents._step_state import RunStop, StepRecord
 from agents._system_prompt import default_system_prompt
-from agents._tool_runs import count_tool_errors, step_tools
+from agents._tool_runs import count_tool_errors, step_tools, tool_results
 from agents.events import ModelTextDelta, RunEvent
 from agents.models import (
     GenerateOptions,
@@ -272,7 +272,10 @@ class ReActAgent(StepEngine[AnswerT]):
                 break
             try:
                 work = chain.execute(ctx, content, self.text_format)
-                running = step_tools(ctx, work, deadline, step.results, streaming=streaming)
+                if not streaming:
+                    step.results.append(await tool_results(ctx, work, deadline))
+                    continue
+                running = step_tools(ctx, work, deadline, step.results, streaming=True)
                 async with contextlib.aclosing(running) as items:
                     async for item in items:
                         yield item

@@ -36,7 +36,7 @@ from agents._native_messages import answer_every_call, as_request, call_replies,
 from agents._options import RunOptions, check_keywords
 from agents._step_state import RunStop, StepRecord
 from agents._system_prompt import native_system_prompt
-from agents._tool_runs import count_tool_errors, step_tools
+from agents._tool_runs import count_tool_errors, step_tools, tool_results
 from agents._tool_specs import NativeSpecs
 from agents.events import ModelTextDelta, ModelToolCallDelta, RunEvent
 from agents.models import (
@@ -238,10 +238,13 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         if work:
             chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
             chain_work = chain.execute_calls(ctx, work, self.text_format)
-            running = step_tools(ctx, chain_work, deadline, step.results, streaming=streaming)
-            async with contextlib.aclosing(running) as items:
-                async for item in items:
-                    yield item
+            if streaming:
+                running = step_tools(ctx, chain_work, deadline, step.results, streaming=True)
+                async with contextlib.aclosing(running) as items:
+                    async for item in items:
+                        yield item
+            else:
+                step.results.append(await tool_results(ctx, chain_work, deadline))
         replies = functools.partial(self._answer, ctx, index, step, read, ran=bool(work))
         if any(result.pending for result in step.results):
             step.reply = replies  # made once the held calls are decided (agents._resume)

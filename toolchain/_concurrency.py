@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Generic, TypeVar, cast
 
 from toolchain._errors import ToolchainError, ToolchainStateError
@@ -541,6 +541,21 @@ class SettleLater:
         if self._open:
             self._tasks.append(task)
         return self._open
+
+    async def awaiting(self, work: Awaitable[T]) -> T:
+        """``work`` awaited in the current task, the tasks that finish at once inside it
+        taken here meanwhile and settled with it, in one loop turn.
+
+        No task of its own: where nothing must be raced against the work (events to pass
+        on, a model call to abandon), a task to run it in costs more than the work.
+        """
+        token = _SETTLE_LATER.set(self)
+        try:
+            value = await work
+        finally:
+            _SETTLE_LATER.reset(token)
+        await self.settle()
+        return value
 
     async def settle(self) -> None:
         """Wait for every task taken to end; later ones are settled where they are made."""
