@@ -8,6 +8,7 @@ your own ``PromptBuilder`` to ``ReActAgent`` to replace it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -111,7 +112,7 @@ def native_system_prompt(context: PromptContext) -> str:
 
 
 def _opening(context: PromptContext, guide: FormattedSection) -> list[FormattedSection]:
-    today = f"Today is {context.today.isoformat()} ({context.today.strftime('%A')})."
+    today = _today_line(context.today)
     behavior = f"{context.behavior.strip()}\n\n{today}" if context.behavior.strip() else today
     sections = [FormattedSection("behavior", behavior, escape=False), guide]
     if context.critical_rules.strip():
@@ -119,3 +120,10 @@ def _opening(context: PromptContext, guide: FormattedSection) -> list[FormattedS
             FormattedSection("critical_rules", context.critical_rules.strip(), escape=False)
         )
     return sections
+
+
+@functools.lru_cache(maxsize=4)
+def _today_line(today: dt.date) -> str:
+    """The date line of every system prompt; kept, as ``strftime`` costs more than the
+    rest of a short prompt and the date changes once a day."""
+    return f"Today is {today.isoformat()} ({today.strftime('%A')})."

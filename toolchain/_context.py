@@ -366,7 +366,7 @@ class ExecutionContext:
         parent: ExecutionContext | None = None,
     ) -> None:
         self.name = name
-        self.run_id = uuid.uuid4().hex
+        self._run_id: str | None = None  # made when first read: most runs never read it
         self.parent: ExecutionContext | None = parent
         self.limits = limits if limits is not None else Limits()
         self.limits_given = limits is not None
@@ -382,7 +382,7 @@ class ExecutionContext:
         from toolchain._events import EventBus
 
         self.events: EventBus = EventBus(on_error=self._observer_failed)
-        self._cancelled = threading.Event()
+        self._cancelled = False  # set once, under the lock; read anywhere
         self._cancel_reason = ""
         self.pause_reason = ""
         """Set by ``pause``: the run stops before its next model call, for a person to
@@ -430,8 +430,23 @@ class ExecutionContext:
         return ExecutionContext(limits=limits, name=f"{self.name}/{name}", parent=self)
 
     @property
+    def run_id(self) -> str:
+        """This run's id (a random hex string), unique across processes."""
+        run_id = self._run_id
+        if run_id is None:
+            with self._lock:  # two threads reading it first see the same id
+                if self._run_id is None:
+                    self._run_id = uuid.uuid4().hex
+                run_id = self._run_id
+        return run_id
+
+    @run_id.setter
+    def run_id(self, run_id: str) -> None:
+        self._run_id = run_id
+
+    @property
     def cancelled(self) -> bool:
-        return self._cancelled.is_set()
+        return self._cancelled
 
     @property
     def cancel_reason(self) -> str:
@@ -463,10 +478,10 @@ class ExecutionContext:
     def cancel(self, reason: str = "cancelled") -> None:
         """Cancel the run; safe to call from any thread, more than once."""
         with self._lock:
-            if self._cancelled.is_set():
+            if self._cancelled:
                 return
             self._cancel_reason = reason
-            self._cancelled.set()
+            self._cancelled = True
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
             callback()
@@ -477,7 +492,7 @@ class ExecutionContext:
         Returns a function that removes it.
         """
         with self._lock:
-            if not self._cancelled.is_set():
+            if not self._cancelled:
                 self._callbacks.append(callback)
 
                 def remove() -> None:
@@ -491,7 +506,7 @@ class ExecutionContext:
 
     def raise_if_cancelled(self) -> None:
         """For long-running tools: raise ``Cancelled`` once the run is cancelled."""
-        if self._cancelled.is_set():
+        if self._cancelled:
             raise Cancelled(self._cancel_reason)
 
     async def wait_cancelled(self) -> None:
