@@ -79,8 +79,8 @@ from toolchain import (
     Stats,
     ToolChain,
 )
+from toolchain.runtime import SettleLater, describe_exception, run_sync, set_approver
 from toolchain.runtime import current_step_runner as current_runner
-from toolchain.runtime import describe_exception, run_sync, set_approver
 
 __all__ = ["StepEngine"]
 
@@ -168,6 +168,17 @@ class StepEngine(ABC, Generic[AnswerT]):
         ``extension_state`` that is not a mapping.
         """
         task, history, extension_state = check_run_inputs(task, history, extension_state)
+        # The tasks that finish at once in its steps (an instant model's call, in-memory
+        # tools) end together when it ends, in one loop turn, not two a step.
+        return await SettleLater().awaiting(self._result(task, ctx, history, extension_state))
+
+    async def _result(
+        self,
+        task: str | Sequence[ContentPart],
+        ctx: ExecutionContext | None,
+        history: Sequence[Message],
+        extension_state: Mapping[str, object] | None,
+    ) -> AgentResult[AnswerT]:
         result: AgentResult[AnswerT] | None = None
         async for event in self._loop(task, ctx, history, extension_state, streaming=False):
             if isinstance(event, RunFinished):

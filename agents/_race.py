@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from agents._step_state import Done, RunStop
 from toolchain import ExecutionContext
-from toolchain.runtime import SettleLater, eager_task
+from toolchain.runtime import SettleLater, eager_task, settle
 
 __all__ = ["CANCEL_GRACE", "TIME_LIMIT", "Inbox", "drain", "race"]
 
@@ -154,8 +154,8 @@ async def race(work: Awaitable[T], ctx: ExecutionContext, deadline: float | None
     if asyncio.iscoroutine(work):
         task, first = eager_task(cast(Coroutine[Any, Any, T], work), context=later.context())
         if first.done:  # an instant model: no waiting at all
-            later.add(task)
-            await later.settle()
+            await settle(task)  # with the run's other such tasks, when it collects them
+            await later.settle()  # what the call itself left (no loop turn if nothing)
             if first.error is not None:
                 raise first.error
             return cast(T, first.value)

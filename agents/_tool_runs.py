@@ -65,6 +65,8 @@ async def tool_results(
     if deadline is not None:
         timer = asyncio.get_running_loop().call_at(deadline, ctx.cancel, TIME_LIMIT)
     try:
+        if SettleLater.current() is not None:  # the run's: it settles what finished at once
+            return await work
         return await SettleLater().awaiting(work)
     finally:
         if timer is not None:

@@ -537,10 +537,16 @@ class SettleLater:
         return context
 
     def add(self, task: asyncio.Task[Any]) -> bool:
-        """Take ``task`` to settle later; False once this has settled (settle it now)."""
-        if self._open:
-            self._tasks.append(task)
-        return self._open
+        """Take ``task`` to settle later; False once this has settled, or holds as many
+        as it keeps (settle it now: that loop turn ends the ones held too)."""
+        if not self._open:
+            return False
+        if len(self._tasks) >= _MAX_HELD:  # a long run that never waits: stay bounded
+            self._tasks = [held for held in self._tasks if not held.done()]
+            if len(self._tasks) >= _MAX_HELD:
+                return False
+        self._tasks.append(task)
+        return True
 
     async def awaiting(self, work: Awaitable[T]) -> T:
         """``work`` awaited in the current task, the tasks that finish at once inside it
@@ -557,6 +563,12 @@ class SettleLater:
         await self.settle()
         return value
 
+    @staticmethod
+    def current() -> SettleLater | None:
+        """The `SettleLater` the current context hands tasks to, if any (and still open)."""
+        later = _SETTLE_LATER.get()
+        return later if later is not None and later._open else None
+
     async def settle(self) -> None:
         """Wait for every task taken to end; later ones are settled where they are made."""
         self._open = False
@@ -568,6 +580,9 @@ class SettleLater:
         if pending:
             await asyncio.wait(pending)
 
+
+_MAX_HELD = 256
+"""Tasks a `SettleLater` holds at most (a run's instant steps hand it three each)."""
 
 _SETTLE_LATER: contextvars.ContextVar[SettleLater | None] = contextvars.ContextVar(
     "toolchain_settle_later", default=None
