@@ -266,3 +266,42 @@ async def test_a_run_over_http_leaves_no_task(
         left = [name for name in left if "async_generator_athrow" not in name]
     assert left == []
     assert result.stopped_by == "answer"
+
+
+async def test_a_long_run_of_instant_steps_holds_a_bounded_number_of_tasks(kind: Kind) -> None:
+    """A run that is not streamed settles its finished-at-once tasks together when it
+    ends (no loop turn per step), but never holds more than a bound of them."""
+    unfinished: list[int] = []
+
+    @tool
+    async def count(a: int) -> int:
+        """Finish at once, noting how many tasks are unfinished."""
+        unfinished.append(len(asyncio.all_tasks()))
+        return a
+
+    steps = 400
+    calls = [("count", {"a": 1}), ("count", {"a": 2})]
+    outputs: list[str | ScriptedReply] = []
+    for _ in range(steps):
+        if kind == "native":
+            requests = tuple(ToolCallRequest("", name, '{"a": 1}') for name, _ in calls)
+            outputs.append(ScriptedReply("", requests))
+        else:
+            listed = ", ".join('{"tool": "count", "args": {"a": 1}}' for _ in calls)
+            outputs.append(f"<action>[{listed}]</action>")
+    outputs.append("done" if kind == "native" else "<answer>done</answer>")
+    chain = JSONToolChain().register_tool(count)
+    model = ScriptedModel(outputs)
+    limits = Limits(max_steps=steps + 1, max_tool_calls=None)
+    if kind == "react":
+        agent: ReActAgent[str] | ToolCallingAgent[str] = ReActAgent(
+            model, tool_chain=chain, limits=limits
+        )
+    else:
+        agent = ToolCallingAgent(model, tool_chain=chain, limits=limits)
+    before = asyncio.all_tasks()
+    result = await agent.run("Count.")
+    assert result.stopped_by == "answer" and len(unfinished) == 2 * steps
+    assert left_behind(before) == []
+    # Three tasks a step (the model call's, two calls'), 1,200 in all: at most 256 held.
+    assert max(unfinished) - len(before) <= 256 + 3
