@@ -68,6 +68,9 @@ def _tool_message(
     fmt: TextFormat, call: ToolCallRequest, observation: CallObservation, attachments: int
 ) -> tuple[Message, int]:
     """The call's tool message, and the count of attachments in the turn so far."""
+    if not observation.instructions and not observation.media:  # the common case
+        text = (TextContent(observation.text),)
+        return Message("tool", text, tool_call_id=call.id, name=call.name), attachments
     blocks = [observation.text]
     if observation.instructions:
         blocks.append(fmt.format_section("instructions", observation.instructions))

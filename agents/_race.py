@@ -149,13 +149,17 @@ async def race(work: Awaitable[T], ctx: ExecutionContext, deadline: float | None
     """`drain` with ``race_cancel`` and no events to pass on (the model call of a run
     that is not streamed): ``work``'s result, or ``RunStop`` at the deadline or when the
     run is cancelled. No generator: the step awaits it."""
-    later = SettleLater()
+    # The run's own SettleLater, when it keeps one, takes what the call leaves too.
+    outer = SettleLater.current()
+    later = outer or SettleLater()
     task: asyncio.Future[T]
     if asyncio.iscoroutine(work):
-        task, first = eager_task(cast(Coroutine[Any, Any, T], work), context=later.context())
+        context = None if outer is not None else later.context()
+        task, first = eager_task(cast(Coroutine[Any, Any, T], work), context=context)
         if first.done:  # an instant model: no waiting at all
             await settle(task)  # with the run's other such tasks, when it collects them
-            await later.settle()  # what the call itself left (no loop turn if nothing)
+            if outer is None:
+                await later.settle()  # what the call itself left (no loop turn if nothing)
             if first.error is not None:
                 raise first.error
             return cast(T, first.value)
@@ -174,11 +178,12 @@ async def race(work: Awaitable[T], ctx: ExecutionContext, deadline: float | None
         raise RunStop("limit", "timeout")
     finally:
         stop_watching()
-        await _end(task, later)
+        await _end(task, later if outer is None else None)
 
 
-async def _end(task: asyncio.Future[Any], later: SettleLater) -> None:
-    """Whatever the work started is done (or, past ``CANCEL_GRACE``, left behind)."""
+async def _end(task: asyncio.Future[Any], later: SettleLater | None) -> None:
+    """Whatever the work started is done (or, past ``CANCEL_GRACE``, left behind);
+    ``later``: where its finished-at-once tasks were handed (None: to the run's)."""
     if not task.done():
         try:
             if _not_started(task):
@@ -193,7 +198,8 @@ async def _end(task: asyncio.Future[Any], later: SettleLater) -> None:
                 task.cancel()
                 # Bounded: a model call or chain that ignores cancellation is left behind.
                 await asyncio.wait({task}, timeout=CANCEL_GRACE)
-    await later.settle()
+    if later is not None:
+        await later.settle()
 
 
 def _not_started(task: asyncio.Future[Any]) -> bool:
