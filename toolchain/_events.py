@@ -69,8 +69,10 @@ class EventBus:
 
         Returns a function that removes the subscription.
         """
-        # Stored untyped; emit only passes it instances of event_type.
-        entry = (cast(type[object], event_type), cast(Callable[[object], object], handler))
+        # Stored untyped; emit only passes it instances of event_type. The casts are
+        # strings: a subscripted Callable is built anew at each call (a run's ledger
+        # subscribes several times per run).
+        entry = (cast("type[object]", event_type), cast("Callable[[object], object]", handler))
         with self._lock:
             self._handlers = [*self._handlers, entry]
             self._listened = {}

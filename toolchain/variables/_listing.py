@@ -4,6 +4,8 @@ how a value is described there (type, preview)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Final, cast
@@ -147,10 +149,32 @@ def guide_pays(ctx: ExecutionContext) -> bool:
 
 
 def type_of(value: object) -> str:
+    """How the list describes a value: an object by its first keys, a list by its
+    length, anything else by its type.
+
+    >>> type_of({"temp": 21, "sky": "clear"}), type_of([1, 2]), type_of("hi")
+    ('object: temp, sky', 'list of 2', 'str')
+    """
     if isinstance(value, dict):
-        keys = [str(key) for key in islice(cast("dict[object, object]", value), 7)]
-        more = ", …" if len(keys) > 6 else ""
-        return one_line(f"object: {', '.join(k[:40] for k in keys[:6])}{more}", 200)
+        keys = tuple(islice(cast("dict[object, object]", value), 7))
+        for key in keys:  # a loop, not all(<generator>): this runs for every output
+            if type(key) is not str:
+                return _described_keys([str(key) for key in keys])
+        # A tool's outputs mostly have the same keys, output after output: each set is
+        # described once. Only str keys: 1 and 1.0 are one key of a cache but are
+        # written differently.
+        return _object_kind(cast("tuple[str, ...]", keys))
     if isinstance(value, list):
         return f"list of {len(cast('list[object]', value))}"
     return type(value).__name__
+
+
+@functools.lru_cache(maxsize=512)
+def _object_kind(keys: tuple[str, ...]) -> str:
+    return _described_keys(keys)
+
+
+def _described_keys(keys: Sequence[str]) -> str:
+    """An object's kind from its first seven keys (six shown, the seventh says more)."""
+    more = ", …" if len(keys) > 6 else ""
+    return one_line(f"object: {', '.join(k[:40] for k in keys[:6])}{more}", 200)

@@ -194,3 +194,37 @@ def test_a_boxed_output_keeps_its_preview_in_the_list() -> None:
     assert shown.observations[0].text.startswith("$text_of_1 = internal://")
     # The model read a reference, not the text: the list shows what it holds.
     assert variables.prompt_section(ctx).endswith(f"- $text_of_1 (text_of, str): {'y' * 79}…")
+
+
+@tool
+def record(names: list[str], numbered: bool = False) -> dict[object, int]:
+    """A record with these keys (numbered: the number key 1, or 1.0, equal to it)."""
+    if numbered:
+        return {1: 1} if names == ["1"] else {1.0: 1}
+    return {name: n for n, name in enumerate(names)}
+
+
+def test_each_output_is_described_by_its_own_keys() -> None:
+    # Described once per set of keys (a tool's outputs mostly share theirs): an output
+    # with other keys, or keys that are equal but written otherwise, is described anew.
+    variables = ToolVariables(instruction_style="full")
+    chain = JSONToolChain(extensions=[variables]).register_tool(record)
+    ctx = ExecutionContext()
+    for args in (
+        {"names": ["city", "temp"]},
+        {"names": ["city", "temp"]},
+        {"names": ["city", "wind"]},
+        {"names": list("abcdefgh")},
+        {"names": ["1"], "numbered": True},
+        {"names": ["1.0"], "numbered": True},
+    ):
+        call = json.dumps({"tool": "record", "args": args})
+        assert chain.execute_sync(ctx, call, XMLFormat()).raw.errors == (None,)
+    assert [v.kind for v in variables.list_variables(ctx)] == [
+        "object: city, temp",
+        "object: city, temp",
+        "object: city, wind",
+        "object: a, b, c, d, e, f, …",
+        "object: 1",
+        "object: 1.0",
+    ]
