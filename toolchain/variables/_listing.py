@@ -162,8 +162,9 @@ def type_of(value: object) -> str:
                 return _described_keys([str(key) for key in keys])
         # A tool's outputs mostly have the same keys, output after output: each set is
         # described once. Only str keys: 1 and 1.0 are one key of a cache but are
-        # written differently.
-        return _object_kind(cast("tuple[str, ...]", keys))
+        # written differently. Kept as shown (40 characters each), so that a hostile
+        # output's huge keys are not held by the cache.
+        return _object_kind(tuple(key[:40] for key in cast("tuple[str, ...]", keys)))
     if isinstance(value, list):
         return f"list of {len(cast('list[object]', value))}"
     return type(value).__name__
