@@ -30,8 +30,10 @@ section are kept as a stack with a count per name, so a closing tag finds its pa
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 from formats._collector import SectionCollector, as_is
 from formats._registry import SectionRegistry
@@ -77,6 +79,13 @@ def xml_decode(content: str) -> str:
     return _ENTITY.sub(lambda m: _ENTITY_CHARS[m.group(1)], content)
 
 
+@functools.lru_cache(maxsize=64)
+def _folded(names: tuple[str, ...]) -> Mapping[str, str]:
+    """Each name by its folded spelling; the same few sets are scanned for again and
+    again (a format's sections), and the collector only reads it."""
+    return MappingProxyType({fold_name(n): n for n in names})
+
+
 class _XMLScanner:
     """Incremental scanner for one set of section names."""
 
@@ -88,7 +97,7 @@ class _XMLScanner:
         decode: bool = True,
         events: bool = True,
     ) -> None:
-        names_by_lower = {fold_name(n): n for n in names}
+        names_by_lower = _folded(tuple(names))
         self._collector = SectionCollector(
             names_by_lower,
             xml_decode if decode else as_is,
