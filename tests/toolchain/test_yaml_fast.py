@@ -19,6 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from tests.support.timing import costlier_than
 from toolchain import ToolCall, ToolCallParseError, YAMLToolChain, load_yaml, tool
 from toolchain._syntax._yaml import MAX_COMPOSED, load_yaml_calls
 from toolchain._syntax._yaml_fast import LOADER, compose_common
@@ -249,3 +250,33 @@ def test_bounds_are_the_bounded_paths() -> None:
     assert compose_common(flat, MAX_COMPOSED) is None
     big = "- tool: a\n  args: {key: " + "x" * MAX_COMPOSED + "}\n"
     assert compose_common(big, MAX_COMPOSED) is None
+
+
+def _fill(unit: str, chars: int, head: str = "", tail: str = "") -> str:
+    return head + unit * ((chars - len(head) - len(tail)) // len(unit)) + tail
+
+
+# Read or declined by the fast reader itself, up to the largest text it takes.
+FAST_SHAPES: dict[str, Callable[[int], str]] = {
+    "calls": lambda chars: _fill("- tool: t\n  args: {a: 1, b: [x, y]}\n", chars),
+    "a long flow list": lambda chars: _fill("1, ", chars, "- tool: t\n  args: {a: [", "1]}"),
+    "a long plain value": lambda chars: _fill("ab ", chars, "- tool: t\n  args:\n    a: ", "x"),
+    "spaces inside a key": lambda chars: _fill(" ", chars, "- tool: t\n  a", "b: 1"),
+    "a key never ended": lambda chars: _fill("a", chars, "- tool: t\n  args:\n    "),
+    "quotes never closed in a flow": lambda chars: _fill("'a:", chars, "a: ["),
+    "escapes in a flow": lambda chars: _fill('"\\', chars, "a: ["),
+    "a flow never closed": lambda chars: _fill("[a, ", chars, "a: "),
+}
+
+
+@pytest.mark.parametrize("shape", FAST_SHAPES)
+def test_the_fast_reader_costs_linear_time(shape: str) -> None:
+    make = FAST_SHAPES[shape]
+    small, large = make(MAX_COMPOSED // 20), make(MAX_COMPOSED)
+    # Twenty times the text: at most about twenty times the work (quadratic: 400 times).
+    seen = costlier_than(
+        40,
+        lambda: [compose_common(small, MAX_COMPOSED) for _ in range(20)],
+        lambda: [compose_common(large, MAX_COMPOSED) for _ in range(20)],
+    )
+    assert seen is None, f"{shape}: super-linear every time: {seen}"
