@@ -55,13 +55,13 @@ _DECLINED = re.compile("[#\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufef
 _PLAIN_START = re.compile(r"-(?=[^ -])|[^-?:,\[\]{}#&*!|>'\"%@` ]")
 _SINGLE = re.compile(r"'[^']*'")  # no '' escape, one line
 _DOUBLE = re.compile(r'"[^"\\]*"')  # no backslash escape, one line
+# A plain scalar in a flow collection: no flow indicator, ':', '?' or quote anywhere in
+# it (where those mean something differs between YAML readers).
+_FLOW_PLAIN = r"(?:-(?=[^ ,\[\]{}:?'\"-])|[^-?:,\[\]{}#&*!|>'\"%@` ])[^,\[\]{}:?#'\"]*"
 # A flow collection's tokens, one alternative each: spaces, an indicator, ": ", a quoted
-# scalar, a plain scalar (no flow indicator, ':', '?' or quote anywhere in it: where
-# those mean something differs between YAML readers). Trailing spaces of a plain scalar
-# are matched with it and stripped.
+# scalar, a plain scalar (its trailing spaces matched with it, and stripped).
 _FLOW_TOKENS = re.compile(
-    r"( +)|([\[\]{},])|(: )|('[^']*'|\"[^\"\\]*\")"
-    r"|((?:-(?=[^ ,\[\]{}:?'\"-])|[^-?:,\[\]{}#&*!|>'\"%@` ])[^,\[\]{}:?#'\"]*)"
+    r"( +)|([\[\]{},])|(: )|(" + _SINGLE.pattern + "|" + _DOUBLE.pattern + ")|(" + _FLOW_PLAIN + ")"
 )
 # One block line: indent, "-" (a list item), "key:" (plain or quoted, no ':' inside) and
 # the rest. Matched from the start only, each part at most once: linear in the line.
@@ -69,6 +69,9 @@ _LINE = re.compile(
     r"( *)(?:(-)(?: +|$))?"
     r"(?:([^-?:,\[\]{}#&*!|>'\"%@` ][^:]*|'[^':]*'|\"[^\":\\]*\"):(?: +|$))?(.*)"
 )
+# A flow collection without nesting or quotes (split on "," and ": ", no token loop).
+_NOT_FLAT = re.compile(r"[\[\]{}'\"]")
+_FLAT_PLAIN = re.compile(_FLOW_PLAIN)
 _MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _SHARED = 64  # plain scalars up to this long are built once and shared (never changed)
 _NODES: dict[str, ScalarNode] = {}  # the plain scalars call YAML repeats: tool, args, names
@@ -225,6 +228,9 @@ def _plain(text: str) -> ScalarNode:
 
 def _flow(text: str, depth: int) -> Node:
     """The flow collection that is all of ``text`` (one line)."""
+    flat = _flat_flow(text) if depth <= MAX_DEPTH else None
+    if flat is not None:
+        return flat
     tokens: list[str | ScalarNode] = []
     consumed = 0
     for spaces, indicator, colon, quoted, plain in _FLOW_TOKENS.findall(text):
@@ -246,6 +252,33 @@ def _flow(text: str, depth: int) -> Node:
     if end != len(tokens):
         raise _Declined  # more after the collection closed
     return node
+
+
+def _flat_flow(text: str) -> Node | None:
+    """``{a: 1, b: x}`` or ``[1, x]``: plain scalars only, split on "," and ": " (the
+    common case, without the token loop), or None for the token loop to read."""
+    mapping = text[0] == "{"
+    inner = text[1:-1]
+    if text[-1] != ("}" if mapping else "]") or _NOT_FLAT.search(inner) or not inner.strip(" "):
+        return None
+    if mapping:
+        pairs: list[tuple[Node, Node]] = []
+        for part in inner.split(","):
+            key, colon, value = part.partition(": ")
+            key, value = key.strip(" "), value.strip(" ")
+            if not colon or not _FLAT_PLAIN.fullmatch(key) or not _FLAT_PLAIN.fullmatch(value):
+                raise _Declined  # "{a}", "{a: b: c}", "{a: }", a trailing comma
+            if len(key) > _MAX_KEY:
+                raise _Declined
+            pairs.append((_NODES.get(key) or _plain(key), _NODES.get(value) or _plain(value)))
+        return MappingNode(_MAP, pairs, None, None, True)
+    items: list[Node] = []
+    for part in inner.split(","):
+        item = part.strip(" ")
+        if not _FLAT_PLAIN.fullmatch(item):
+            raise _Declined  # "[a, , b]", "[a: b]", a trailing comma
+        items.append(_NODES.get(item) or _plain(item))
+    return SequenceNode(_SEQ, items, None, None, True)
 
 
 def _flow_collection(tokens: list[str | ScalarNode], at: int, depth: int) -> tuple[Node, int]:
