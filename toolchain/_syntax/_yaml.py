@@ -106,7 +106,7 @@ def _compose(text: str, hint: str = "") -> Node | None:
     collector rescans as the tree grows), and reading events one by one always is.
 
     The common shape of call YAML is read without PyYAML first (``compose_common``: the
-    same nodes, several times faster; it declines anything else, and what it declines
+    same nodes in about half the time; it declines anything else, and what it declines
     is composed here as before).
     """
     common = compose_common(text, MAX_COMPOSED)

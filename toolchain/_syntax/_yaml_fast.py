@@ -3,8 +3,11 @@
 Models write calls in a small, regular part of YAML: a block list of block mappings,
 ``key: value`` lines, short flow collections (``{key: alpha}``, ``[a, b]``) and one-line
 scalars. For that part, ``compose_common`` builds the very node tree PyYAML's safe
-composer would (same tags from the same resolver, same styles, same order), about five
-times faster: libyaml still builds a Python event, two marks and a node per scalar.
+composer would (same tags from the same resolver, same styles, same order) in about half
+the time (11.6 against 21.8 us for two calls): libyaml still builds a Python event, two
+marks and a node per scalar and calls the Python resolver for each. The plain scalars
+calls repeat (``tool``, ``args``, a tool's name) are built once and shared, as PyYAML
+shares an aliased node: the tree is read, never changed.
 
 Anything outside that part (comments, anchors and aliases, tags, block scalars,
 multi-line scalars, escapes, tabs, document markers, complex keys, odd indentation, ...)
@@ -17,7 +20,7 @@ PyYAML or declined".
 Bounds: the caller's size limit is checked first, nesting deeper than ``MAX_DEPTH`` is
 declined (so the bounded PyYAML path refuses it with its own message), every node takes
 at least one character of text (so nodes never outnumber characters), and each line is
-read once, left to right: linear time.
+read once, left to right: linear time (``test_the_fast_reader_costs_linear_time``).
 """
 
 from __future__ import annotations
