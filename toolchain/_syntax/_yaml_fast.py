@@ -1,0 +1,329 @@
+"""The common shape of call YAML, read without PyYAML.
+
+Models write calls in a small, regular part of YAML: a block list of block mappings,
+``key: value`` lines, short flow collections (``{key: alpha}``, ``[a, b]``) and one-line
+scalars. For that part, ``compose_common`` builds the very node tree PyYAML's safe
+composer would (same tags from the same resolver, same styles, same order) in about half
+the time (11.6 against 21.8 us for two calls): libyaml still builds a Python event, two
+marks and a node per scalar and calls the Python resolver for each. The plain scalars
+calls repeat (``tool``, ``args``, a tool's name) are built once and shared, as PyYAML
+shares an aliased node: the tree is read, never changed.
+
+Anything outside that part (comments, anchors and aliases, tags, block scalars,
+multi-line scalars, escapes, tabs, document markers, complex keys, odd indentation, ...)
+is declined with None, and the caller composes with PyYAML instead. Declining is always
+safe; accepting is only done where the reading is certain, which the property tests in
+``tests/toolchain/test_yaml_fast.py`` check against PyYAML itself. It stands alone (it
+is not part of ``_yaml``) because it is one rule set with one test of its own: "equal to
+PyYAML or declined".
+
+Bounds: the caller's size limit is checked first, nesting deeper than ``MAX_DEPTH`` is
+declined (so the bounded PyYAML path refuses it with its own message), every node takes
+at least one character of text (so nodes never outnumber characters), and each line is
+read once, left to right: linear time (``test_the_fast_reader_costs_linear_time``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from toolchain._syntax._nesting import MAX_DEPTH
+
+__all__ = ["LOADER", "compose_common"]
+
+LOADER: Final[type[Any]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""The loader both paths follow: libyaml's composer is ~15x faster than PyYAML's; both
+are safe loaders (no Python objects)."""
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _SEQ, _MAP, _NULL = _TAG + "str", _TAG + "seq", _TAG + "map", _TAG + "null"
+_PLAIN = ""  # libyaml's style for a plain scalar (PyYAML's own composer says None)
+# The loader's own implicit resolvers (YAML 1.1: bool, int, float, null, timestamp,
+# merge, value), keyed by first character as Resolver.resolve reads them: a plain scalar
+# gets exactly the tag PyYAML gives it.
+_RESOLVERS: Final[dict[str | None, list[tuple[str, re.Pattern[str]]]]] = (
+    LOADER.yaml_implicit_resolvers
+)
+_WILDCARD: Final = _RESOLVERS.get(None, [])
+
+# Characters whose meaning depends on more context than one line: a comment, a tab
+# (indentation or not), control characters (a reader error), the line breaks libyaml
+# knows beyond \n (NEL, LS, PS) and a byte-order mark.
+_DECLINED = re.compile("[#\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+# A plain scalar's first character: no indicator; "-" only as a sign ("-1", "-.5").
+_PLAIN_START = re.compile(r"-(?=[^ -])|[^-?:,\[\]{}#&*!|>'\"%@` ]")
+_SINGLE = re.compile(r"'[^']*'")  # no '' escape, one line
+_DOUBLE = re.compile(r'"[^"\\]*"')  # no backslash escape, one line
+# A plain scalar in a flow collection: no flow indicator, ':', '?' or quote anywhere in
+# it (where those mean something differs between YAML readers).
+_FLOW_PLAIN = r"(?:-(?=[^ ,\[\]{}:?'\"-])|[^-?:,\[\]{}#&*!|>'\"%@` ])[^,\[\]{}:?#'\"]*"
+# A flow collection's tokens, one alternative each: spaces, an indicator, ": ", a quoted
+# scalar, a plain scalar (its trailing spaces matched with it, and stripped).
+_FLOW_TOKENS = re.compile(
+    r"( +)|([\[\]{},])|(: )|(" + _SINGLE.pattern + "|" + _DOUBLE.pattern + ")|(" + _FLOW_PLAIN + ")"
+)
+# One block line: indent, "-" (a list item), "key:" (plain or quoted, no ':' inside) and
+# the rest. Matched from the start only, each part at most once: linear in the line.
+_LINE = re.compile(
+    r"( *)(?:(-)(?: +|$))?"
+    r"(?:([^-?:,\[\]{}#&*!|>'\"%@` ][^:]*|'[^':]*'|\"[^\":\\]*\"):(?: +|$))?(.*)"
+)
+# A flow collection without nesting or quotes (split on "," and ": ", no token loop).
+_NOT_FLAT = re.compile(r"[\[\]{}'\"]")
+_FLAT_PLAIN = re.compile(_FLOW_PLAIN)
+_MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
+_SHARED = 64  # plain scalars up to this long are built once and shared (never changed)
+_NODES: dict[str, ScalarNode] = {}  # the plain scalars call YAML repeats: tool, args, names
+_NODES_KEPT = 4096
+_Line = tuple[int, bool, int, "str | None", str]  # indent, "-", key column, key, rest
+
+
+class _Declined(Exception):
+    """Not the common shape: PyYAML reads it (or says why it cannot)."""
+
+
+def compose_common(text: str, max_size: int) -> Node | None:
+    """The node tree PyYAML's safe composer gives for ``text``, or None where ``text``
+    is not plainly the common shape of call YAML (then compose it with PyYAML).
+
+    Plain scalars the calls repeat (``tool``, ``args``, a tool's name) are one shared
+    node each, as PyYAML shares an aliased node: read the tree, never change it.
+
+    >>> node = compose_common("- tool: lookup\\n  args: {key: alpha}", 1000)
+    >>> [(k.value, getattr(v, "value", None)) for k, v in node.value[0].value][0]
+    ('tool', 'lookup')
+    >>> compose_common("- tool: lookup  # a comment", 1000) is None
+    True
+    """
+    if len(text) > max_size or _DECLINED.search(text):
+        return None
+    if "\r" in text:  # CRLF is a line break like LF; a lone CR is declined
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            return None
+    lines: list[_Line] = []
+    for raw in text.split("\n"):
+        indent, dash, key, rest = _LINE.match(raw).groups()  # type: ignore[union-attr]  # every part is optional: it always matches
+        rest = rest.rstrip(" ")
+        if key is not None:
+            column = raw.find(key, len(indent))
+            lines.append((len(indent), dash is not None, column, key.rstrip(" "), rest))
+        elif dash is not None or rest:
+            if not indent and raw[:3] in ("---", "..."):
+                return None  # a document marker
+            lines.append((len(indent), dash is not None, 0, None, rest))
+    if not lines:
+        return None
+    reader = _Reader(lines)
+    try:
+        node = reader.block(lines[0][0], 1)
+    except _Declined:
+        return None
+    return node if reader.pos == len(lines) else None
+
+
+class _Reader:
+    """Block structure by indentation, one line at a time (each line read once)."""
+
+    def __init__(self, lines: list[_Line]) -> None:
+        self.lines = lines
+        self.end = len(lines)
+        self.pos = 0
+
+    def block(self, indent: int, depth: int) -> Node:
+        """The block collection whose first line (at ``pos``) is indented ``indent``."""
+        if depth > MAX_DEPTH:
+            raise _Declined
+        if self.lines[self.pos][1]:
+            return self.sequence(indent, depth)
+        return self.mapping(indent, depth)
+
+    def sequence(self, indent: int, depth: int) -> SequenceNode:
+        lines = self.lines
+        items: list[Node] = []
+        while self.pos < self.end:
+            at, dash, column, key, rest = lines[self.pos]
+            if at != indent or not dash:
+                if at > indent:
+                    raise _Declined  # a continuation line or odd indentation
+                break
+            if key is not None:  # "- key: value": a mapping whose keys sit at the column of "key"
+                lines[self.pos] = (column, False, column, key, rest)
+                items.append(self.mapping(column, depth + 1))
+            elif rest:
+                items.append(_inline(rest, depth + 1))
+                self.pos += 1
+            else:
+                self.pos += 1
+                items.append(self.below(indent, depth + 1, same_indent_list=False))
+        return SequenceNode(_SEQ, items, None, None, False)
+
+    def mapping(self, indent: int, depth: int) -> MappingNode:
+        lines = self.lines
+        pairs: list[tuple[Node, Node]] = []
+        while self.pos < self.end:
+            at, dash, _, key, rest = lines[self.pos]
+            if at != indent:
+                if at > indent:
+                    raise _Declined
+                break
+            if dash or key is None or len(key) > _MAX_KEY:
+                raise _Declined  # not "key: value" (a list item, a bare scalar, "a:b: c")
+            first = key[0]
+            if first == "'" or first == '"':
+                key_node = ScalarNode(_STR, key[1:-1], None, None, first)
+            else:
+                key_node = _NODES.get(key) or _plain(key)
+            self.pos += 1
+            if rest:
+                pairs.append((key_node, _inline(rest, depth + 1)))
+            else:
+                pairs.append((key_node, self.below(indent, depth + 1, same_indent_list=True)))
+        return MappingNode(_MAP, pairs, None, None, False)
+
+    def below(self, indent: int, depth: int, *, same_indent_list: bool) -> Node:
+        """The value on the lines below a ``key:`` or ``-`` with nothing after it."""
+        if self.pos < self.end:
+            at, dash, _, _, _ = self.lines[self.pos]
+            if at > indent:
+                return self.block(at, depth)
+            if same_indent_list and at == indent and dash:
+                return self.sequence(indent, depth)  # "args:\n- a": a list at the key's column
+        return ScalarNode(_NULL, "", None, None, _PLAIN)
+
+
+def _inline(text: str, depth: int) -> Node:
+    """A value written on the rest of a line: a flow collection or one scalar."""
+    node = _NODES.get(text)
+    if node is not None:
+        return node  # a plain scalar read before
+    first = text[0]
+    if first == "[" or first == "{":
+        return _flow(text, depth)
+    if first == "'" or first == '"':
+        if not (_SINGLE if first == "'" else _DOUBLE).fullmatch(text):
+            raise _Declined
+        return ScalarNode(_STR, text[1:-1], None, None, first)
+    if not _PLAIN_START.match(text) or ": " in text or text[-1] == ":":
+        raise _Declined
+    return _plain(text)
+
+
+def _plain(text: str) -> ScalarNode:
+    """A plain scalar (already checked) with the tag ``Resolver.resolve`` gives it,
+    by the loader's own regexes."""
+    tag = _STR
+    for candidate, pattern in _RESOLVERS.get(text[0], []) + _WILDCARD:
+        if pattern.match(text):
+            tag = candidate
+            break
+    node = ScalarNode(tag, text, None, None, _PLAIN)
+    if len(text) <= _SHARED:
+        if len(_NODES) >= _NODES_KEPT:
+            _NODES.clear()
+        _NODES[text] = node
+    return node
+
+
+def _flow(text: str, depth: int) -> Node:
+    """The flow collection that is all of ``text`` (one line)."""
+    flat = _flat_flow(text) if depth <= MAX_DEPTH else None
+    if flat is not None:
+        return flat
+    tokens: list[str | ScalarNode] = []
+    consumed = 0
+    for spaces, indicator, colon, quoted, plain in _FLOW_TOKENS.findall(text):
+        if spaces:
+            consumed += len(spaces)
+        elif indicator or colon:
+            consumed += len(indicator or colon)
+            tokens.append(indicator or colon)
+        elif quoted:
+            consumed += len(quoted)
+            tokens.append(ScalarNode(_STR, quoted[1:-1], None, None, quoted[0]))
+        else:
+            consumed += len(plain)
+            value = plain.rstrip(" ")
+            tokens.append(_NODES.get(value) or _plain(value))
+    if consumed != len(text):
+        raise _Declined  # a character no token reads (findall skipped it)
+    node, end = _flow_collection(tokens, 0, depth)
+    if end != len(tokens):
+        raise _Declined  # more after the collection closed
+    return node
+
+
+def _flat_flow(text: str) -> Node | None:
+    """``{a: 1, b: x}`` or ``[1, x]``: plain scalars only, split on "," and ": " (the
+    common case, without the token loop), or None for the token loop to read."""
+    mapping = text[0] == "{"
+    inner = text[1:-1]
+    if text[-1] != ("}" if mapping else "]") or _NOT_FLAT.search(inner) or not inner.strip(" "):
+        return None
+    if mapping:
+        pairs: list[tuple[Node, Node]] = []
+        for part in inner.split(","):
+            key, colon, value = part.partition(": ")
+            key, value = key.strip(" "), value.strip(" ")
+            if not colon or not _FLAT_PLAIN.fullmatch(key) or not _FLAT_PLAIN.fullmatch(value):
+                raise _Declined  # "{a}", "{a: b: c}", "{a: }", a trailing comma
+            if len(key) > _MAX_KEY:
+                raise _Declined
+            pairs.append((_NODES.get(key) or _plain(key), _NODES.get(value) or _plain(value)))
+        return MappingNode(_MAP, pairs, None, None, True)
+    items: list[Node] = []
+    for part in inner.split(","):
+        item = part.strip(" ")
+        if not _FLAT_PLAIN.fullmatch(item):
+            raise _Declined  # "[a, , b]", "[a: b]", a trailing comma
+        items.append(_NODES.get(item) or _plain(item))
+    return SequenceNode(_SEQ, items, None, None, True)
+
+
+def _flow_collection(tokens: list[str | ScalarNode], at: int, depth: int) -> tuple[Node, int]:
+    """The collection opened by ``tokens[at]``, and the index after its closing token."""
+    if depth > MAX_DEPTH:
+        raise _Declined
+    mapping = tokens[at] == "{"
+    closing = "}" if mapping else "]"
+    values: list[Any] = []
+    key: ScalarNode | None = None
+    node = (
+        MappingNode(_MAP, values, None, None, True)
+        if mapping
+        else SequenceNode(_SEQ, values, None, None, True)
+    )
+    at += 1
+    if at < len(tokens) and tokens[at] == closing:
+        return node, at + 1  # "[]", "{}"
+    while at < len(tokens):
+        if mapping:
+            token = tokens[at]
+            # "{a: 1}" only: no "{a}", "{a:1}", "{[a]: 1}" or overlong key
+            if not isinstance(token, ScalarNode) or len(token.value) > _MAX_KEY:
+                raise _Declined
+            key = token
+            if at + 1 >= len(tokens) or tokens[at + 1] != ": ":
+                raise _Declined
+            at += 2
+        if at >= len(tokens):
+            break
+        item = tokens[at]
+        if isinstance(item, ScalarNode):
+            value: Node = item
+            at += 1
+        elif item == "[" or item == "{":
+            value, at = _flow_collection(tokens, at, depth + 1)
+        else:
+            raise _Declined  # "[a, , b]", "{a: }"
+        values.append((key, value) if mapping else value)
+        if at < len(tokens) and tokens[at] == closing:
+            return node, at + 1
+        if at + 1 >= len(tokens) or tokens[at] != "," or tokens[at + 1] == closing:
+            raise _Declined  # no comma, a trailing comma, or never closed
+        at += 1
+    raise _Declined  # never closed on this line
