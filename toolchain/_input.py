@@ -404,7 +404,11 @@ class InputCodec(Generic[T]):
             except msgspec.ValidationError as error:
                 raise ArgumentsError([_msgspec_problem(str(error))]) from error
         try:
-            return self._adapter.validate_python(dict(args))
+            # The core validator itself, as TypeAdapter.validate_python calls it with its
+            # defaults: that wrapper only passes them on (a frame and seven keywords a call).
+            # Read each time: a deferred build replaces it once it is built.
+            validated: T = self._adapter.validator.validate_python(dict(args))
+            return validated
         except pydantic.ValidationError as error:
             problems = [_pydantic_problem(e) for e in error.errors(include_url=False)]
             raise ArgumentsError(problems) from error
