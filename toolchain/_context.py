@@ -157,10 +157,10 @@ class Stats:
     def count_call(self, counter: str, tool: str) -> int:
         """Add one to ``counter`` and to its per-tool counter; returns this one's new total."""
         counts = self._counts
+        per_tool = f"{counter}:{tool}"  # Stats.per_tool, written out: once per call and counter
         with self._lock:
-            counts[counter] += 1
-            counts[Stats.per_tool(counter, tool)] += 1
-            total = counts[counter]
+            total = counts[counter] = counts[counter] + 1
+            counts[per_tool] += 1
         if self._parent is not None and counter not in Stats.LOCAL_COUNTERS:
             self._parent.count_call(counter, tool)
         return total

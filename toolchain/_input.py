@@ -46,6 +46,7 @@ __all__ = [
     "number_problems",
     "property_schema",
     "resolve",
+    "text_keys",
     "unfit_number",
     "unmodelled",
 ]
@@ -192,21 +193,25 @@ _Path = tuple[str | int, ...]
 _Stack = list[tuple[object, Schema | None, _Path]]
 
 
-def number_problems(args: Mapping[str, object], schema: Schema | None) -> list[str]:
+def number_problems(
+    args: Mapping[str, object], schema: Schema | None, text_keys: frozenset[str] = frozenset()
+) -> list[str]:
     """One line per argument holding a number JSON cannot carry (see the module text);
     ``[]`` when there is none. ``schema`` is the arguments' JSON Schema (``None``: not
-    known, so only floats are checked). Iterative: depth costs no recursion; a child's
-    schema is looked up only for a container or a suspect string."""
+    known, so only floats are checked); ``text_keys`` are `text_keys` of it, made once
+    per schema by its owner. Iterative: depth costs no recursion; a child's schema is
+    looked up only for a container or a suspect string."""
     if type(args) is dict:
         # The common case in one pass: flat arguments of plain values, finite floats and
-        # strings that cannot read as a number (what the walk below lets through too).
-        for item in cast("dict[str, object]", args).values():
+        # strings the walk below would let through too: those that cannot read as a
+        # number, and any under a key whose schema takes a string (a date, an id "042").
+        for name, item in cast("dict[str, object]", args).items():
             kind = type(item)
             if kind in _PLAIN:
                 continue
             if kind is str:
                 text = cast(str, item)
-                if text.isascii() and _NUMBERISH.match(text) is None:
+                if (text.isascii() and _NUMBERISH.match(text) is None) or name in text_keys:
                     continue
             elif kind is float and math.isfinite(cast(float, item)):
                 continue
@@ -233,6 +238,30 @@ def number_problems(args: Mapping[str, object], schema: Schema | None) -> list[s
             if type(item) not in _PLAIN:
                 _check(item, at, index, schema, path, problems, stack)
     return problems
+
+
+def text_keys(schema: Schema | None) -> frozenset[str]:
+    """The top-level argument names under which `number_problems` lets any string
+    through: their schema takes a string (or is not known), so no string there is
+    refused as a number. Made once per schema: the check then skips the walk for them.
+
+    >>> schema = {"properties": {"day": {"type": "string", "format": "date"},
+    ...                          "amount": {"type": "number"}}}
+    >>> sorted(text_keys(schema))
+    ['day']
+    >>> number_problems({"day": "2026-01-27", "amount": "NaN"}, schema, text_keys(schema))
+    ["amount: must be a finite number written in ASCII digits (got 'NaN')"]
+    """
+    at = resolve(schema, schema)
+    props = at.get("properties") if at is not None else None
+    if not isinstance(props, Mapping):
+        return frozenset()
+    names = cast("Mapping[object, object]", props)
+    return frozenset(
+        key
+        for key in names
+        if isinstance(key, str) and not _takes_only_numbers(_schema_of(at, key, schema), schema)
+    )
 
 
 def _check(
@@ -357,6 +386,8 @@ class InputCodec(Generic[T]):
             name = _type_name(tp)
             raise unmodelled(error, _field_hints(tp), f"tool input {name}", whole=name) from None
         self._schema: dict[str, object] | None = None
+        self._text_keys: frozenset[str] = frozenset()
+        """`text_keys` of the schema, made with it."""
 
     def validate(self, args: Mapping[str, object]) -> T:
         """The typed input; raises ``ArgumentsError`` with one message per bad field.
@@ -364,7 +395,7 @@ class InputCodec(Generic[T]):
         A number JSON cannot carry (NaN, an infinity, digits other than ASCII) is refused
         first, whatever the type would accept (``toolchain._input``).
         """
-        unfit = number_problems(args, self.json_schema())
+        unfit = number_problems(args, self.json_schema(), self._text_keys)
         if unfit:
             raise ArgumentsError(unfit)
         if self._adapter is None:
@@ -373,7 +404,11 @@ class InputCodec(Generic[T]):
             except msgspec.ValidationError as error:
                 raise ArgumentsError([_msgspec_problem(str(error))]) from error
         try:
-            return self._adapter.validate_python(dict(args))
+            # The core validator itself, as TypeAdapter.validate_python calls it with its
+            # defaults: that wrapper only passes them on (a frame and seven keywords a call).
+            # Read each time: a deferred build replaces it once it is built.
+            validated: T = self._adapter.validator.validate_python(dict(args))
+            return validated
         except pydantic.ValidationError as error:
             problems = [_pydantic_problem(e) for e in error.errors(include_url=False)]
             raise ArgumentsError(problems) from error
@@ -387,6 +422,7 @@ class InputCodec(Generic[T]):
                 raw = self._adapter.json_schema()
             # _strip_titles turns a dict into a dict
             self._schema = _inline_root(cast("dict[str, object]", _strip_titles(raw)))
+            self._text_keys = text_keys(self._schema)
         return self._schema
 
 

@@ -205,7 +205,8 @@ _MISSING = object()
 
 
 def _surrogate_problem(text: str) -> OutputError | None:
-    found = _SURROGATE.search(text)
+    # ASCII text holds no surrogate, and isascii() reads a flag the str keeps: no scan.
+    found = None if text.isascii() else _SURROGATE.search(text)
     if found is None:
         return None
     return OutputError(

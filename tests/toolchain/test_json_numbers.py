@@ -212,6 +212,34 @@ def test_text_parameters_keep_what_spells_nan_or_foreign_digits() -> None:
     assert paid == [(f"Nan's {THREE} apples, Infinity", ["NaN", FULLWIDTH, "inf"])]
 
 
+def test_a_text_parameter_beside_a_number_keeps_what_reads_as_a_number() -> None:
+    # The flat-arguments shortcut skips strings under text parameters (a date, an id
+    # "042", "1e400"); a number parameter beside them is still checked.
+    @tool
+    def book(day: str, ref: str, amount: float) -> str:
+        """Book a slot."""
+        paid.append((day, ref, amount))
+        return "booked"
+
+    chain = JSONToolChain().register_tool(book)
+    paid.clear()
+    ok = {"day": "2026-01-27", "ref": "1e400", "amount": 12.5}
+    action = msgspec.json.encode({"tool": "book", "args": ok}).decode()
+    result = chain.execute_sync(ExecutionContext(), action, XMLFormat())
+    assert result.raw.errors == (None,)
+    assert paid == [("2026-01-27", "1e400", 12.5)]
+    bad = {"day": "2026-01-27", "ref": "NaN", "amount": "NaN"}
+    action = msgspec.json.encode({"tool": "book", "args": bad}).decode()
+    result = chain.execute_sync(ExecutionContext(), action, XMLFormat())
+    error = result.raw.errors[0]
+    assert error is not None and error.kind == "invalid_arguments"
+    assert error.message == (
+        "invalid arguments for book: amount: must be a finite number written in ASCII "
+        "digits (got 'NaN')"
+    )
+    assert len(paid) == 1
+
+
 # -- every reader of native formats -----------------------------------------------------
 
 BAR = "\uff5c"

@@ -7,7 +7,7 @@ import sys
 import typing
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from formats import XMLFormat
 from tests.support.tools import Flight, Policy, SeatMap, Weather, add
@@ -295,3 +295,30 @@ def test_a_typing_typeddict_on_python_3_11_says_to_use_typing_extensions() -> No
 
     with pytest.raises(ToolInputTypeError, match=r"^tool input TypingDict: TypingDict is a typ"):
         JSONToolChain().register_tool(whole)
+
+
+class LaterRoom(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # pydantic builds its validator on first use
+
+    floor: int
+
+
+class BookRoom(Tool[LaterRoom, str]):
+    name = "book"
+    description = "Book a room."
+
+    async def call(self, ctx: ExecutionContext, input: LaterRoom) -> ToolResult[str]:
+        return ToolResult(f"floor {input.floor}")
+
+
+def test_an_input_model_built_on_first_use_validates_and_refuses() -> None:
+    # Validation calls the adapter's core validator directly: a deferred model's is a
+    # stand-in until built, which must validate and refuse as the built one does.
+    chain, fmt = JSONToolChain().register_tool(BookRoom()), XMLFormat()
+    ok = chain.execute_sync(ExecutionContext(), '{"tool": "book", "args": {"floor": "3"}}', fmt)
+    assert ok.raw.errors == (None,)
+    assert ok.observations[0].text == "floor 3"
+    bad = chain.execute_sync(ExecutionContext(), '{"tool": "book", "args": {"floor": "x"}}', fmt)
+    error = bad.raw.errors[0]
+    assert error is not None and error.kind == "invalid_arguments"
+    assert error.message.startswith("invalid arguments for book: floor: ")

@@ -108,7 +108,8 @@ def check_text(content: str) -> None:
     Both checks are single linear scans, run before any decoder sees the text.
     """
     check_size(content)
-    found = _SURROGATE.search(content)
+    # ASCII text holds no surrogate, and isascii() reads a flag the str keeps: no scan.
+    found = None if content.isascii() else _SURROGATE.search(content)
     if found is not None:
         raise ToolCallParseError(
             f"the text holds an unpaired surrogate (U+{ord(found.group()):04X}) at character "

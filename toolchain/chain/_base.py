@@ -34,8 +34,8 @@ from toolchain.chain._check import plan
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._observe import AGENT_SECTIONS, assemble
 from toolchain.chain._resume import hold, resume
-from toolchain.chain._schedule import run_action, run_alone
-from toolchain.chain._stages import AnyTool
+from toolchain.chain._schedule import begin_alone, run_action
+from toolchain.chain._stages import AnyTool, Outcome
 from toolchain.chain._view import Narrowed, Registry, added_tools
 
 __all__ = ["CallSyntax", "ChainOptions", "ToolChain", "ToolChainBase", "narrow_chain"]
@@ -625,7 +625,8 @@ class ToolChainBase:
             install_extensions(ctx, config.extensions)
         planned = plan(ctx, items, config.max_calls)
         if len(planned) == 1:  # the common case: driven in this task, no task of its own
-            outcomes = [await run_alone(config, ctx, planned[0])]
+            begun = begin_alone(config, ctx, planned[0])
+            outcomes = [begun if isinstance(begun, Outcome) else await begun]
         else:
             outcomes = await run_action(config, ctx, planned)
         reserved = self._reserved_names(config, text_format)

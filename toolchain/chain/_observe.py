@@ -186,31 +186,31 @@ def assemble(
     results: list[RawToolCallResult | None] = []
     errors: list[ToolCallError | None] = []
     for outcome in outcomes:
-        call, result, text = outcome.call, outcome.result, outcome.text
+        call, result, text, error = outcome.call, outcome.result, outcome.text, outcome.error
         if len(text) > share:
             text = (
                 f"{text[:share]}\n[output truncated: {share} of {len(text)} characters "
                 "shown; ask for less, e.g. a narrower query]"
             )
+        name = call.name
         children: tuple[FormattedSection, ...] = ()
         part_media: tuple[ContentPart, ...] = ()
         instructions = ""
         if result is not None:
-            results.append(RawToolCallResult(call.name, result.text, result, call.id))
-            shown = tuple(result.media) if outcome.media is None else outcome.media
+            results.append(RawToolCallResult(name, result.text, result, call.id))
+            # ToolResult made its media a tuple already: tuple() is for one that was not.
+            shown = result.media if outcome.media is None else outcome.media
             if result.instructions or shown:
+                shown = tuple(shown)
                 instructions, part_media, children = _extras(result.instructions, shown, media)
         else:
             results.append(None)
-        name = call.name
+        observations.append(CallObservation(call.id, name, text, part_media, instructions, error))
         if name not in tools or name.lower() in reserved:
             name = section_name(name, tools, reserved)
         sections.append(FormattedSection(name, text, children))
-        observations.append(
-            CallObservation(call.id, call.name, text, part_media, instructions, outcome.error)
-        )
         calls.append(call)
-        errors.append(outcome.error)
+        errors.append(error)
     raw = RawToolChainResult(tuple(calls), tuple(results), tuple(errors))
     text = text_format.wrap_observation(text_format.format_sections(sections))
     return ToolChainResult(text, tuple(media), raw, tuple(observations))

@@ -90,6 +90,8 @@ async def run_call(
         result, problem = await runner.run_tool(
             ctx, call, checked.tool, slot, lambda: invoke(config, ctx, ran_now, index, signals)
         )
+    if not (hooks.after or hooks.observation):  # nothing to await: no coroutine for it
+        return finish(config, ctx, index, Ran(call, result, problem), started)
     return await observed(config, ctx, index, Ran(call, result, problem), started)
 
 

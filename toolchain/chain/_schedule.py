@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Literal, cast
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolchain._concurrency import abandon, eager_task, settle
 from toolchain._errors import describe_exception
@@ -30,7 +30,7 @@ from toolchain.chain._stages import Outcome, Planned, Signals, Start
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["run_action", "run_alone"]
+__all__ = ["begin_alone", "run_action", "run_alone"]
 
 _log = logger("toolchain")
 
@@ -107,14 +107,39 @@ async def run_alone(
     them; a call that ignores them for ``cancel_grace`` seconds is abandoned (no longer
     driven) and reported.
     """
+    begun = begin_alone(config, ctx, item, index, start)
+    return begun if isinstance(begun, Outcome) else await begun
+
+
+def begin_alone(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    item: Planned,
+    index: int = 0,
+    start: Start = run_call,
+) -> Outcome | Coroutine[Any, Any, Outcome]:
+    """`run_alone`'s first step, taken now: the call's outcome when it finished without
+    suspending (the common case: no coroutine of its own), else what drives the rest."""
     signals = Signals()
     step = start(config, ctx, index, item, signals)
-    waiting_on: object
     try:
         waiting_on = step.send(None)
-    except StopIteration as stop:  # the common case: it never suspended
+    except StopIteration as stop:
         finished: Outcome = stop.value
         return finished
+    return _drive_alone(config, ctx, item, index, signals, step, waiting_on)
+
+
+async def _drive_alone(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    item: Planned,
+    index: int,
+    signals: Signals,
+    step: Coroutine[Any, Any, Outcome],
+    waiting_on: object,
+) -> Outcome:
+    """`run_alone` after the call first suspended (``waiting_on`` what it yielded)."""
     loop = asyncio.get_running_loop()
     wake: asyncio.Future[Wake] = loop.create_future()
 
