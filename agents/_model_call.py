@@ -123,13 +123,18 @@ def _work(
     queue: Inbox[RunEvent[AnswerT]] | None,
     streaming: Streaming[AnswerT] | None,
 ) -> Awaitable[ModelResponse]:
-    """One attempt at the call: the model's own, or, in a durable run, a step (a
-    replay reads the recorded response)."""
+    """One attempt at the call: the model's own (streamed into ``queue``, or whole),
+    or, in a durable run, a step (a replay reads the recorded response)."""
+
+    def start() -> Awaitable[ModelResponse]:
+        if streaming is not None and queue is not None:
+            return _consume_stream(ctx, index, call, queue, streaming)
+        return call.model.generate(call.messages, call.options)
+
     runner = current_step_runner()
     if runner is None:
-        return _start(ctx, index, call, queue, streaming)
-    name = call.model.name
-    return _step(runner, index, name, lambda: _start(ctx, index, call, queue, streaming))
+        return start()
+    return _step(runner, index, call.model.name, start)
 
 
 def _without_media(call: StepCall, conversation: list[Message], error: Exception) -> bool:
@@ -254,19 +259,6 @@ async def _retrying(
             )
         await asyncio.sleep(delay)
         attempt += 1
-
-
-def _start(
-    ctx: ExecutionContext,
-    index: int,
-    call: StepCall,
-    queue: Inbox[RunEvent[AnswerT]] | None,
-    streaming: Streaming[AnswerT] | None,
-) -> Awaitable[ModelResponse]:
-    """The model call itself: streamed into ``queue``, or whole."""
-    if streaming is not None and queue is not None:
-        return _consume_stream(ctx, index, call, queue, streaming)
-    return call.model.generate(call.messages, call.options)
 
 
 async def _consume_stream(
