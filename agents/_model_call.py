@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
@@ -150,7 +150,7 @@ def _without_media(call: StepCall, conversation: list[Message], error: Exception
 
 
 @contextlib.contextmanager
-def _run_stops(ctx: ExecutionContext, index: int, model: Model) -> Iterator[None]:
+def _run_stops(ctx: ExecutionContext, index: int, model: Model) -> Generator[None]:
     """A failed model call ends the run: what fails inside becomes a ``RunStop``."""
     try:
         yield

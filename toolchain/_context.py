@@ -173,9 +173,14 @@ class Stats:
         with self._lock:
             return self._counts[key]
 
-    def _first_over(self, bounds: Iterable[tuple[str, int | None, str]]) -> str | None:
+    def first_over(self, bounds: Iterable[tuple[str, int | None, str]]) -> str | None:
         """The name of the first ``(name, bound, counter)`` whose counter is past its
-        bound (``None``: no bound), or None; read under one lock."""
+        bound (``None``: no bound), or None; read under one lock.
+
+        >>> stats = Stats(); stats.increment(Stats.TOOL_CALLS, 3)
+        >>> stats.first_over([("steps", 5, Stats.STEPS), ("calls", 2, Stats.TOOL_CALLS)])
+        'calls'
+        """
         counts = self._counts
         with self._lock:
             for name, bound, key in bounds:
@@ -319,7 +324,7 @@ class Limits:
         steps = self.max_steps
         if steps is not None and starting_step:
             steps -= 1  # the step about to start counts too
-        return stats._first_over([("max_steps", steps, Stats.STEPS), *checks])
+        return stats.first_over([("max_steps", steps, Stats.STEPS), *checks])
 
     def tool_call_refused(self, stats: Stats, tool: str) -> str | None:
         """The limit a call of ``tool`` (already counted in ``stats``) goes past, if any.
