@@ -31,6 +31,7 @@ from typing import Any, Final
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from toolchain._errors import ToolchainError
 from toolchain._syntax._nesting import MAX_DEPTH
 
 __all__ = ["LOADER", "compose_common"]
@@ -82,8 +83,9 @@ _NODES_KEPT = 4096
 _Line = tuple[int, bool, int, "str | None", str]  # indent, "-", key column, key, rest
 
 
-class _Declined(Exception):
-    """Not the common shape: PyYAML reads it (or says why it cannot)."""
+class _Declined(ToolchainError):
+    """Not the common shape: PyYAML reads it (or says why it cannot). Never leaves
+    `compose_common`; under the package's root as every class of ours is."""
 
 
 def compose_common(text: str, max_size: int) -> Node | None:
