@@ -356,6 +356,11 @@ async def _in_session(
     finally:
         stop._end = None  # pyright: ignore[reportPrivateUsage]  # as above
         if entered:
+            if stop.reason is not None and worker and not busy.locked():
+                # Stopped between two steps: nothing tells whether the worker still
+                # answers (a tool may have frozen it), and the session's exit waits for
+                # it forever; ended, the pool replaces it.
+                _kill(worker[0])
             _release(session, busy)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pydantic_monty
 import pytest
 
 from formats import MarkdownFormat, TextFormat, XMLFormat
+from tests.support.guards import HANG_GUARD_SECONDS
 from tests.support.timing import costlier_than
 from toolchain import ExecutionContext, ToolChainResult, tool
 from toolchain.code import ProgramOutput, PythonToolChain
@@ -229,6 +231,38 @@ def test_a_worker_that_dies_or_hangs_ends_its_program_and_the_run_goes_on(
         assert "before" in text and "after" not in text
         struck = result.raw.results[0]
         assert struck is not None and struck.output == "done"  # the call that ran is kept
+        assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
+
+
+def test_a_worker_frozen_before_the_run_is_cancelled_is_ended_not_waited_for() -> None:
+    """Cancelled between two steps of the program, with its worker frozen: the session's
+    exit waited for the worker for good (the suite hung there once, in random order)."""
+    before = _monty_children()
+    with pydantic_monty.Monty(min_processes=1, max_processes=1) as pool:
+        ours = _monty_children() - before
+
+        @tool
+        def freeze_and_stop(ctx: ExecutionContext) -> str:
+            """Freezes the worker running the program, then cancels the run."""
+            for pid in ours:
+                os.kill(pid, signal.SIGSTOP)
+            ctx.cancel("enough")
+            return "done"
+
+        made = PythonToolChain(pool=pool).register_tool(freeze_and_stop).register_tool(lookup)
+        program = "print('before')\nawait freeze_and_stop()\nprint('after')"
+        seen: list[str] = []
+        running = threading.Thread(target=lambda: seen.append(shown(run(made, program))))
+        running.daemon = True  # never keeps the suite alive if this breaks again
+        running.start()
+        running.join(HANG_GUARD_SECONDS)
+        if not seen:  # let the pool close
+            for pid in ours:
+                os.kill(pid, signal.SIGKILL)
+        assert seen == [
+            "Error: the program was stopped: the run was cancelled (enough)\n"
+            "Printed before it stopped:\nbefore"
+        ]
         assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
 
 
