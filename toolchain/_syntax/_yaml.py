@@ -20,7 +20,7 @@ from toolchain._observations import to_yaml
 from toolchain._result import ToolCall
 from toolchain._syntax._json import ARGS_KEYS, NAME_KEYS, check_text, unfence
 from toolchain._syntax._nesting import MAX_DEPTH, yaml_flow_nesting_exceeds
-from toolchain._syntax._yaml_fast import LOADER, compose_common
+from toolchain._syntax._yaml_fast import LOADER, TAG, compose_common
 from toolchain.chain._base import ChainOptions, ToolChainBase
 from toolchain.chain._check import too_many
 from toolchain.chain._stages import AnyTool
@@ -62,12 +62,11 @@ their keys, and calls past a chain's ``max_calls`` that are counted but never bu
 _TOO_DEEP = f"YAML is nested more than {MAX_DEPTH} levels deep; write flatter values"
 _TOO_MANY = f"YAML holds more than {MAX_COMPOSED} keys and values; write fewer, smaller values"
 
-_TAG = "tag:yaml.org,2002:"
 _KIND_OF_TAG = {
-    _TAG + "int": "integer",
-    _TAG + "float": "number",
-    _TAG + "bool": "boolean",
-    _TAG + "null": "null",
+    TAG + "int": "integer",
+    TAG + "float": "number",
+    TAG + "bool": "boolean",
+    TAG + "null": "null",
 }
 _CALLS_HINT = ". Write a YAML list of calls, each with 'tool: name' and 'args:'"
 _OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)

@@ -34,14 +34,15 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from toolchain._errors import ToolchainError
 from toolchain._syntax._nesting import MAX_DEPTH
 
-__all__ = ["LOADER", "compose_common"]
+__all__ = ["LOADER", "TAG", "compose_common"]
 
 LOADER: Final[type[Any]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """The loader both paths follow: libyaml's composer is ~15x faster than PyYAML's; both
 are safe loaders (no Python objects)."""
 
-_TAG = "tag:yaml.org,2002:"
-_STR, _SEQ, _MAP, _NULL = _TAG + "str", _TAG + "seq", _TAG + "map", _TAG + "null"
+TAG: Final = "tag:yaml.org,2002:"
+"""The prefix of YAML's standard tags (``tag:yaml.org,2002:int``), as both paths read them."""
+_STR, _SEQ, _MAP, _NULL = TAG + "str", TAG + "seq", TAG + "map", TAG + "null"
 _PLAIN = ""  # libyaml's style for a plain scalar (PyYAML's own composer says None)
 # The loader's own implicit resolvers (YAML 1.1: bool, int, float, null, timestamp,
 # merge, value), keyed by first character as Resolver.resolve reads them: a plain scalar
