@@ -10,14 +10,15 @@ streamed awaits its chain itself: ``agents._tool_runs.tool_results``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from agents._step_state import Done, RunStop
 from toolchain import ExecutionContext
-from toolchain.runtime import SettleLater, eager_task, settle
+from toolchain.runtime import SettleLater, abandon, eager_task
 
 __all__ = ["CANCEL_GRACE", "TIME_LIMIT", "Inbox", "drain", "race"]
 
@@ -27,6 +28,10 @@ Q = TypeVar("Q")
 CANCEL_GRACE = 1.0
 """Seconds a cancelled call gets to end before it is left behind."""
 TIME_LIMIT = "the run's time limit was reached"
+
+_Wake = Literal["ready", "timeout", "cancelled", "abandon"]
+"""Why a driven model call resumes: what it awaits is done, the deadline passed, the run
+was cancelled, or the grace after its cancellation ran out."""
 
 
 class Inbox(Generic[Q]):
@@ -148,23 +153,151 @@ async def drain(
 async def race(work: Awaitable[T], ctx: ExecutionContext, deadline: float | None) -> T:
     """`drain` with ``race_cancel`` and no events to pass on (the model call of a run
     that is not streamed): ``work``'s result, or ``RunStop`` at the deadline or when the
-    run is cancelled. No generator: the step awaits it."""
+    run is cancelled. No generator: the step awaits it.
+
+    A coroutine is driven in the caller's own task, as the chain drives a lone tool call
+    (``toolchain.chain._schedule.run_alone``): a task per model call costs more than an
+    instant model's whole call, and the call's task-bound state (an HTTP client's cancel
+    scopes) stays in one task from start to end, as in a task of its own. It runs in a
+    copy of the caller's context, as a task would.
+    """
+    if not asyncio.iscoroutine(work):
+        return await _race_future(asyncio.ensure_future(work), ctx, deadline)
     # The run's own SettleLater, when it keeps one, takes what the call leaves too.
     outer = SettleLater.current()
     later = outer or SettleLater()
-    task: asyncio.Future[T]
-    if asyncio.iscoroutine(work):
-        context = None if outer is not None else later.context()
-        task, first = eager_task(cast(Coroutine[Any, Any, T], work), context=context)
-        if first.done:  # an instant model: no waiting at all
-            await settle(task)  # with the run's other such tasks, when it collects them
-            if outer is None:
-                await later.settle()  # what the call itself left (no loop turn if nothing)
-            if first.error is not None:
-                raise first.error
-            return cast(T, first.value)
-    else:
-        task = asyncio.ensure_future(work)
+    context = contextvars.copy_context() if outer is not None else later.context()
+    step = cast(Coroutine[Any, Any, T], work)
+    try:
+        waiting_on = context.run(step.send, None)
+    except StopIteration as stop:  # an instant model: no waiting at all
+        value: T = stop.value
+        return value
+    finally:
+        if outer is None:
+            await later.settle()  # what the call itself left (no loop turn if nothing)
+    return await _drive(step, waiting_on, context, ctx, deadline)
+
+
+async def _drive(
+    step: Coroutine[Any, Any, T],
+    waiting_on: object,
+    context: contextvars.Context,
+    ctx: ExecutionContext,
+    deadline: float | None,
+) -> T:
+    """`race` after the call first suspended (``waiting_on``: what it yielded).
+
+    At the deadline or the run's cancellation the call is cancelled as a task would be
+    (what it awaits is cancelled; what cannot be is thrown in as it resumes), given
+    ``CANCEL_GRACE`` seconds to end, then abandoned; ``RunStop`` is raised either way.
+    A cancellation of the caller's own task reaches the call the same way, and the call's
+    outcome decides, as for any awaited code: a cancel scope inside the call (an
+    ``asyncio.timeout``) takes its own cancellation back and the call goes on; a call that
+    ignores the caller's for ``CANCEL_GRACE`` seconds is abandoned and the caller cancelled.
+    """
+    loop = asyncio.get_running_loop()
+    host = asyncio.current_task()
+    wake: asyncio.Future[_Wake] = loop.create_future()
+
+    def signal(kind: _Wake) -> None:
+        if not wake.done():
+            wake.set_result(kind)
+
+    def ready(_: object) -> None:
+        signal("ready")
+
+    def on_cancel() -> None:
+        loop.call_soon_threadsafe(signal, "cancelled")
+
+    timer = (
+        None
+        if deadline is None
+        else loop.call_later(max(0.0, deadline - loop.time()), signal, "timeout")
+    )
+    remove = ctx.on_cancel(on_cancel)
+    grace: asyncio.TimerHandle | None = None
+    stopped: RunStop | None = None  # why we cancelled the call, which then ends so
+    must_cancel: asyncio.CancelledError | None = None  # thrown in as the call resumes
+    watched: object = None
+    try:
+        while True:
+            pending = (
+                cast("asyncio.Future[object]", waiting_on)
+                if isinstance(waiting_on, asyncio.Future)
+                else None
+            )
+            if pending is None:
+                if waiting_on is not None:  # what a task refuses too
+                    bad = RuntimeError(f"Task got bad yield: {waiting_on!r}")
+                    waiting_on = context.run(step.throw, bad)
+                    continue
+                loop.call_soon(signal, "ready")  # a bare yield (sleep(0)): one loop turn
+            elif pending is not watched:  # once per future: a cancellation waits on it
+                pending.add_done_callback(ready)
+                watched = pending
+            interrupt: asyncio.CancelledError | None = None
+            try:
+                kind = await wake
+            except asyncio.CancelledError as error:  # the caller's task was cancelled
+                kind, interrupt = "ready", error
+            wake = loop.create_future()
+            if interrupt is None:
+                if kind == "abandon":
+                    abandon(step)
+                    if stopped is not None:
+                        raise stopped
+                    raise asyncio.CancelledError  # the caller's, which the call ignored
+                if kind in ("timeout", "cancelled"):
+                    if stopped is not None:
+                        continue  # a signal after the first
+                    stopped = (
+                        RunStop("limit", "timeout")
+                        if kind == "timeout"
+                        else RunStop("cancelled", ctx.cancel_reason)
+                    )
+                    interrupt = asyncio.CancelledError()
+                elif pending is not None and not pending.done():
+                    continue  # a stale wake-up
+            if interrupt is not None:
+                if grace is None:
+                    grace = loop.call_later(CANCEL_GRACE, signal, "abandon")
+                # Delivered as a Task delivers it (see the chain's `run_alone`): what
+                # the call awaits is cancelled and the call resumes once that has ended;
+                # what cannot be cancelled is thrown in as it resumes.
+                if pending is None or pending.done() or not pending.cancel(*interrupt.args[:1]):
+                    must_cancel = interrupt
+                if pending is not None and not pending.done():
+                    continue  # `ready` resumes the call once it has ended
+            if must_cancel is not None:
+                thrown, must_cancel = must_cancel, None
+                waiting_on = context.run(step.throw, thrown)
+            else:
+                waiting_on = context.run(step.send, None)
+            if grace is not None and stopped is None and host is not None:
+                if not host.cancelling():  # a cancel scope in the call took it back
+                    grace.cancel()
+                    grace = None
+    except StopIteration as stop:
+        if stopped is not None:  # stopped by the run: that wins over what the call did
+            raise stopped from None
+        result: T = stop.value
+        return result
+    except RunStop:
+        raise
+    except BaseException:
+        if stopped is not None:
+            raise stopped from None
+        raise
+    finally:
+        remove()
+        for handle in (timer, grace):
+            if handle is not None:
+                handle.cancel()
+
+
+async def _race_future(task: asyncio.Future[T], ctx: ExecutionContext, deadline: float | None) -> T:
+    """`race` for an awaitable that is not a coroutine: waited on as a future."""
     cancelled, stop_watching = _cancellation(ctx)
     try:
         timeout = None if deadline is None else max(0.0, deadline - task.get_loop().time())
@@ -178,7 +311,7 @@ async def race(work: Awaitable[T], ctx: ExecutionContext, deadline: float | None
         raise RunStop("limit", "timeout")
     finally:
         stop_watching()
-        await _end(task, later if outer is None else None)
+        await _end(task, None)
 
 
 async def _end(task: asyncio.Future[Any], later: SettleLater | None) -> None:

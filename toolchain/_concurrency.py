@@ -60,7 +60,19 @@ _count = 0
 
 
 def abandon(work: object) -> None:
-    """Keep ``work`` (a coroutine or task) alive until the process ends, unresumed."""
+    """Keep ``work`` (a coroutine or task) alive until the process ends, unresumed.
+
+    For a call that ignored its cancellation past its grace: closing it would run its
+    cleanup at an arbitrary time (in the collector, at shutdown), while the call may
+    still hold what the cleanup releases; it is counted and left alone instead.
+
+    >>> async def stuck() -> None:
+    ...     pass
+    >>> before = abandoned_count()
+    >>> abandon(stuck())  # never resumed, never closed: no "never awaited" warning
+    >>> abandoned_count() - before
+    1
+    """
     global _count
     _count += 1
     if sys.implementation.name == "cpython":

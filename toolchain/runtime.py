@@ -6,7 +6,7 @@ parts ours has, and no package imports a private module of another.
 
 - running async code: `run_sync` (``asyncio.run`` a stuck task cannot hold hostage),
   `eager_task` and `settle` (work that finishes without suspending costs no loop turn),
-  `SettleLater`;
+  `SettleLater`, `abandon` (work that ignored its cancellation kept, never resumed);
 - extensions: `checked_extensions` (what ``extensions=`` was given, refused unless each
   inherits ``Extension``), `install_extensions`, `saved_state` and `restore_state` (one
   run's view of the extension seam), `run_hooks` and `HookFailed` (the runner every hook
@@ -51,7 +51,7 @@ from toolchain._approvals import (
     set_approver,
     verify,
 )
-from toolchain._concurrency import SettleLater, eager_task, run_sync, settle
+from toolchain._concurrency import SettleLater, abandon, eager_task, run_sync, settle
 from toolchain._errors import describe_exception
 from toolchain._extension import (
     checked_extensions,
@@ -91,6 +91,7 @@ __all__ = [
     "Seal",
     "SettleLater",
     "StepRunner",
+    "abandon",
     "args_digest",
     "calls_nest",
     "check_decisions",
