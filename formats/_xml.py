@@ -352,7 +352,7 @@ class XMLFormat(SectionRegistry):
 
     def format_sections(self, sections: Sequence[FormattedSection]) -> str:
         """Several sections, children nested as tags, one per line block."""
-        return "\n".join(_render(section) for section in sections)
+        return "\n".join([_render(section) for section in sections])
 
     def wrap_observation(self, text: str) -> str:
         """Wrap tool output sections as ``<observation>``; ``""`` stays ``""``."""
@@ -362,7 +362,10 @@ class XMLFormat(SectionRegistry):
 def _render(section: FormattedSection) -> str:
     name = check_name(section.name)
     content = xml_encode(section.content) if section.escape else section.content
-    body = [content] if content else []
-    body.extend(_render(child) for child in section.children)
-    inner = "\n".join(body)
+    if section.children:
+        body = [content] if content else []
+        body.extend([_render(child) for child in section.children])
+        inner = "\n".join(body)
+    else:
+        inner = content  # most sections (a tool's output) have no children
     return f"<{name}>\n{inner}\n</{name}>" if inner else f"<{name}>\n</{name}>"

@@ -103,9 +103,9 @@ class _Writer:
 
     def write(self, data: object) -> str | None:
         """``data`` as `simple_yaml` writes it, or None."""
-        text = self.scalar(data)
-        if text is not None:
-            return text
+        kind = type(data)
+        if (kind is not dict and kind is not list) or not data:
+            return self.scalar(data)  # a scalar, an empty collection or another type
         lines: list[str] = []
         return "\n".join(lines) if self.block(data, 0, lines) else None
 
