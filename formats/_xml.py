@@ -185,14 +185,10 @@ class _XMLScanner:
         *,
         require_section: bool,
         decode: bool = True,
-        events: bool = True,
     ) -> None:
         names_by_lower = _folded(tuple(names))
         self._collector = SectionCollector(
-            names_by_lower,
-            xml_decode if decode else as_is,
-            require_section=require_section,
-            events=events,
+            names_by_lower, xml_decode if decode else as_is, require_section=require_section
         )
         self._longest = max((len(n) for n in names_by_lower), default=0)
         self._pending = ""
@@ -218,12 +214,6 @@ class _XMLScanner:
         self._scan(text, cut)
         self._pending = text[cut:]
         return self._collector.take_new()
-
-    def read(self, text: str) -> dict[str, list[str]]:
-        """The sections of a whole text: `feed` and `close` in one, with nothing held
-        back for a tag or an entity a next chunk could finish."""
-        self._scan(text, len(text))
-        return self.close()
 
     def close(self) -> dict[str, list[str]]:
         self._scan(self._pending, len(self._pending))

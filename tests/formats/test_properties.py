@@ -447,7 +447,7 @@ def check_one_shot_xml(output: str) -> None:
     fmt = XMLFormat()
     for name in ("thinking", "action", "Answer"):
         fmt.register_section(Section(name))
-    scanner = _XMLScanner(["thinking", "action", "Answer"], require_section=True, events=False)
+    scanner = _XMLScanner(["thinking", "action", "Answer"], require_section=True)
     scanner.feed(output)
     assert outcome(fmt, output) == close_outcome(scanner)
     nested = _XMLScanner(["Answer", "thinking"], require_section=False, decode=False)
