@@ -24,13 +24,9 @@ class SectionCollector:
         decode: Callable[[str], str],
         *,
         require_section: bool,
-        events: bool = True,
     ) -> None:
         # names maps the spelling folded by fold_name (ASCII lower case) to the registered one.
         self._names = names
-        # Without events (a whole text parsed at once), only the contents are kept: the
-        # trimming below exists to send deltas as they come.
-        self._record = events
         self._decode = decode
         self._require = require_section
         self._current: str | None = None
@@ -57,8 +53,7 @@ class SectionCollector:
         self._pieces = []
         self._started = False
         self._held = []
-        if self._record:
-            self._emit(SectionStart(name))
+        self._emit(SectionStart(name))
 
     def append(self, raw: str, *, decoded: str | None = None) -> None:
         """Add raw (still encoded) text to the open section; ignored between sections.
@@ -69,8 +64,6 @@ class SectionCollector:
         if self._current is None or not raw:
             return
         self._pieces.append(raw)
-        if not self._record:
-            return
         text = self._decode(raw) if decoded is None else decoded
         if not self._started:
             text = text.lstrip()
@@ -95,8 +88,7 @@ class SectionCollector:
         self._result.setdefault(name, []).append(content)
         self._current = None
         self._pieces = []
-        if self._record:
-            self._emit(SectionEnd(name, content))
+        self._emit(SectionEnd(name, content))
 
     def take_new(self) -> list[SectionEvent]:
         new, self._new = self._new, []

@@ -25,7 +25,10 @@ section cut off by the end of the output is returned as it stands.
 Cost. Parsing is linear in the output, however hostile: tags are found in one regex
 pass with no nested repetition, and the registered opening tags nested in the open
 section are kept as a stack with a count per name, so a closing tag finds its partner
-(or learns it has none) in amortised constant time.
+(or learns it has none) in amortised constant time. The streaming scanner finds every
+tag and looks its name up; a one-shot ``parse`` splits the whole output in C with a
+pattern of the registered names only (``[before, "/"?, name, text, ...]``), so its loop
+runs once per registered tag, not once per tag-like text, and keeps no stream state.
 """
 
 from __future__ import annotations
@@ -37,7 +40,13 @@ from types import MappingProxyType
 
 from formats._collector import SectionCollector, as_is
 from formats._registry import SectionRegistry
-from formats._section import NAME_PATTERN, FormattedSection, check_name, fold_name
+from formats._section import (
+    NAME_PATTERN,
+    FormatParseError,
+    FormattedSection,
+    check_name,
+    fold_name,
+)
 from formats._stream import SectionEvent, SectionStream
 
 __all__ = ["XMLFormat", "xml_decode", "xml_encode"]
@@ -80,6 +89,87 @@ def xml_decode(content: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
+def _tag_splitter(folded: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern matching the tags of ``folded`` names only, its groups the ``/`` of a
+    closing tag and the name as written. ASCII-only case folding (``re.ASCII``): no
+    non-ASCII letter matches a name's letter (KELVIN SIGN is not ``k``), as in
+    ``fold_name``."""
+    names = "|".join(re.escape(n) for n in sorted(folded, key=len, reverse=True))
+    return re.compile(f"<(/?)({names})>", re.IGNORECASE | re.ASCII)
+
+
+def _split_sections(
+    output: str, names_by_fold: Mapping[str, str], *, decode: bool
+) -> dict[str, list[str]]:
+    """The one-shot parse: every section's contents, as `_XMLScanner` finds them.
+
+    The same rules, read off the split: a registered opening tag opens a section when
+    none is open or it starts a line (only blanks before it since the last newline),
+    and is text otherwise, kept on the inner stack; a closing tag pairs with the nearest
+    inner opening tag of its name, else closes the open section if it is that one, else
+    is text. A property test holds the two to the same result on any text.
+    """
+    if not names_by_fold:
+        return {}
+    parts = _tag_splitter(tuple(names_by_fold)).split(output)
+    # Each section opened, in order, with its raw pieces (joined and decoded at the end).
+    sections: list[tuple[str, list[str]]] = []
+    pieces: list[str] = []
+    current: str | None = None
+    inner: list[str] = []
+    inner_counts: dict[str, int] = {}
+    before = parts[0]  # text before the first tag: outside every section
+    newline = before.rfind("\n")
+    blank = before[newline + 1 :].isspace() or newline == len(before) - 1
+    for index in range(1, len(parts), 3):
+        slash, written, after = parts[index], parts[index + 1], parts[index + 2]
+        name = names_by_fold[written.lower()]  # the pattern's names are ASCII
+        if not slash:
+            if current is None or blank:
+                current, pieces = name, []
+                sections.append((name, pieces))
+                inner.clear()
+                inner_counts.clear()
+            else:
+                inner.append(name)
+                inner_counts[name] = inner_counts.get(name, 0) + 1
+                pieces.append(f"<{written}>")
+        elif current is None:
+            pass
+        elif inner_counts.get(name):
+            while True:  # each entry is pushed and popped once: linear overall
+                popped = inner.pop()
+                inner_counts[popped] -= 1
+                if popped == name:
+                    break
+            pieces.append(f"</{written}>")
+        elif name == current:
+            current = None
+            inner.clear()
+            inner_counts.clear()
+        else:
+            pieces.append(f"</{written}>")
+        # After a tag the line holds text: blank again only past a newline in `after`.
+        if not after:
+            blank = False
+            continue
+        if current is not None:
+            pieces.append(after)
+        newline = after.rfind("\n")
+        blank = newline != -1 and (newline == len(after) - 1 or after[newline + 1 :].isspace())
+    result: dict[str, list[str]] = {}
+    for name, raw in sections:
+        content = "".join(raw)
+        content = (xml_decode(content) if decode else content).strip()
+        contents = result.get(name)
+        if contents is None:
+            result[name] = [content]
+        else:
+            contents.append(content)
+    return result
+
+
+@functools.lru_cache(maxsize=64)
 def _folded(names: tuple[str, ...]) -> Mapping[str, str]:
     """Each name by its folded spelling; the same few sets are scanned for again and
     again (a format's sections), and the collector only reads it."""
@@ -95,14 +185,10 @@ class _XMLScanner:
         *,
         require_section: bool,
         decode: bool = True,
-        events: bool = True,
     ) -> None:
         names_by_lower = _folded(tuple(names))
         self._collector = SectionCollector(
-            names_by_lower,
-            xml_decode if decode else as_is,
-            require_section=require_section,
-            events=events,
+            names_by_lower, xml_decode if decode else as_is, require_section=require_section
         )
         self._longest = max((len(n) for n in names_by_lower), default=0)
         self._pending = ""
@@ -128,12 +214,6 @@ class _XMLScanner:
         self._scan(text, cut)
         self._pending = text[cut:]
         return self._collector.take_new()
-
-    def read(self, text: str) -> dict[str, list[str]]:
-        """The sections of a whole text: `feed` and `close` in one, with nothing held
-        back for a tag or an entity a next chunk could finish."""
-        self._scan(text, len(text))
-        return self.close()
 
     def close(self) -> dict[str, list[str]]:
         self._scan(self._pending, len(self._pending))
@@ -241,17 +321,20 @@ class XMLFormat(SectionRegistry):
         >>> XMLFormat().parse_nested("<direct_call>[1]</direct_call>", ["direct_call"])
         {'direct_call': ['[1]']}
         """
-        names = [check_name(n) for n in names]
-        return _XMLScanner(names, require_section=False, decode=False, events=False).read(content)
+        names_by_fold = {fold_name(check_name(n)): n for n in names}
+        return _split_sections(content, names_by_fold, decode=False)
 
     def parse(self, output: str) -> dict[str, list[str]]:
-        """Every registered section's contents, in order (stripped of outer whitespace):
-        the scanner of `stream` over the whole text, building no stream events.
+        """Every registered section's contents, in order (stripped of outer whitespace),
+        as `stream` finds them over the whole text (see the module's *Cost*).
 
         Raises ``FormatParseError`` when no registered section is present.
         """
-        names = [s.name for s in self._sections.values()]
-        return _XMLScanner(names, require_section=True, events=False).read(output)
+        names_by_fold = {key: section.name for key, section in self._sections.items()}
+        result = _split_sections(output, names_by_fold, decode=True)
+        if not result:
+            raise FormatParseError(list(names_by_fold.values()))
+        return result
 
     def stream(self) -> SectionStream:
         """An incremental parser over the registered sections."""
@@ -259,7 +342,7 @@ class XMLFormat(SectionRegistry):
 
     def format_sections(self, sections: Sequence[FormattedSection]) -> str:
         """Several sections, children nested as tags, one per line block."""
-        return "\n".join(_render(section) for section in sections)
+        return "\n".join([_render(section) for section in sections])
 
     def wrap_observation(self, text: str) -> str:
         """Wrap tool output sections as ``<observation>``; ``""`` stays ``""``."""
@@ -269,7 +352,10 @@ class XMLFormat(SectionRegistry):
 def _render(section: FormattedSection) -> str:
     name = check_name(section.name)
     content = xml_encode(section.content) if section.escape else section.content
-    body = [content] if content else []
-    body.extend(_render(child) for child in section.children)
-    inner = "\n".join(body)
+    if section.children:
+        body = [content] if content else []
+        body.extend([_render(child) for child in section.children])
+        inner = "\n".join(body)
+    else:
+        inner = content  # most sections (a tool's output) have no children
     return f"<{name}>\n{inner}\n</{name}>" if inner else f"<{name}>\n</{name}>"

@@ -67,17 +67,21 @@ class _Plain:
         self._asked = asked
         self._known: dict[str, bool] = {}
 
-    def __call__(self, text: str) -> bool:
+    def plain(self, text: str) -> bool:
         if len(text) > MAX_TEXT:
-            return False
-        if _WORDLIKE.fullmatch(text) is not None and text.lower() not in _RESOLVED_WORDS:
-            return True
+            return False  # before any hashing: a long string is never plain here
+        # Looked up before the regex: outputs repeat their keys and short values (a str
+        # keeps its hash), and a hit skips it. Only strings up to MAX_TEXT are kept.
         known = self._known.get(text)
-        if known is None:
+        if known is not None:
+            return known
+        if _WORDLIKE.fullmatch(text) is not None and text.lower() not in _RESOLVED_WORDS:
+            known = True
+        else:
             known = self._asked(text)
-            if len(self._known) >= _CACHE_SIZE:
-                self._known.clear()
-            self._known[text] = known
+        if len(self._known) >= _CACHE_SIZE:
+            self._known.clear()
+        self._known[text] = known
         return known
 
 
@@ -96,6 +100,14 @@ class _Writer:
 
     def __init__(self, plain: Callable[[str], bool]) -> None:
         self._plain = plain
+
+    def write(self, data: object) -> str | None:
+        """``data`` as `simple_yaml` writes it, or None."""
+        kind = type(data)
+        if (kind is not dict and kind is not list) or not data:
+            return self.scalar(data)  # a scalar, an empty collection or another type
+        lines: list[str] = []
+        return "\n".join(lines) if self.block(data, 0, lines) else None
 
     def scalar(self, value: object) -> str | None:
         """The one-line text of a scalar or an empty collection; None if not simple."""
@@ -124,20 +136,23 @@ class _Writer:
             return False
         if type(value) is dict:
             mapping = cast("dict[object, object]", value)
+            plain = self._plain
             for key, item in mapping.items():
-                if type(key) is not str or not key:
+                if type(key) is not str or not key or not plain(key):
                     return False
-                name = self.scalar(key)
-                if name is None:
-                    return False
+                if type(item) is str:  # the most common value, without a call to scalar
+                    if not plain(item):
+                        return False  # quoted or a block: yaml.dump writes it
+                    lines.append(f"{key}: {item}")
+                    continue
                 text = self.scalar(item)
                 if text is not None:
-                    lines.append(f"{name}: {text}")
+                    lines.append(f"{key}: {text}")
                     continue
                 inner: list[str] = []
                 if not self.block(item, depth + 1, inner):
                     return False
-                lines.append(f"{name}:")
+                lines.append(f"{key}:")
                 if type(item) is dict:
                     lines.extend(f"  {line}" for line in inner)
                 else:  # a list under a key is not indented
@@ -164,17 +179,12 @@ def simple_yaml(data: object, plain: Callable[[str], bool]) -> str | None:
 
     ``plain(text)`` says whether PyYAML writes ``text`` as a plain scalar.
     """
-    writer = _Writer(plain)
-    text = writer.scalar(data)
-    if text is not None:
-        return text
-    lines: list[str] = []
-    return "\n".join(lines) if writer.block(data, 0, lines) else None
+    return _Writer(plain).write(data)
 
 
 def plain_cache(asked: Callable[[str], bool]) -> Callable[[str], bool]:
     """A remembering ``plain`` for `simple_yaml`, asking ``asked`` once per string."""
-    return _Plain(asked)
+    return _Plain(asked).plain
 
 
 # Serialising tool outputs for observations: JSON (msgspec) or YAML (safe dumper).
@@ -480,6 +490,7 @@ def _asked_plain(text: str) -> bool:
 
 
 _written_plain = plain_cache(_asked_plain)
+_direct = _Writer(_written_plain)
 
 
 def to_yaml(value: object) -> str:
@@ -497,8 +508,14 @@ def to_yaml(value: object) -> str:
     """
     if isinstance(value, str):
         return _check_text(value)
+    # Most outputs are plain dicts, lists and scalars already: the writer takes exact
+    # types only, which to_builtins returns unchanged (copied), so they are written
+    # directly, without the copy and its key check.
+    simple = _direct.write(value)
+    if simple is not None:
+        return simple
     data = to_builtins(value)
-    simple = simple_yaml(data, _written_plain)
+    simple = _direct.write(data) if data is not value else None
     if simple is not None:
         return simple
     if _deeper_than(data, MAX_YAML_DEPTH):

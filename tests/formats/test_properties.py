@@ -17,6 +17,7 @@ from formats import (
     SectionEnd,
     SectionStart,
     TextFormat,
+    XMLFormat,
     markdown_decode,
     markdown_encode,
     xml_decode,
@@ -421,3 +422,45 @@ def test_xml_pairing_with_counts_matches_the_list_scan(output: str) -> None:
     assert run(_XMLScanner(NAMES, require_section=True)) == run(
         ListScanXMLScanner(NAMES, require_section=True)
     )
+
+
+# ``parse`` and ``parse_nested`` split the output by a pattern of the registered names
+# (formats._xml._split_sections); the streaming scanner reads every tag. Same result.
+XML_ONE_SHOT_EDGES = (
+    "<ANSWER>42</Answer>",
+    "<thin\u212aing>k</thin\u212aing><answer>1</answer>",  # KELVIN SIGN is not k
+    "<answerx>no</answerx><answer>a<b>c</answer>",
+    "<<answer>>x</answer>>",
+    "<answer>a\n<thinking>t</answer>b</thinking>",
+    "<thinking>I will answer in <answer> tags.</thinking>\n<answer>42</answer>",
+    "<thinking>x\n  <action>- tool: a</action>",
+    "<answer>1</answer><answer>2",
+    "pre\n <answer> &lt;b&gt; &amp;amp;</answer>",
+    "<answer>a<answer>b</answer>c</answer>d</answer>",
+    "</answer><answer></answer>",
+    "no sections at all",
+    "",
+)
+
+
+def check_one_shot_xml(output: str) -> None:
+    fmt = XMLFormat()
+    for name in ("thinking", "action", "Answer"):
+        fmt.register_section(Section(name))
+    scanner = _XMLScanner(["thinking", "action", "Answer"], require_section=True)
+    scanner.feed(output)
+    assert outcome(fmt, output) == close_outcome(scanner)
+    nested = _XMLScanner(["Answer", "thinking"], require_section=False, decode=False)
+    nested.feed(output)
+    assert fmt.parse_nested(output, ["Answer", "thinking"]) == nested.close()
+
+
+@PROPERTY
+@given(output=st.one_of(tag_soup, model_output("xml"), hostile_output))
+def test_one_shot_xml_parse_equals_the_scanner(output: str) -> None:
+    check_one_shot_xml(output)
+
+
+@pytest.mark.parametrize("output", XML_ONE_SHOT_EDGES)
+def test_one_shot_xml_parse_on_edge_tags(output: str) -> None:
+    check_one_shot_xml(output)

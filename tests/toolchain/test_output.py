@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from typing import Any
 
 import pytest
@@ -9,7 +11,15 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolchain._observations import _BlockDumper, plain_cache, simple_yaml, to_yaml, yaml_dumper_for
+from toolchain._observations import (
+    OutputError,
+    _BlockDumper,
+    plain_cache,
+    simple_yaml,
+    to_builtins,
+    to_yaml,
+    yaml_dumper_for,
+)
 
 TRICKY = st.sampled_from(
     [
@@ -127,3 +137,41 @@ def test_simple_outputs_are_written_without_yaml_dump(value: object) -> None:
     written = simple_yaml(value, plain_cache(lambda text: False))  # word-like strings only
     assert written is not None
     assert written == python_dump(value)
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Word(str):
+    """A str subclass: to_builtins refuses it as a value (so must the direct writer) and
+    takes it as a key."""
+
+
+@dataclasses.dataclass
+class Seat:
+    row: int
+
+
+# Each holds a value the direct writer declines (not an exact dict, list or scalar), next
+# to values it takes: written as their builtins are, whichever path writes them.
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"pair": (1, 2), "key": "alpha"},
+        {"level": Level.LOW, "key": "alpha"},
+        [Seat(12), {"row": 12}],
+        {"seat": Seat(3), "tags": frozenset({"a"})},
+        {Word("key"): 5},
+        {"key": "no", "again": "no"},  # a quoted word, and the same one remembered
+        {"nan": float("nan"), "big": 10**18},
+    ],
+)
+def test_outputs_of_other_types_are_written_as_their_builtins(value: object) -> None:
+    assert to_yaml(value) == python_dump(to_builtins(value))
+
+
+@pytest.mark.parametrize("value", [{"key": Word("alpha")}, [Word("alpha")]])
+def test_outputs_to_builtins_refuses_are_refused_by_the_direct_writer_too(value: object) -> None:
+    with pytest.raises(OutputError, match="not serialisable: cannot serialise Word"):
+        to_yaml(value)

@@ -178,6 +178,12 @@ def both_paths(text: str, read: Callable[[str], object]) -> tuple[object, object
 @example("args:\n- 1\n- [a, {b: ~}]\nname:\n")
 @example("- tool: a\n  args:\n    key: x  # why\n")
 @example("- tool: a\n  args:\n   key: x\n    more\n")
+@example("-   tool: a\n    args: { k :  v ,  x: -1 }\n-\ttool: b\n")  # blanks after "-", in flow
+@example("- 'a\n  b': c\n")  # no part of a line crosses a line break
+@example('- "d\n  e": f\n')
+@example("- g\n  h: i\n")
+@example("---\n- tool: a\n...\n")
+@example("- tool: a\n  args: {k: v, 'q': w}\n- tool: a\n  args: {k: a: b}\n")
 def test_fast_reader_gives_pyyamls_tree_or_declines(text: str) -> None:
     fast = compose_common(text, MAX_COMPOSED)
     if fast is not None:
@@ -187,6 +193,8 @@ def test_fast_reader_gives_pyyamls_tree_or_declines(text: str) -> None:
 @settings(max_examples=600, deadline=None)
 @given(call_yaml(), st.booleans())
 @example("- tool: lookup\n  args: {key: 0123, name: 1_000, yes: no, a b: [1e3, .inf]}\n", True)
+@example("- tool: lookup\n  args: {key: '5', name: 2026-01-27, city: Paris, n: 5}\n", True)
+@example('- tool: lookup\n  args:\n    key: "0123"\n    when: 2026-01-27 12:30:00\n', True)
 def test_calls_and_values_are_the_same_with_and_without_the_fast_reader(
     text: str, with_schema: bool
 ) -> None:

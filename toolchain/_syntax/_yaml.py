@@ -215,16 +215,16 @@ class _Builder:
     ) -> ToolCall | str:
         if not isinstance(node, MappingNode):
             return f"call {index + 1} is not a mapping with 'tool:' and 'args:'"
-        fields = {self._key(k): v for k, v in node.value}
+        fields = self._fields(node)
         function = fields.get("function")
         if isinstance(function, MappingNode) and not any(k in fields for k in NAME_KEYS):
-            fields = {self._key(k): v for k, v in function.value}
-        name_node = next((fields[k] for k in NAME_KEYS if k in fields), None)
+            fields = self._fields(function)
+        name_node = _first(fields, NAME_KEYS)
         if not isinstance(name_node, ScalarNode) or not name_node.value.strip():
             keys = ", ".join(fields) or "none"
             return f"call {index + 1} has no 'tool:' name (keys: {keys})"
         name = name_node.value.strip()
-        args_node = next((fields[k] for k in ARGS_KEYS if k in fields), None)
+        args_node = _first(fields, ARGS_KEYS)
         if args_node is None:
             return ToolCall(name, {})
         schema = schema_for(name)
@@ -238,6 +238,10 @@ class _Builder:
             return f"call {index + 1} ({name}): 'args' must be a mapping of parameter names"
         return ToolCall(name, cast("dict[str, object]", args))  # value(): keys made by _key
 
+    def _fields(self, node: MappingNode) -> dict[str, Node]:
+        # A scalar key's value is its text: read directly, _key only for the others.
+        return {k.value if type(k) is ScalarNode else self._key(k): v for k, v in node.value}
+
     def _key(self, node: Node) -> str:
         if not isinstance(node, ScalarNode):
             raise ToolCallParseError("a YAML mapping key must be a plain scalar")
@@ -246,15 +250,20 @@ class _Builder:
     def value(self, node: Node, schema: Schema | None, *, root: Schema | None, depth: int) -> Any:
         self._nodes += 1
         if self._nodes > MAX_NODES or depth > MAX_DEPTH:
-            raise ToolCallParseError(
-                f"tool call YAML is too large or too deeply nested (more than {MAX_NODES} "
-                f"values or {MAX_DEPTH} levels, e.g. through aliases); write plain values"
-            )
+            raise _too_large()
         schema = resolve(schema, root)
         if isinstance(node, MappingNode):
             mapping: dict[str, Any] = {}
             for key_node, item in node.value:
-                key = self._key(key_node)
+                key = key_node.value if type(key_node) is ScalarNode else self._key(key_node)
+                if type(item) is ScalarNode and (item.style or item.tag not in _KIND_OF_TAG):
+                    # Text whatever the schema says (quoted, or a plain str or timestamp):
+                    # no schema to look up. Still counted, as value() counts it.
+                    self._nodes += 1
+                    if self._nodes > MAX_NODES or depth >= MAX_DEPTH:
+                        raise _too_large()
+                    mapping[key] = item.value
+                    continue
                 try:
                     mapping[key] = self.value(
                         item, property_schema(schema, key, root), root=root, depth=depth + 1
@@ -275,6 +284,22 @@ class _Builder:
             return sequence
         assert isinstance(node, ScalarNode)
         return _scalar(node, schema, root)
+
+
+def _first(fields: dict[str, Node], keys: tuple[str, ...]) -> Node | None:
+    """The node under the first of ``keys`` that ``fields`` holds."""
+    for key in keys:
+        node = fields.get(key)
+        if node is not None:
+            return node
+    return None
+
+
+def _too_large() -> ToolCallParseError:
+    return ToolCallParseError(
+        f"tool call YAML is too large or too deeply nested (more than {MAX_NODES} "
+        f"values or {MAX_DEPTH} levels, e.g. through aliases); write plain values"
+    )
 
 
 class _Unreadable(ToolchainError, ValueError):

@@ -68,14 +68,20 @@ _FLOW_PLAIN = r"(?:-(?=[^ ,\[\]{}:?'\"-])|[^-?:,\[\]{}#&*!|>'\"%@` ])[^,\[\]{}:?
 _FLOW_TOKENS = re.compile(
     r"( +)|([\[\]{},])|(: )|(" + _SINGLE.pattern + "|" + _DOUBLE.pattern + ")|(" + _FLOW_PLAIN + ")"
 )
-# One block line: indent, "-" (a list item), "key:" (plain or quoted, no ':' inside) and
-# the rest. Matched from the start only, each part at most once: linear in the line.
-_LINE = re.compile(
-    r"( *)(?:(-)(?: +|$))?"
-    r"(?:([^-?:,\[\]{}#&*!|>'\"%@` ][^:]*|'[^':]*'|\"[^\":\\]*\"):(?: +|$))?(.*)"
+# One block line: indent, "-" (a list item) and the blanks after it, "key:" (plain or
+# quoted, no ':' inside) and the rest. Matched from each line's start only (every line
+# of a text in one findall: "^" and "$" at line breaks, "." never crossing one), each
+# part at most once: linear in the line. No part crosses a line break. A part not there
+# is "" (a key never is).
+_LINES = re.compile(
+    r"^( *)(?:(-)( +|$))?"
+    r"(?:([^-?:,\[\]{}#&*!|>'\"%@` \n][^:\n]*|'[^':\n]*'|\"[^\":\\\n]*\"):(?: +|$))?(.*)",
+    re.MULTILINE,
 )
 # A flow collection without nesting or quotes (split on "," and ": ", no token loop).
 _NOT_FLAT = re.compile(r"[\[\]{}'\"]")
+# One "key: value" of such a collection, both plain (their blanks around stripped after).
+_FLAT_PAIR = re.compile(f" *({_FLOW_PLAIN}): +({_FLOW_PLAIN})")
 _FLAT_PLAIN = re.compile(_FLOW_PLAIN)
 _MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _SHARED = 64  # plain scalars up to this long are built once and shared (never changed)
@@ -109,16 +115,16 @@ def compose_common(text: str, max_size: int) -> Node | None:
         if "\r" in text:
             return None
     lines: list[_Line] = []
-    for raw in text.split("\n"):
-        indent, dash, key, rest = _LINE.match(raw).groups()  # type: ignore[union-attr]  # every part is optional: it always matches
+    for indent, dash, gap, key, rest in _LINES.findall(text):
         rest = rest.rstrip(" ")
-        if key is not None:
-            column = raw.find(key, len(indent))
-            lines.append((len(indent), dash is not None, column, key.rstrip(" "), rest))
-        elif dash is not None or rest:
-            if not indent and raw[:3] in ("---", "..."):
-                return None  # a document marker
-            lines.append((len(indent), dash is not None, 0, None, rest))
+        if key:
+            # The key starts after the indent, "-" and the blanks after it.
+            column = len(indent) + len(dash) + len(gap)
+            lines.append((len(indent), dash != "", column, key.rstrip(" "), rest))
+        elif dash or rest:
+            if not indent and not dash and rest[:3] in ("---", "..."):
+                return None  # a document marker (the line is all "rest" then)
+            lines.append((len(indent), dash != "", 0, None, rest))
     if not lines:
         return None
     reader = _Reader(lines)
@@ -270,10 +276,10 @@ def _flat_flow(text: str) -> Node | None:
     if mapping:
         pairs: list[tuple[Node, Node]] = []
         for part in inner.split(","):
-            key, colon, value = part.partition(": ")
-            key, value = key.strip(" "), value.strip(" ")
-            if not colon or not _FLAT_PLAIN.fullmatch(key) or not _FLAT_PLAIN.fullmatch(value):
+            pair = _FLAT_PAIR.fullmatch(part)
+            if pair is None:
                 raise _Declined  # "{a}", "{a: b: c}", "{a: }", a trailing comma
+            key, value = pair.group(1).rstrip(" "), pair.group(2).rstrip(" ")
             if len(key) > _MAX_KEY:
                 raise _Declined
             pairs.append((_NODES.get(key) or _plain(key), _NODES.get(value) or _plain(value)))
