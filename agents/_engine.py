@@ -374,8 +374,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                 if stop.kind == "limit":
                     yield LimitReached(index, stop.detail)
                 break
-            run.usage = run.usage + response.usage
-            step = StepRecord(Message.text("assistant", response.text))
+            step = StepRecord()
             halted: RunStop | None = None
             try:
                 reading = self._read(
