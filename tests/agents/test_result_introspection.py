@@ -6,6 +6,7 @@ time (``typing.get_type_hints``, as pydantic and serialisers do). The second is 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import pickle
 import typing
@@ -91,3 +92,19 @@ def test_a_runs_usage_is_its_steps_summed_through_a_pause_and_its_resume() -> No
         "wipe",
         "done",
     ]
+
+
+def test_the_types_a_step_builds_keep_their_dataclass_behaviour() -> None:
+    message = agents.Message("tool", (), tool_call_id="c1", name="add")
+    assert message == agents.Message("tool", (), (), "c1", "add")
+    assert hash(message) == hash(agents.Message("tool", (), tool_call_id="c1", name="add"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        message.name = "sub"  # type: ignore[misc]  # frozen: the assignment is the test
+    step = agents.StepResult(1, "out", {})
+    assert step.usage == agents.Usage() and step.usage is not agents.StepResult(1, "", {}).usage
+    assert str(inspect.signature(agents.Usage)) == (
+        "(input_tokens: 'int' = 0, output_tokens: 'int' = 0, cached_input_tokens: 'int' = 0)"
+        " -> None"
+    )
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'content'"):
+        agents.Message("user")  # type: ignore[call-arg]  # the missing argument is the test
