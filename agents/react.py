@@ -284,11 +284,10 @@ class ReActAgent(StepEngine[AnswerT]):
         if deadline is not None and loop.time() >= deadline:
             count_tool_errors(ctx, step.results)
             raise RunStop("limit", "timeout")  # step.results keeps every call that finished
-        reply = functools.partial(self._observe, ctx, index, step, problems)
-        if any(result.pending for result in step.results):
-            step.reply = reply  # made once the held calls are decided (agents._resume)
+        if any(result.pending for result in step.results):  # reply once the calls are decided
+            step.reply = functools.partial(self._observe, ctx, index, step, problems)
         else:
-            reply()
+            self._observe(ctx, index, step, problems)
 
     def _observe(
         self, ctx: ExecutionContext, index: int, step: StepRecord, problems: list[str]
