@@ -380,9 +380,15 @@ class StepEngine(ABC, Generic[AnswerT]):
                 reading = self._read(
                     ctx, index, response, step, call.tools, deadline, streaming=streaming
                 )
-                async with contextlib.aclosing(reading) as read_events:
-                    async for event in read_events:
+                try:
+                    async for event in reading:
                         yield event
+                except BaseException:
+                    # Closed with this one, as aclosing would (a stream let go early, a
+                    # cancellation, an error); one run to its end needs no closing, and
+                    # aclosing costs two coroutines more each step.
+                    await reading.aclose()
+                    raise
             except RunStop as stopped:
                 halted = stopped  # e.g. the deadline passed while tools ran
             except Exception as error:  # a bug in a user's section, chain or termination

@@ -203,9 +203,12 @@ class ReActAgent(StepEngine[AnswerT]):
         answers = step.sections.get(self.termination.name, [])
         if actions:
             acting = self._act(ctx, index, actions, step, tools, deadline, streaming=streaming)
-            async with contextlib.aclosing(acting) as events:
-                async for event in events:
+            try:
+                async for event in acting:
                     yield event
+            except BaseException:  # closed with this one, as in StepEngine._steps
+                await acting.aclose()
+                raise
             return
         if answers:
             self._replies.take_answer(ctx, index, step, answers[-1])
