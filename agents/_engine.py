@@ -220,7 +220,9 @@ class StepEngine(ABC, Generic[AnswerT]):
     def _today(self) -> dt.date:
         """The clock's date; in a durable run on the default clock, the date the run
         started on (recorded, so a recovered run writes the same prompt)."""
-        runner = current_runner() if self.clock is dt.date.today else None
+        # == not is: each read of dt.date.today makes a new bound method (never the same
+        # object), so `is` never matched and a recovered run wrote the date it ran on.
+        runner = current_runner() if self.clock == dt.date.today else None
         return self.clock() if runner is None else runner.today()
 
     # -- what each agent supplies ----------------------------------------------------
