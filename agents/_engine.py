@@ -220,7 +220,9 @@ class StepEngine(ABC, Generic[AnswerT]):
     def _today(self) -> dt.date:
         """The clock's date; in a durable run on the default clock, the date the run
         started on (recorded, so a recovered run writes the same prompt)."""
-        runner = current_runner() if self.clock is dt.date.today else None
+        # == not is: each read of dt.date.today makes a new bound method (never the same
+        # object), so `is` never matched and a recovered run wrote the date it ran on.
+        runner = current_runner() if self.clock == dt.date.today else None
         return self.clock() if runner is None else runner.today()
 
     # -- what each agent supplies ----------------------------------------------------
@@ -374,16 +376,21 @@ class StepEngine(ABC, Generic[AnswerT]):
                 if stop.kind == "limit":
                     yield LimitReached(index, stop.detail)
                 break
-            run.usage = run.usage + response.usage
-            step = StepRecord(Message.text("assistant", response.text))
+            step = StepRecord()
             halted: RunStop | None = None
             try:
                 reading = self._read(
                     ctx, index, response, step, call.tools, deadline, streaming=streaming
                 )
-                async with contextlib.aclosing(reading) as read_events:
-                    async for event in read_events:
+                try:
+                    async for event in reading:
                         yield event
+                except BaseException:
+                    # Closed with this one, as aclosing would (a stream let go early, a
+                    # cancellation, an error); one run to its end needs no closing, and
+                    # aclosing costs two coroutines more each step.
+                    await reading.aclose()
+                    raise
             except RunStop as stopped:
                 halted = stopped  # e.g. the deadline passed while tools ran
             except Exception as error:  # a bug in a user's section, chain or termination

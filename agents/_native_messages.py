@@ -114,15 +114,17 @@ def with_unique_ids(
         seen = set[str]()
         ctx.state.set(_CALL_IDS, seen)
     fixed: list[ToolCallRequest] = []
+    renamed = False
     for call in calls:
         if not call.id or call.id in seen:
             fresh = ctx.new_call_id()
             while fresh in seen:  # the model may have used our pattern itself
                 fresh = ctx.new_call_id()
             call = dataclasses.replace(call, id=fresh)
+            renamed = True
         seen.add(call.id)
         fixed.append(call)
-    return calls if all(a is b for a, b in zip(fixed, calls, strict=True)) else tuple(fixed)
+    return tuple(fixed) if renamed else calls
 
 
 def answer_every_call(messages: list[Message]) -> list[Message]:

@@ -68,13 +68,24 @@ def stopped_during_step(ctx: ExecutionContext) -> RunStop | None:
 class RunRecord(Generic[AnswerT]):
     """What a run has done so far: the conversation, each step and the usage."""
 
-    __slots__ = ("answer", "messages", "steps", "usage")
+    __slots__ = ("answer", "messages", "steps")
 
     def __init__(self, messages: list[Message]) -> None:
         self.messages = messages
         self.steps: list[StepResult] = []
-        self.usage = Usage()
         self.answer: AnswerT | None = None
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of every step so far: each model reply is kept in a step, so the
+        sum is taken once, at the end, not a ``Usage`` built per step."""
+        input_tokens = output_tokens = cached = 0
+        for step in self.steps:
+            usage = step.usage
+            input_tokens += usage.input_tokens
+            output_tokens += usage.output_tokens
+            cached += usage.cached_input_tokens
+        return Usage(input_tokens, output_tokens, cached)
 
     def add(
         self,
@@ -84,7 +95,10 @@ class RunRecord(Generic[AnswerT]):
         started: float,
     ) -> StepResult:
         """Keep step ``step``: the model's message, its replies and its record."""
-        self.messages.append(step.assistant)
+        assistant = step.assistant
+        if assistant is None:
+            assistant = Message.text("assistant", response.text)
+        self.messages.append(assistant)
         self.messages.extend(step.replies)  # calls already made keep their answers
         done = StepResult(
             index=len(self.steps) + 1,

@@ -60,8 +60,10 @@ class StepRecord:
         "tool_calls",
     )
 
-    def __init__(self, assistant: Message) -> None:
-        self.assistant = assistant
+    def __init__(self) -> None:
+        self.assistant: Message | None = None
+        """The model's message as the conversation keeps it; None: its text alone (made
+        when the step is kept, so an agent that writes its own builds no other)."""
         self.sections: dict[str, list[str]] = {}
         self.tool_calls: tuple[ToolCallRequest, ...] = ()
         self.results: list[ToolChainResult] = []

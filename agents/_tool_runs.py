@@ -92,11 +92,15 @@ async def step_tools(
 
 
 def count_tool_errors(ctx: ExecutionContext, results: Sequence[ToolChainResult]) -> None:
-    """The consecutive-tool-error streak: a step whose calls all failed extends it."""
-    errors = [error for result in results for error in result.raw.errors]
-    if errors:
-        failed = all(error is not None for error in errors)
-        ctx.stats.set(
-            Stats.CONSECUTIVE_TOOL_ERRORS,
-            ctx.stats.get(Stats.CONSECUTIVE_TOOL_ERRORS) + 1 if failed else 0,
-        )
+    """The consecutive-tool-error streak: a step whose calls all failed extends it, one
+    call that succeeded ends it (a step that made no call leaves it)."""
+    called = False
+    for result in results:
+        for error in result.raw.errors:
+            if error is None:
+                ctx.stats.set(Stats.CONSECUTIVE_TOOL_ERRORS, 0)
+                return
+            called = True
+    if called:
+        streak = ctx.stats.get(Stats.CONSECUTIVE_TOOL_ERRORS)
+        ctx.stats.set(Stats.CONSECUTIVE_TOOL_ERRORS, streak + 1)

@@ -203,9 +203,12 @@ class ReActAgent(StepEngine[AnswerT]):
         answers = step.sections.get(self.termination.name, [])
         if actions:
             acting = self._act(ctx, index, actions, step, tools, deadline, streaming=streaming)
-            async with contextlib.aclosing(acting) as events:
-                async for event in events:
+            try:
+                async for event in acting:
                     yield event
+            except BaseException:  # closed with this one, as in StepEngine._steps
+                await acting.aclose()
+                raise
             return
         if answers:
             self._replies.take_answer(ctx, index, step, answers[-1])
@@ -284,11 +287,10 @@ class ReActAgent(StepEngine[AnswerT]):
         if deadline is not None and loop.time() >= deadline:
             count_tool_errors(ctx, step.results)
             raise RunStop("limit", "timeout")  # step.results keeps every call that finished
-        reply = functools.partial(self._observe, ctx, index, step, problems)
-        if any(result.pending for result in step.results):
-            step.reply = reply  # made once the held calls are decided (agents._resume)
+        if any(result.pending for result in step.results):  # reply once the calls are decided
+            step.reply = functools.partial(self._observe, ctx, index, step, problems)
         else:
-            reply()
+            self._observe(ctx, index, step, problems)
 
     def _observe(
         self, ctx: ExecutionContext, index: int, step: StepRecord, problems: list[str]

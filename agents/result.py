@@ -11,6 +11,7 @@ from typing_extensions import deprecated
 from agents._renamed import renamed_names
 from agents.models import Message, ToolCallRequest, Usage
 from toolchain import ApprovalRequest, TextContent, ToolChainResult
+from toolchain.runtime import slot_init
 
 __all__ = ["AgentResult", "Savings", "StepResult", "StopKind", "render_transcript"]
 
@@ -22,6 +23,7 @@ for approval (``AgentResult.pending``: ``agent.resume`` goes on once they are de
 or ``ctx.pause`` (continue the conversation once it is made)."""
 
 
+@slot_init  # one per step: each slot set through its descriptor, frozen all the same
 @dataclass(frozen=True, slots=True)
 class StepResult:
     """One step of a run: its model call and what came of it (what the step's

@@ -230,11 +230,14 @@ class ToolCallingAgent(StepEngine[AnswerT]):
             self._read_text(ctx, index, reply, step)
             return
         answer_name = self.answer_tool if self._typed is not None else None
-        work = [
-            self._tool_call(call, original)
-            for call, original in zip(calls, written, strict=True)
-            if call.name != answer_name
-        ]
+        if read is None:  # the API's own calls: none was read from text
+            work = [self._tool_call(call) for call in calls if call.name != answer_name]
+        else:
+            work = [
+                self._tool_call(call, original)
+                for call, original in zip(calls, written, strict=True)
+                if call.name != answer_name
+            ]
         if work:
             chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
             chain_work = chain.execute_calls(ctx, work, self.text_format)
@@ -245,11 +248,10 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                         yield item
             else:
                 step.results.append(await tool_results(ctx, chain_work, deadline))
-        replies = functools.partial(self._answer, ctx, index, step, read, ran=bool(work))
-        if any(result.pending for result in step.results):
-            step.reply = replies  # made once the held calls are decided (agents._resume)
+        if any(result.pending for result in step.results):  # replies once the calls are decided
+            step.reply = functools.partial(self._answer, ctx, index, step, read, ran=bool(work))
         else:
-            replies()
+            self._answer(ctx, index, step, read, ran=bool(work))
         if deadline is not None and asyncio.get_running_loop().time() >= deadline:
             raise RunStop("limit", "timeout")  # every call is answered, and kept in the run
 
@@ -267,10 +269,11 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         if ran:
             count_tool_errors(ctx, step.results)
         observations = [each for result in step.results for each in result.observations]
-        answer_name = self.answer_tool if self._typed is not None else None
         calls = step.tool_calls
-        answers = [call for call in calls if call.name == answer_name]
-        answered = self._answer_calls(ctx, index, answers, step, alone=not ran)
+        answered: dict[str, Message] = {}
+        if self._typed is not None:  # only a typed answer comes through a tool
+            answers = [call for call in calls if call.name == self.answer_tool]
+            answered = self._answer_calls(ctx, index, answers, step, alone=not ran)
         step.replies += call_replies(self.text_format, calls, answered, observations)
         if read is not None and read.unread:  # the calls read ran; the rest was not read
             feedback = f"part of your reply was not read as a tool call: {read.error}"

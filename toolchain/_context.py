@@ -7,9 +7,8 @@ import itertools
 import threading
 import uuid
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, overload
 
 from typing_extensions import deprecated
@@ -137,7 +136,9 @@ class Stats:
         return f"{counter}:{tool}"
 
     def __init__(self, *, parent: Stats | None = None) -> None:
-        self._counts: Counter[str] = Counter()
+        # A plain dict, read with .get: a Counter's item access is a subclass's (slower
+        # paths, and __missing__ in Python), and a run counts several times a step.
+        self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
         self._parent = parent
 
@@ -146,32 +147,51 @@ class Stats:
         """The stats this one adds up into, if it belongs to a child run."""
         return self._parent
 
+    # The lock is taken with acquire/release around try/finally, not `with`: the with
+    # statement's __exit__ takes its three arguments as a tuple, half the instructions
+    # of a count. The same guarantee: released whatever happens inside.
+
     def increment(self, key: str, amount: int = 1) -> None:
         """Add ``amount`` to one counter (and to the parent's, see the class)."""
-        with self._lock:
-            self._counts[key] += amount
+        counts, lock = self._counts, self._lock
+        lock.acquire()
+        try:
+            counts[key] = counts.get(key, 0) + amount
+        finally:
+            lock.release()
         # Outside the lock: a parent's lock is never taken while a child's is held.
         if self._parent is not None and key not in Stats.LOCAL_COUNTERS:
             self._parent.increment(key, amount)
 
     def count_call(self, counter: str, tool: str) -> int:
         """Add one to ``counter`` and to its per-tool counter; returns this one's new total."""
-        counts = self._counts
+        counts, lock = self._counts, self._lock
         per_tool = f"{counter}:{tool}"  # Stats.per_tool, written out: once per call and counter
-        with self._lock:
-            total = counts[counter] = counts[counter] + 1
-            counts[per_tool] += 1
+        lock.acquire()
+        try:
+            total = counts[counter] = counts.get(counter, 0) + 1
+            counts[per_tool] = counts.get(per_tool, 0) + 1
+        finally:
+            lock.release()
         if self._parent is not None and counter not in Stats.LOCAL_COUNTERS:
             self._parent.count_call(counter, tool)
         return total
 
     def set(self, key: str, value: int) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._counts[key] = value
+        finally:
+            lock.release()
 
     def get(self, key: str) -> int:
-        with self._lock:
-            return self._counts[key]
+        lock = self._lock
+        lock.acquire()
+        try:
+            return self._counts.get(key, 0)
+        finally:
+            lock.release()
 
     def first_over(self, bounds: Iterable[tuple[str, int | None, str]]) -> str | None:
         """The name of the first ``(name, bound, counter)`` whose counter is past its
@@ -181,11 +201,14 @@ class Stats:
         >>> stats.first_over([("steps", 5, Stats.STEPS), ("calls", 2, Stats.TOOL_CALLS)])
         'calls'
         """
-        counts = self._counts
-        with self._lock:
+        counts, lock = self._counts, self._lock
+        lock.acquire()
+        try:
             for name, bound, key in bounds:
-                if bound is not None and counts[key] > bound:
+                if bound is not None and counts.get(key, 0) > bound:
                     return name
+        finally:
+            lock.release()
         return None
 
     def snapshot(self) -> dict[str, int]:
@@ -232,6 +255,9 @@ class Limits:
     max_consecutive_tool_errors: int | None
     timeout: float | None
     """Wall-clock seconds for the whole run."""
+    _bounds: tuple[tuple[str, int, str], ...] = field(init=False, repr=False, compare=False)
+    # The counter bounds set, in the order `exceeded` reports them: a loop asks before
+    # each step, and the fields are frozen, so they are read into checks once.
 
     def __init__(
         self,
@@ -272,6 +298,22 @@ class Limits:
         init(self, "max_consecutive_parse_errors", max_consecutive_parse_errors)
         init(self, "max_consecutive_tool_errors", max_consecutive_tool_errors)
         init(self, "timeout", timeout)
+        bounds = (
+            ("max_tool_calls", max_tool_calls, Stats.TOOL_CALLS),
+            ("max_input_tokens", max_input_tokens, Stats.INPUT_TOKENS),
+            ("max_output_tokens", max_output_tokens, Stats.OUTPUT_TOKENS),
+            (
+                "max_consecutive_parse_errors",
+                max_consecutive_parse_errors,
+                Stats.CONSECUTIVE_PARSE_ERRORS,
+            ),
+            (
+                "max_consecutive_tool_errors",
+                max_consecutive_tool_errors,
+                Stats.CONSECUTIVE_TOOL_ERRORS,
+            ),
+        )
+        init(self, "_bounds", tuple((n, b, k) for n, b, k in bounds if b is not None))
 
     @property
     @deprecated(
@@ -298,33 +340,16 @@ class Limits:
                 stacklevel=2,
             )
             starting_step = True
-        checks: list[tuple[str, int | None, str]] = [
-            ("max_tool_calls", self.max_tool_calls, Stats.TOOL_CALLS),
-            ("max_input_tokens", self.max_input_tokens, Stats.INPUT_TOKENS),
-            ("max_output_tokens", self.max_output_tokens, Stats.OUTPUT_TOKENS),
-            (
-                "max_consecutive_parse_errors",
-                self.max_consecutive_parse_errors,
-                Stats.CONSECUTIVE_PARSE_ERRORS,
-            ),
-            (
-                "max_consecutive_tool_errors",
-                self.max_consecutive_tool_errors,
-                Stats.CONSECUTIVE_TOOL_ERRORS,
-            ),
-        ]
-        for tool, per_tool in self.max_tool_calls_per_tool.items():
-            checks.append(
-                (
-                    f"max_tool_calls_per_tool[{tool}]",
-                    per_tool,
-                    Stats.per_tool(Stats.TOOL_CALLS, tool),
-                )
-            )
         steps = self.max_steps
         if steps is not None and starting_step:
             steps -= 1  # the step about to start counts too
-        return stats.first_over([("max_steps", steps, Stats.STEPS), *checks])
+        bounds = (("max_steps", steps, Stats.STEPS), *self._bounds)
+        if self.max_tool_calls_per_tool:  # read at each call: the mapping may be a dict
+            bounds += tuple(
+                (f"max_tool_calls_per_tool[{tool}]", bound, Stats.per_tool(Stats.TOOL_CALLS, tool))
+                for tool, bound in self.max_tool_calls_per_tool.items()
+            )
+        return stats.first_over(bounds)
 
     def tool_call_refused(self, stats: Stats, tool: str) -> str | None:
         """The limit a call of ``tool`` (already counted in ``stats``) goes past, if any.

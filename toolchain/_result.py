@@ -42,14 +42,14 @@ class _Factory:
 _FACTORY = _Factory()
 
 
-def _slot_init(cls: C) -> C:
+def slot_init(cls: C) -> C:
     """``cls`` (a frozen, slotted dataclass) with an ``__init__`` that sets each field
     through its slot's descriptor: the same parameters, defaults and ``__post_init__``
     as the generated one, which calls ``object.__setattr__`` per field instead. A chain
     builds several of these per call: one call's ``execute`` runs 10% fewer
     instructions (177,611 -> 160,325, valgrind), frozen as before.
 
-    >>> @_slot_init
+    >>> @slot_init
     ... @dataclass(frozen=True, slots=True)
     ... class Point:
     ...     x: int
@@ -126,7 +126,7 @@ class ToolResult(Generic[OutputT]):
             object.__setattr__(self, "media", tuple(self.media))
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One call: a tool name, its raw arguments and an id.
@@ -166,7 +166,7 @@ ErrorKind = Literal[
 (``ToolChainResult.pending``); resuming decides it."""
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallError:
     """Why one call failed, for the program; ``message`` is what the model was shown.
@@ -192,7 +192,7 @@ class ToolCallError:
         object.__setattr__(self, "message", redact(self.message))
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RawToolCallResult:
     """A successful call: its tool's name, its raw typed ``output`` and the whole result.
@@ -212,7 +212,7 @@ class RawToolCallResult:
     id: str = ""
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RawToolChainResult:
     """Everything a chain did, unformatted. ``results[i]`` / ``errors[i]`` match ``calls[i]``.
@@ -357,7 +357,7 @@ class Approval:
         return cls(False, reason)
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class CallObservation:
     """One call's share of an observation: what a native tool-calling loop sends back
@@ -378,7 +378,7 @@ class CallObservation:
     error: ToolCallError | None = None
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolChainResult:
     """The observation for the model (``text`` + ``media``) and the ``raw`` results.

@@ -20,6 +20,9 @@ parts ours has, and no package imports a private module of another.
   named with its extra);
 - the durable seam: `StepRunner`, `current_step_runner` and `step_runner_installed`;
 - `narrow_chain`: a chain with only a step's active tools callable, never changed itself;
+- `slot_init`: a frozen, slotted dataclass's ``__init__`` that sets each slot through its
+  descriptor (the generated one calls ``object.__setattr__`` per field), for the values
+  a loop builds every step;
 - approvals: `set_approver` (a run's ``approve=``), `check_decisions` (a resume's
   checks, made before anything runs) and `resume_action` (an action's held calls
   decided: what ``ToolChainBase.resume`` does, whichever chain held them); for a tool
@@ -72,6 +75,7 @@ from toolchain._redact import (
     remember_secret,
     remember_url_secrets,
 )
+from toolchain._result import slot_init
 from toolchain._syntax._json import unfence
 from toolchain._syntax._nesting import json_nesting_exceeds
 from toolchain._tokens import count_tokens
@@ -124,6 +128,7 @@ __all__ = [
     "saved_state",
     "set_approver",
     "settle",
+    "slot_init",
     "step_runner_installed",
     "unfence",
 ]

@@ -16,7 +16,10 @@ import msgspec
 
 from agents._errors import AgentTypeError, AgentValueError
 from toolchain import ContentPart, TextContent
-from toolchain.runtime import REDACTED
+from toolchain.runtime import REDACTED, slot_init
+
+# The types built per call, message or streamed chunk take slot_init's __init__ (each
+# slot set through its descriptor, not object.__setattr__): frozen all the same.
 
 __all__ = [
     "STOP_REASONS",
@@ -59,6 +62,7 @@ class ToolSpec:
     strict: bool = False
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallRequest:
     """A native tool call the model made: its id, the tool's name and the raw arguments.
@@ -109,6 +113,7 @@ STOP_REASONS: Final[frozenset[str]] = frozenset(
 )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """One turn of a conversation: a role and its content parts.
@@ -146,6 +151,7 @@ class Message:
         return "".join(part.text for part in self.content if isinstance(part, TextContent))
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts of one call, or of many summed with ``+``.
@@ -318,6 +324,7 @@ def _checked_headers(headers: object) -> dict[str, str]:
     return copy
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     """A finished generation: its text, why it ended, what it cost and who answered.
@@ -340,6 +347,7 @@ class ModelResponse:
     gave none (a `ScriptedModel`, a server that sends no id)."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of generated text, as it arrives while streaming.
@@ -351,6 +359,7 @@ class TextDelta:
     text: str
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     """A piece of a native tool call, as it arrives while streaming.

@@ -493,3 +493,24 @@ def test_ids_reused_across_turns_get_ids_of_their_own() -> None:
     first, second = (m.tool_calls[0].id for m in result.messages if m.tool_calls)
     assert first == "call_0" and second not in ("", "call_0")
     assert [m.tool_call_id for m in tool_messages(result)] == [first, second]
+
+
+def test_a_turn_with_one_call_that_worked_ends_the_tool_error_streak() -> None:
+    lost = ScriptedModel.call("weather", {"city": "Atlantis"})
+    both = ScriptedReply(
+        tool_calls=(
+            ToolCallRequest("a", "weather", '{"city": "Atlantis"}'),
+            ToolCallRequest("b", "add", '{"a": 1, "b": 2}'),
+        )
+    )
+    model = ScriptedModel([lost, both, lost, lost, "done"])
+    limits = Limits(max_consecutive_tool_errors=1)
+    result = ToolCallingAgent(model, tools=[add, weather], limits=limits).run_sync("Go")
+    # 1 failed turn, then one that half worked (the streak starts again), then 2 failed.
+    assert (result.stopped_by, result.limit, len(result.steps)) == (
+        "limit",
+        "max_consecutive_tool_errors",
+        4,
+    )
+    assert result.stats["consecutive_tool_errors"] == 2
+    assert result.stats["tool_errors"] == 4

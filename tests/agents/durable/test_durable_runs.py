@@ -25,7 +25,7 @@ pytest.importorskip("dbos")
 from dbos import DBOS, DBOSClient
 from pydantic import BaseModel
 
-from agents import SummarizingCompaction, ToolCallingAgent, TypedTermination
+from agents import ReActAgent, SummarizingCompaction, ToolCallingAgent, TypedTermination
 from agents.durable import (
     MAX_RECORD_BYTES,
     DurableAgent,
@@ -399,3 +399,25 @@ async def test_an_output_whose_type_changed_since_is_read_back_as_recorded_with_
     assert found is not None and found.output == {"seat": "3C"}
     assert "a recorded output of book does not load into Booking" in caplog.text
     assert "3C" not in caplog.text
+
+
+@KINDS
+async def test_a_durable_run_on_the_default_clock_writes_the_date_it_started_on(
+    kind: Kind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The date the run's record holds (a run recovered the next day replays with it).
+    started = datetime.date(2001, 2, 3)
+    monkeypatch.setattr("agents.durable._workflow._today", lambda: started)
+    model = ScriptedModel([answer(kind, "ok")])
+    chain = chain_for(kind, double)
+    made = (
+        ReActAgent(model, tool_chain=chain)  # the default clock: today's date
+        if kind == "react"
+        else ToolCallingAgent(model, tool_chain=chain)
+    )
+    durable = DurableAgent(made, name=f"dated-{kind}")
+
+    result = await durable.run("Which day is it?")
+
+    assert result.answer == "ok"
+    assert "Today is 2001-02-03 (Saturday)." in model.requests[0].messages[0].text_content()
