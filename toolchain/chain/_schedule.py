@@ -5,8 +5,9 @@ hang it.
 A call is never moved between tasks once it started (cancel scopes, ``asyncio.timeout``
 bind to the task they are entered in). The calls of an action start in order, each
 eagerly as its own task up to its first real suspension (most finish there: the chain
-has their outcome without waiting), but the last, which starts in the caller's own task
-and, if it suspends, is driven on there (`_drive_last`): one task fewer per action. One
+has their outcome without waiting), but the last (unless a worker thread runs it: then
+it always suspends), which starts in the caller's own task and, if it suspends, is
+driven on there (`_drive_last`): one task fewer per action. One
 call alone is driven the same way (`run_alone`): no task, no loop turn when it finishes
 without suspending. A call that ignores its cancellation is given ``cancel_grace``
 seconds, then abandoned and reported.
@@ -77,7 +78,7 @@ async def run_action(
     tasks: dict[int, asyncio.Task[Outcome]] = {}
     finished: list[asyncio.Task[Outcome]] = []
     driven: _Driven | None = None
-    last = len(items) - 1
+    last = _last_in_this_task(config, items)
     # The action's calls share one context of their own (what one sets, its caller never
     # sees), whichever task runs them.
     context = contextvars.copy_context()
@@ -85,7 +86,7 @@ async def run_action(
         if runner is not None:  # a durable run's step state is per call: a context each
             context = contextvars.copy_context()
         step = start(config, ctx, index, item, signals)
-        if index == last:  # the last starts in this task: no task, when it ends at once
+        if index == last:  # starts in this task: no task, when it ends at once
             try:
                 waiting_on = context.run(step.send, None)
             except StopIteration as stop:
@@ -607,6 +608,17 @@ def _in_turn(start: Start, turns: asyncio.Semaphore) -> Start:
             turns.release()
 
     return in_turn
+
+
+def _last_in_this_task(config: ChainConfig, items: list[Planned]) -> int:
+    """The index of the call that starts in the caller's task (`run_action`): the
+    action's last, unless its tool runs on a worker thread (then -1: none). Such a call
+    always suspends, and driven it costs more than its own task."""
+    last = items[-1]
+    tool = config.offered.get(last.name) if type(last) is ToolCall else None
+    if tool is not None and not tool.is_async and not tool.inline:
+        return -1
+    return len(items) - 1
 
 
 def _future_of(value: object) -> asyncio.Future[object] | None:
