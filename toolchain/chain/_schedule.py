@@ -2,18 +2,22 @@
 ``max_concurrency`` at a time), under timeouts and the run's cancellation, and none can
 hang it.
 
-Each call runs eagerly, as its own task, up to its first real suspension: most finish
-there, and the chain has their outcome without waiting. One call alone is driven in the
-caller's own task (`run_alone`): no task, no loop turn when it finishes without
-suspending, and task-bound state (cancel scopes) intact. A call that ignores its
-cancellation is given ``cancel_grace`` seconds, then abandoned and reported.
+A call is never moved between tasks once it started (cancel scopes, ``asyncio.timeout``
+bind to the task they are entered in). The calls of an action start in order, each
+eagerly as its own task up to its first real suspension (most finish there: the chain
+has their outcome without waiting), but the last (unless a worker thread runs it: then
+it always suspends), which starts in the caller's own task and, if it suspends, is
+driven on there (`_drive_last`): one task fewer per action. One
+call alone is driven the same way (`run_alone`): no task, no loop turn when it finishes
+without suspending. A call that ignores its cancellation is given ``cancel_grace``
+seconds, then abandoned and reported.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolchain._concurrency import abandon, eager_task, settle
@@ -33,6 +37,11 @@ if TYPE_CHECKING:
 __all__ = ["begin_alone", "run_action", "run_alone"]
 
 _log = logger("toolchain")
+
+_GRACE_SLACK = 1e-3
+"""Past ``cancel_grace``, before a call of an action is abandoned: one that stops just at
+the end of its grace (a sync tool's worker waits as long) is not abandoned for a timer's
+rounding."""
 
 Wake = Literal["ready", "timeout", "cancelled", "abandon"]
 """Why `run_alone` resumes: the call's awaited future is done (``ready``), its timeout
@@ -68,11 +77,28 @@ async def run_action(
     done: list[Outcome | None] = [None] * len(items)
     tasks: dict[int, asyncio.Task[Outcome]] = {}
     finished: list[asyncio.Task[Outcome]] = []
+    driven: _Driven | None = None
+    last = _last_in_this_task(config, items)
+    # The action's calls share one context of their own (what one sets, its caller never
+    # sees), whichever task runs them.
     context = contextvars.copy_context()
     for index, item in enumerate(items):
         if runner is not None:  # a durable run's step state is per call: a context each
             context = contextvars.copy_context()
-        task, first = eager_task(start(config, ctx, index, item, signals), context=context)
+        step = start(config, ctx, index, item, signals)
+        if index == last:  # starts in this task: no task, when it ends at once
+            try:
+                waiting_on = context.run(step.send, None)
+            except StopIteration as stop:
+                done[index] = stop.value
+            except (KeyboardInterrupt, SystemExit):
+                raise  # as a task's step lets them through
+            except BaseException as error:  # as in a task: a bug in the chain (see below)
+                done[index] = _internal_error(ctx, item, error)
+            else:  # it suspended: it goes on in this task, never moved
+                driven = _Driven(index, step, waiting_on, context)
+            continue
+        task, first = eager_task(step, context=context)
         if not first.done:
             tasks[index] = task
             continue
@@ -81,8 +107,10 @@ async def run_action(
             done[index] = first.value
         else:  # run_call contains every failure: this would be a bug in the chain
             done[index] = _internal_error(ctx, item, first.error)
-    if tasks:
-        await _wait(config, ctx, items, tasks, signals)
+    if driven is not None or tasks:
+        its = await _wait(config, ctx, items, tasks, signals, driven)
+        if driven is not None:
+            done[driven.index] = its
     for task in finished:  # on 3.11 they still take one empty step: leave none behind
         await settle(task)
     return [
@@ -130,6 +158,54 @@ def begin_alone(
     return _drive_alone(config, ctx, item, index, signals, step, waiting_on)
 
 
+class _Driven:
+    """The last call of an action, suspended in its first step: driven on in the
+    caller's task."""
+
+    __slots__ = ("context", "index", "step", "waiting_on")
+
+    def __init__(
+        self,
+        index: int,
+        step: Coroutine[Any, Any, Outcome],
+        waiting_on: object,
+        context: contextvars.Context,
+    ) -> None:
+        self.index = index
+        self.step = step
+        self.waiting_on = waiting_on  # what its first step yielded
+        self.context = context  # what it runs in, as a task would run it
+
+
+async def _drive_last(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    items: list[Planned],
+    signals: Signals,
+    driven: _Driven,
+) -> Outcome:
+    """The ``driven`` call driven to its end in this task, timed and cancelled as it
+    would be in a task of its own (the caller's cancellation too: see `_drive_alone`),
+    while the action's other calls run: its outcome."""
+    item = items[driven.index]
+    try:
+        return await _drive_alone(
+            config,
+            ctx,
+            item,
+            driven.index,
+            signals,
+            driven.step,
+            driven.waiting_on,
+            context=driven.context,
+            among=True,
+        )
+    except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+        raise
+    except BaseException as error:  # as in a task: run_call contains every failure
+        return _internal_error(ctx, item, error)
+
+
 async def _drive_alone(
     config: ChainConfig,
     ctx: ExecutionContext,
@@ -138,14 +214,54 @@ async def _drive_alone(
     signals: Signals,
     step: Coroutine[Any, Any, Outcome],
     waiting_on: object,
+    *,
+    context: contextvars.Context | None = None,
+    among: bool = False,
 ) -> Outcome:
-    """`run_alone` after the call first suspended (``waiting_on`` what it yielded)."""
+    """`run_alone` after the call first suspended (``waiting_on`` what it yielded).
+
+    ``context``: what the call runs in (the caller's own when ``None``). ``among``: the
+    call is one of an action's (`_drive_last`), whose caller, cancelled, must not wait
+    on it longer than on a task of its own: a cancellation of this task that still
+    stands once the call has ended, or ``cancel_grace`` seconds after it came (then the
+    call is abandoned), is the caller's and is raised. One that a cancel scope inside
+    the call took back (``Task.uncancel``, as ``asyncio.timeout`` and anyio's scopes do
+    on exit) was the call's own.
+    """
     loop = asyncio.get_running_loop()
+    this = asyncio.current_task() if among else None
+    cancels = 0 if this is None else this.cancelling()  # the caller's, counted from here
+    # Among an action's calls: abandoned no sooner than `_wait` abandons a task of its own.
+    patience = config.cancel_grace + (_GRACE_SLACK if among else 0.0)
     wake: asyncio.Future[Wake] = loop.create_future()
+    # Among an action's calls, what the call awaits is awaited here as it is (`_Through`)
+    # until a cancellation comes: this task wakes in the loop turn the call's own task
+    # would, where a wake-up passed on through `wake` takes one more. So the order in
+    # which an action's calls go on, and end, is theirs as tasks.
+    through = among
+    passing = False  # this task waits on what the call awaits, right now
+    grace: asyncio.TimerHandle | None = None
+    must_cancel: asyncio.CancelledError | None = None  # thrown in when the call resumes
+    pending: asyncio.Future[object] | None = None  # what the call awaits now
 
     def signal(kind: Wake) -> None:
-        if not wake.done():
+        if passing:
+            if kind in ("timeout", "cancelled"):
+                cut_in(kind)
+        elif not wake.done():
             wake.set_result(kind)
+
+    def cut_in(kind: Wake) -> None:
+        """A timeout or the run's cancellation, while this task waits on what the call
+        awaits: delivered as to a task (see the loop), which wakes this one."""
+        nonlocal through, grace, must_cancel
+        if (kind == "timeout" and index in signals.untimed) or index in signals.why:
+            return
+        signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
+        grace = loop.call_later(patience, signal, "abandon")
+        through = False  # waits from now on go through `wake` (the grace wakes it)
+        if pending is None or not pending.cancel():
+            must_cancel = asyncio.CancelledError()
 
     def on_cancel() -> None:
         loop.call_soon_threadsafe(signal, "cancelled")
@@ -155,65 +271,114 @@ async def _drive_alone(
 
     limit = _timeout(config, item)
     timer = None if limit is None else loop.call_later(limit, signal, "timeout")
+    others = signals.rearm  # the scheduler's, for an action's other calls
 
-    def rearm(_: int) -> None:  # the call went on after a wait that is not timed
+    def rearm(which: int) -> None:  # the call went on after a wait that is not timed
         nonlocal timer
-        if limit is not None:
+        if which != index:
+            if others is not None:
+                others(which)
+        elif limit is not None:
             if timer is not None:
                 timer.cancel()
             timer = loop.call_later(limit, signal, "timeout")
 
     signals.rearm = rearm
     remove = ctx.on_cancel(on_cancel)
-    grace: asyncio.TimerHandle | None = None
-    must_cancel: asyncio.CancelledError | None = None  # thrown in when the call resumes
     watched: object = None
+    expired = False  # its grace ran out: abandoned unless it ends at once (see below)
+    outcome: Outcome
     try:
         while True:
+            if expired:  # its grace is over, and it has not ended
+                abandon(step)
+                outcome = _stopped(config, ctx, item, signals.why.get(index), abandoned=True)
+                break
             pending = _future_of(waiting_on)
-            if pending is None:  # a bare yield (asyncio.sleep(0)): one loop turn
-                loop.call_soon(signal, "ready")
-            elif pending is not watched:  # once a future: a cancellation waits on it
-                pending.add_done_callback(ready)
-                watched = pending
-            interrupt: asyncio.CancelledError | None = None
-            try:
-                kind = await wake
-            except asyncio.CancelledError as error:
-                # This task was cancelled (its caller, or a cancel scope inside the call).
-                kind, interrupt = "ready", error
-            wake = loop.create_future()
-            if interrupt is None:
-                if kind == "abandon":
-                    abandon(step)
-                    return _stopped(config, ctx, item, signals.why.get(index), abandoned=True)
-                if kind == "timeout" and index in signals.untimed:
-                    continue  # it waits for a person: its time starts afresh after (rearm)
-                if kind in ("timeout", "cancelled") and index not in signals.why:
-                    signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
-                    grace = loop.call_later(config.cancel_grace, signal, "abandon")
-                    interrupt = asyncio.CancelledError()
-                elif kind != "ready" or (pending is not None and not pending.done()):
-                    continue  # a signal after the first, or a stale wake-up
-            if interrupt is not None:
-                # Delivered into the call exactly as a Task delivers it: what the call
-                # awaits is cancelled, and the call resumes once that has ended. A task
-                # or a gather ends only after its children, not at cancel(): resumed
-                # before, the call's await raises "await wasn't used with future" (and
-                # the cancellation is lost). What can no longer be cancelled (it is
-                # ending, or nothing is awaited) is thrown in as the call resumes.
-                if pending is None or pending.done() or not pending.cancel(*interrupt.args[:1]):
-                    must_cancel = interrupt
-                if pending is not None and not pending.done():
-                    continue  # `ready` resumes the call once it has ended
+            if through and (waiting_on is None or _passable(pending, loop)):
+                assert this is not None  # among
+                before = this.cancelling()
+                passing = True
+                try:
+                    await _Through(pending)
+                except GeneratorExit:
+                    raise
+                except BaseException:  # what the call awaits failed: the call reads that
+                    pass
+                finally:
+                    passing = False
+                if this.cancelling() > before:
+                    # This task was cancelled (its caller, or a cancel scope inside the
+                    # call): what the call awaits was cancelled with it, as a task's is;
+                    # else (it was done) the call has it thrown in. Its grace starts.
+                    through = False
+                    if grace is None:
+                        grace = loop.call_later(patience, signal, "abandon")
+                    if pending is None or not pending.cancelled():  # else it reads that
+                        must_cancel = asyncio.CancelledError()
+                if pending is not None and not pending.done():  # not as a task wakes: watch
+                    through = False
+                    continue
+            else:  # through `wake`: timeouts, cancellations and the grace wake it too
+                if pending is None:  # a bare yield (asyncio.sleep(0)): one loop turn
+                    loop.call_soon(signal, "ready")
+                elif pending is not watched:  # once a future: a cancellation waits on it
+                    pending.add_done_callback(ready)
+                    watched = pending
+                interrupt: asyncio.CancelledError | None = None
+                try:
+                    kind = await wake
+                except asyncio.CancelledError as error:
+                    # This task was cancelled (its caller, or a cancel scope inside the call).
+                    kind, interrupt = "ready", error
+                    if this is not None and grace is None:  # the caller's, unless taken back
+                        grace = loop.call_later(patience, signal, "abandon")
+                wake = loop.create_future()
+                if interrupt is None:
+                    if kind == "abandon":
+                        if index not in signals.why and not _cancelled_since(this, cancels):
+                            grace = None  # a scope's own cancellation, taken back: go on
+                            continue
+                        # Among: when what it awaits is done, a task of its own would go
+                        # on before its abandonment is read (its wake-up was queued
+                        # first): so does this call, once.
+                        expired = True
+                        if this is None or pending is None or not pending.done():
+                            continue
+                        kind = "ready"
+                    if kind == "timeout" and index in signals.untimed:
+                        continue  # it waits for a person: its time starts afresh after (rearm)
+                    if kind in ("timeout", "cancelled") and index not in signals.why:
+                        signals.why[index] = "timeout" if kind == "timeout" else "cancelled"
+                        if grace is not None:  # the caller's: the chain's own counts from now
+                            grace.cancel()
+                        grace = loop.call_later(patience, signal, "abandon")
+                        interrupt = asyncio.CancelledError()
+                    elif kind != "ready" or (pending is not None and not pending.done()):
+                        continue  # a signal after the first, or a stale wake-up
+                if interrupt is not None:
+                    # Delivered into the call exactly as a Task delivers it: what the call
+                    # awaits is cancelled, and the call resumes once that has ended. A task
+                    # or a gather ends only after its children, not at cancel(): resumed
+                    # before, the call's await raises "await wasn't used with future" (and
+                    # the cancellation is lost). What can no longer be cancelled (it is
+                    # ending, or nothing is awaited) is thrown in as the call resumes.
+                    if pending is None or pending.done() or not pending.cancel(*interrupt.args[:1]):
+                        must_cancel = interrupt
+                    if pending is not None and not pending.done():
+                        continue  # `ready` resumes the call once it has ended
             if must_cancel is not None:
                 thrown, must_cancel = must_cancel, None
-                waiting_on = step.throw(thrown)
-            else:
+                if context is None:
+                    waiting_on = step.throw(thrown)
+                else:
+                    waiting_on = context.run(step.throw, thrown)
+            elif context is None:
                 waiting_on = step.send(None)
+            else:
+                waiting_on = context.run(step.send, None)
     except StopIteration as stop:
-        outcome: Outcome = stop.value
-        return outcome
+        outcome = stop.value
     except asyncio.CancelledError:
         # The chain's own cancellation (a timeout, the run's) reached a stage that does
         # not turn it into the call's error (an async hook or guard): the call ends as
@@ -221,12 +386,22 @@ async def _drive_alone(
         why = signals.why.get(index)
         if why is None:
             raise
-        return _stopped(config, ctx, item, why, abandoned=False)
+        outcome = _stopped(config, ctx, item, why, abandoned=False)
     finally:
         remove()
+        signals.rearm = others
         for handle in (timer, grace):
             if handle is not None:
                 handle.cancel()
+    if _cancelled_since(this, cancels):
+        raise asyncio.CancelledError()  # the caller's: the call ignored it, or ended first
+    return outcome
+
+
+def _cancelled_since(task: asyncio.Task[Any] | None, cancels: int) -> bool:
+    """Whether ``task`` (when given) has a cancellation standing it did not have at
+    ``cancels`` (``Task.cancelling()`` then)."""
+    return task is not None and task.cancelling() > cancels
 
 
 async def _wait(
@@ -235,12 +410,39 @@ async def _wait(
     items: list[Planned],
     tasks: dict[int, asyncio.Task[Outcome]],
     signals: Signals,
-) -> None:
-    """Wait for the suspended calls, enforcing timeouts and cancellation.
+    driven: _Driven | None,
+) -> Outcome | None:
+    """Wait for the suspended calls, enforcing timeouts and cancellation: the ``driven``
+    one (`_drive_last`) first, whose outcome this is, then the ``tasks``.
 
     A call that ignores its cancellation is waited for ``cancel_grace`` seconds,
     then abandoned: its task is left running and the call reported as such.
     """
+    waiter, unwatch = _watch(config, ctx, items, tasks, signals) if tasks else (None, None)
+    try:
+        outcome = None if driven is None else await _drive_last(config, ctx, items, signals, driven)
+        if waiter is not None:
+            await waiter
+    except asyncio.CancelledError:
+        for task in tasks.values():
+            task.cancel()
+        raise
+    finally:
+        if unwatch is not None:
+            unwatch()
+    return outcome
+
+
+def _watch(
+    config: ChainConfig,
+    ctx: ExecutionContext,
+    items: list[Planned],
+    tasks: dict[int, asyncio.Task[Outcome]],
+    signals: Signals,
+) -> tuple[asyncio.Future[None], Callable[[], None]]:
+    """`_wait`'s watch over the suspended calls, armed now: timeouts and the run's
+    cancellation enforced, and a future done once every call ended or was abandoned;
+    with what ends the watch (its timers, its hold on the run's cancellation)."""
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[None] = loop.create_future()
     remaining = len(tasks)
@@ -270,7 +472,7 @@ async def _wait(
         signals.why[index] = why
         signals.at[index] = loop.time()
         task.cancel()
-        loop.call_later(grace + 1e-3, give_up)
+        loop.call_later(grace + _GRACE_SLACK, give_up)
 
     def cancel_all() -> None:
         for index in tasks:
@@ -299,16 +501,13 @@ async def _wait(
 
     signals.rearm = rearm
     timers = _arm_timeouts(config, items, tasks, stop, timed)
-    try:
-        await waiter
-    except asyncio.CancelledError:
-        for task in tasks.values():
-            task.cancel()
-        raise
-    finally:
+
+    def unwatch() -> None:
         remove()
         for timer in (*timers, *own.values()):
             timer.cancel()
+
+    return waiter, unwatch
 
 
 def _arm_timeouts(
@@ -411,6 +610,43 @@ def _in_turn(start: Start, turns: asyncio.Semaphore) -> Start:
     return in_turn
 
 
+def _last_in_this_task(config: ChainConfig, items: list[Planned]) -> int:
+    """The index of the call that starts in the caller's task (`run_action`): the
+    action's last, unless its tool runs on a worker thread (then -1: none). Such a call
+    always suspends, and driven it costs more than its own task."""
+    last = items[-1]
+    tool = config.offered.get(last.name) if type(last) is ToolCall else None
+    if tool is not None and not tool.is_async and not tool.inline:
+        return -1
+    return len(items) - 1
+
+
 def _future_of(value: object) -> asyncio.Future[object] | None:
     """What a suspended coroutine yielded, as the future it waits on (or None)."""
     return cast("asyncio.Future[object]", value) if isinstance(value, asyncio.Future) else None
+
+
+class _Through:
+    """What a driven call awaits (a future, or ``None``: a bare yield), awaited by the
+    task that drives it just as the call's own task would await it: woken, or thrown
+    the future's error or cancellation, in the same loop turn."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: asyncio.Future[object] | None) -> None:
+        self.future = future
+
+    def __await__(self) -> Generator[asyncio.Future[object] | None, None, None]:
+        # Yielded as the call yielded it: a future still flagged as awaited by
+        # ``yield from``, which the task takes (once) and wakes on.
+        yield self.future
+
+
+def _passable(future: asyncio.Future[object] | None, loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``future``, as a call yielded it, can be yielded on as it is (`_Through`):
+    a future of this loop, flagged as a task takes it (an odd awaitable's may not be)."""
+    return (
+        future is not None
+        and getattr(future, "_asyncio_future_blocking", False) is True
+        and future.get_loop() is loop
+    )
