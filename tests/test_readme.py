@@ -25,6 +25,7 @@ section: ``"docs/relay.md: Context relay"`` (a section's later Python blocks are
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import re
@@ -34,6 +35,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
@@ -278,6 +280,26 @@ def _uninstrument() -> Iterator[None]:
     from agents.otel import uninstrument
 
     uninstrument()
+
+
+DOCS_DAY = dt.date(2026, 11, 28)
+"""The day the pages' blocks run on. An agent's prompt says the date and the weekday, so
+the token counts a page prints (its request's size) would change with the weekday's name:
+they were written on this day."""
+
+
+class _DocsDate(dt.date):
+    """``datetime.date`` whose ``today`` is `DOCS_DAY`."""
+
+    @classmethod
+    def today(cls) -> _DocsDate:
+        return cls(DOCS_DAY.year, DOCS_DAY.month, DOCS_DAY.day)
+
+
+@pytest.fixture(autouse=True)
+def _docs_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents built in a block default to a clock that says `DOCS_DAY`."""
+    monkeypatch.setattr("agents._engine.dt", SimpleNamespace(date=_DocsDate))
 
 
 PROVIDERS = ("OPENAI", "OLLAMA", "VLLM", "LLAMACPP", "LMSTUDIO")
