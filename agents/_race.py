@@ -274,10 +274,9 @@ async def _drive(
                 waiting_on = context.run(step.throw, thrown)
             else:
                 waiting_on = context.run(step.send, None)
-            if grace is not None and stopped is None and host is not None:
-                if not host.cancelling():  # a cancel scope in the call took it back
-                    grace.cancel()
-                    grace = None
+            if grace is not None and stopped is None and host and not host.cancelling():
+                grace.cancel()  # a cancel scope in the call took its cancellation back
+                grace = None
     except StopIteration as stop:
         if stopped is not None:  # stopped by the run: that wins over what the call did
             raise stopped from None
