@@ -19,7 +19,7 @@ import functools
 import json
 import sys
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -103,6 +103,10 @@ class Ledger:
         self._sections: list[tuple[str, str]] = []
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
+        self._unsized: list[tuple[int, str, str, str, str]] = []
+        """Outputs shown with a name before them, not counted yet: (step, the variables'
+        name, the tool, the output as the chain wrote it, as shown). See `_renamed`."""
+        self._tallied: dict[str, Savings] | None = None
         self._step = 0
         # Counted once per chain and tool, for every run (a search index may be large).
         self._tool_tokens = _DEFINITIONS.setdefault(chain, {}).setdefault(protocol, {})
@@ -138,20 +142,43 @@ class Ledger:
 
     def close(self) -> dict[str, Savings]:
         """Stop listening; each extension's savings over the run."""
+        self.stop()
+        return self.tally()
+
+    def stop(self) -> None:
+        """Stop listening (the run has ended); what it heard is kept for `tally`."""
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
         if self._ctx.state.get(_LEDGER) is self:
             self._ctx.state.set(_LEDGER, None)
+        # Only the counts are read from here on: what served the steps goes now (the
+        # ledger may live as long as the run's result does, see `run_savings`).
+        self._pending.clear()
+        self._message_tokens.clear()
+        self._resolved.clear()
+
+    def tally(self) -> dict[str, Savings]:
+        """Each extension's savings over the run (after `stop`); counted once."""
+        if self._tallied is not None:
+            return self._tallied
+        # Nothing of the ledger changes here: two threads reading a result at once
+        # each count the same figures.
+        items = list(self._carried)
+        for step, variables, tool, written, shown in self._unsized:
+            difference = self._changed(tool, written, shown)
+            if difference:
+                items.append(_Carried(step, variables, abs(difference), difference >= 0))
         kept, cost = dict.fromkeys(self._names, 0), dict(self._cost)
         counted = sorted(r for r in self._requests if r not in self._extra)
-        for item in self._carried:
+        for item in items:
             carried = len(counted) - bisect.bisect_right(counted, item.step)
             _add(kept if item.kept else cost, item.name, item.tokens * carried)
         for request, name, tokens, is_kept in self._per_request:
             if request not in self._extra:
                 _add(kept if is_kept else cost, name, tokens)
-        return {name: Savings(kept[name], cost[name]) for name in self._names}
+        self._tallied = {name: Savings(kept[name], cost[name]) for name in self._names}
+        return self._tallied
 
     # -- what the engine tells -------------------------------------------------------
 
@@ -248,6 +275,7 @@ class Ledger:
         share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
         named = self._variables.named if self._variables is not None else None
         kept = cost = 0  # added up over the step: carried from it as one figure each
+        unsized = self._unsized
         for seen, result in zip(observations, chain_result.raw.results, strict=False):
             if result is None or seen.error is not None or seen.name in self._owner:
                 continue
@@ -259,12 +287,14 @@ class Ledger:
                 and len(text) <= share  # not cut by the chain
                 and seen.id not in self._boxed
             ):
-                difference = self._changed(seen.name, text[len(prefix) :], text)
-            else:
-                rewritten = self._rewritten(seen, result.output)
-                if rewritten is None:
-                    continue
-                difference = rewritten - self._boxed.pop(seen.id, 0)
+                # Counted when the savings are read (`_tally`): both texts are final, and
+                # a run whose report nobody reads never counts them.
+                unsized.append((step, variables, seen.name, text[len(prefix) :], text))
+                continue
+            rewritten = self._rewritten(seen, result.output)
+            if rewritten is None:
+                continue
+            difference = rewritten - self._boxed.pop(seen.id, 0)
             if difference > 0:
                 kept += difference
             else:
@@ -445,20 +475,72 @@ def note_sections(ctx: ExecutionContext, texts: list[tuple[str, str]]) -> None:
         ledger.sections(texts)
 
 
-def run_savings(ctx: ExecutionContext, ledger: Ledger | None) -> dict[str, Savings]:
+def run_savings(ctx: ExecutionContext, ledger: Ledger | None) -> Mapping[str, Savings]:
     """The run's savings: its ledger's and its sub-agents', added up; and added into
-    the parent run's (a sub-agent's requests are its parent's run's too)."""
-    savings = ledger.close() if ledger is not None else {}
-    children = ctx.state.get(_CHILDREN)
+    the parent run's (a sub-agent's requests are its parent's run's too).
+
+    A run of its own (no parent) counts them when they are first read (`RunSavings`):
+    most results' savings are never read, and counting is most of a ledger's work."""
+    children = ctx.state.get(_CHILDREN) or {}
     if children:
         ctx.state.set(_CHILDREN, {})  # a context used again starts from nothing
-        for name, saved in children.items():
-            savings[name] = savings.get(name, Savings()) + saved
+    if ledger is not None:
+        ledger.stop()
+        if ctx.parent is None:
+            return RunSavings(ledger, children)
+    savings = _with_children(ledger.tally() if ledger is not None else {}, children)
     if savings and ctx.parent is not None:
         into = ctx.parent.state.setdefault(_CHILDREN, dict)
         for name, saved in savings.items():
             into[name] = into.get(name, Savings()) + saved
     return savings
+
+
+def _with_children(
+    savings: Mapping[str, Savings], children: Mapping[str, Savings]
+) -> dict[str, Savings]:
+    added = dict(savings)
+    for name, saved in children.items():
+        added[name] = added.get(name, Savings()) + saved
+    return added
+
+
+class RunSavings(Mapping[str, Savings]):
+    """A run's savings (``AgentResult.savings``), counted from its stopped ledger when
+    first read, then kept: the same figures whenever they are read. Equal to the plain
+    dict of them, shown and pickled as that dict."""
+
+    __slots__ = ("_children", "_counted", "_ledger")
+
+    def __init__(self, ledger: Ledger, children: Mapping[str, Savings]) -> None:
+        self._ledger: Ledger | None = ledger
+        self._children = children
+        self._counted: dict[str, Savings] | None = None
+
+    def _figures(self) -> dict[str, Savings]:
+        counted, ledger = self._counted, self._ledger
+        if counted is not None:
+            return counted
+        if ledger is None:  # another thread counted them just now (they are set first)
+            return cast(dict[str, Savings], self._counted)
+        counted = self._counted = _with_children(ledger.tally(), self._children)
+        self._ledger = None  # what it heard is not needed any more
+        return counted
+
+    def __getitem__(self, name: str) -> Savings:
+        return self._figures()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._figures())
+
+    def __len__(self) -> int:
+        return len(self._figures())
+
+    def __repr__(self) -> str:
+        return repr(self._figures())
+
+    def __reduce__(self) -> tuple[type[dict[str, Savings]], tuple[dict[str, Savings]]]:
+        return dict, (self._figures(),)
 
 
 _DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[object, int]]]] = (

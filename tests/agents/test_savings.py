@@ -25,6 +25,7 @@ import pytest
 from pydantic import BaseModel
 
 import toolchain._tokens
+import toolchain.runtime
 import toolchain.stores._protocol
 from agents import AgentResult, Prompt, Savings, run_prompt
 from agents.models import Message, ScriptedModel, ScriptedReply
@@ -218,6 +219,33 @@ def test_the_variables_saving_is_the_measured_difference(kind: Kind) -> None:
     saved = check_against_measured(kind, tools, with_steps, without_steps, full)
     assert 0 < saved.kept_out <= copies
     assert saved.cost > saved.kept_out
+
+
+@KINDS
+def test_the_names_beside_outputs_are_counted_when_the_savings_are_read(
+    kind: Kind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counted: list[str] = []
+    real = toolchain.runtime.count_tokens
+
+    def counting(text: str, *, minus: str | None = None) -> int:
+        counted.append(text)
+        return real(text, minus=minus)
+
+    monkeypatch.setattr(toolchain.runtime, "count_tokens", counting)
+    steps: list[Step] = [
+        lambda seen: ("get_weather", {"city": "Oslo"}),
+        lambda seen: ("get_weather", {"city": "Rome"}),
+        lambda seen: "Rome is warmer.",
+    ]
+    result, _, _ = run(kind, [get_weather], steps, ToolVariables(naming=_weather_name))
+    assert counted == []  # a run whose savings nobody reads counts nothing
+    saved = result.savings["tool_variables"]
+    assert saved.cost > 0 and saved.kept_out == 0  # two names, nothing passed by reference
+    assert len(counted) == 2  # one count a name
+    assert result.savings == {"tool_variables": saved}  # counted once, then kept
+    assert repr(result.savings) == repr({"tool_variables": saved})
+    assert len(counted) == 2
 
 
 @KINDS

@@ -19,10 +19,14 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
+from toolchain._concurrency import (  # the step-by-step driving eager_task's tasks use
+    EagerStart,
+    _carry_on,  # pyright: ignore[reportPrivateUsage]  # toolchain's own, not public API
+)
 from toolchain._errors import ToolchainValueError
 from toolchain._redact import logger
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
-from toolchain.stores._results import results_of
+from toolchain.stores._results import RunResults, Variable, results_of
 from toolchain.stores._strings import any_string
 from toolchain.variables._arguments import resolve_arguments
 from toolchain.variables._events import VariablesResolved
@@ -292,9 +296,9 @@ class _VariablesHook(ToolHook):
             ctx.events.emit(VariablesResolved(ctx, call.id, call.name, tuple(values.read)))
         return ToolCall(call.name, resolved, call.id)
 
-    async def rewrite_observation(
+    def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
-    ) -> str:
+    ) -> str | Awaitable[str]:
         # Saved here, not after the call: this is the result the relay boxes too (any
         # after-hook has run), so a boxed output and its variable are one entry.
         results = results_of(ctx)
@@ -304,7 +308,7 @@ class _VariablesHook(ToolHook):
         results.counts[call.name] = n
         value = _snapshot(result.text)
         name = self.extension.name_for(call.name, call.args, value, n)
-        kept = await keep_value(
+        keeping = keep_value(
             self.extension,
             ctx,
             results,
@@ -315,9 +319,39 @@ class _VariablesHook(ToolHook):
             shown=original,
             boxed=boxed,
         )
+        # Its first step taken here: a store that answers at once (a MemoryStore, the
+        # default) never suspends it, and the observation is then returned as it is,
+        # with no coroutine of this hook's, nor the hook stage's, around it.
+        try:
+            waiting_on = keeping.send(None)
+        except StopIteration as done:
+            return self._shown(ctx, results, call.id, original, done.value)
+        started: EagerStart[Variable | None] = EagerStart()
+        started.waiting_on = waiting_on
+        rest = _carry_on(keeping, started)  # the rest of it, driven as a task drives it
+        return self._shown_later(ctx, results, call.id, original, rest)
+
+    async def _shown_later(
+        self,
+        ctx: ExecutionContext,
+        results: RunResults,
+        call_id: str,
+        original: str,
+        keeping: Awaitable[Variable | None],
+    ) -> str:
+        return self._shown(ctx, results, call_id, original, await keeping)
+
+    def _shown(
+        self,
+        ctx: ExecutionContext,
+        results: RunResults,
+        call_id: str,
+        original: str,
+        kept: Variable | None,
+    ) -> str:
         if kept is not None and kept.size >= self.extension.guide_at:
             note_guide_pays(ctx)
-        return results.observation(call.id, original)
+        return results.observation(call_id, original)
 
 
 class _ReadValues(LiveValues):

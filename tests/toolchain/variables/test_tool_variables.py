@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from formats import XMLFormat
-from toolchain import ExecutionContext, JSONToolChain, ToolCallStarted, ToolChainResult, tool
+from toolchain import (
+    ExecutionContext,
+    JSONToolChain,
+    ToolCall,
+    ToolCallStarted,
+    ToolChainResult,
+    ToolResult,
+    tool,
+)
+from toolchain.stores import MemoryStore, StoredEntry
 from toolchain.variables import ToolVariables
 
 
@@ -153,3 +163,60 @@ def test_the_answer_filter_resolves_references_split_across_chunks() -> None:
     pieces = ["It is $fore", "cast_1.temps[0", "] degrees in $forecast_1.ci", "ty. Cost: $$5"]
     shown = "".join(text_filter.feed(piece) for piece in pieces) + text_filter.flush()
     assert shown == "It is 21 degrees in Oslo. Cost: $5"
+
+
+def test_an_output_is_named_at_once_when_the_store_answers_at_once() -> None:
+    made, ctx = chain(), ExecutionContext()
+    run(made, ctx, '{"tool": "echo", "args": {"text": "warm up"}}')  # installs the hook
+    [rewrite] = ctx.hooks.observation
+    shown = rewrite(ctx, ToolCall("echo", {"text": "hi"}, "c2"), ToolResult("hi"), '"hi"')
+    # A MemoryStore (the default) never suspends: the text itself, no coroutine to await.
+    assert shown == '$echo_2 = "hi"'
+
+
+class _SlowStore(MemoryStore):
+    """A store that suspends before each put (as a server's would), noting what ends it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.ended: list[str] = []
+
+    async def put(self, scope: str, entry: StoredEntry, *, ttl: float | None = None) -> str:
+        self.entered.set()
+        try:
+            await self.release.wait()
+        except BaseException as error:
+            self.ended.append(type(error).__name__)
+            raise
+        return await super().put(scope, entry, ttl=ttl)
+
+
+async def test_a_store_that_suspends_keeps_the_value_and_names_the_output() -> None:
+    store = _SlowStore()
+    variables = ToolVariables(store=store)
+    made, ctx = chain(variables), ExecutionContext()
+    running = asyncio.create_task(
+        made.execute(ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}', XMLFormat())
+    )
+    await store.entered.wait()
+    store.release.set()
+    result = await running
+    assert result.observations[0].text.startswith('$forecast_1 = {"city":"Oslo"')
+    value = await variables.get_variable(ctx, "forecast_1")
+    assert value == {"city": "Oslo", "temps": [21, 23, 19], "note": "$HOME is not a reference here"}
+    assert await store.clear(ctx.run_id) == 1  # the value's entry, written after the wait
+
+
+async def test_a_run_cancelled_while_the_store_writes_ends_the_write() -> None:
+    store = _SlowStore()
+    made, ctx = chain(ToolVariables(store=store)), ExecutionContext()
+    running = asyncio.create_task(
+        made.execute(ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}', XMLFormat())
+    )
+    await store.entered.wait()
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert store.ended == ["CancelledError"]  # the write saw the cancellation, and ended
