@@ -19,10 +19,7 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
-from toolchain._concurrency import (  # the step-by-step driving eager_task's tasks use
-    EagerStart,
-    _carry_on,  # pyright: ignore[reportPrivateUsage]  # toolchain's own, not public API
-)
+from toolchain._concurrency import carry_on
 from toolchain._errors import ToolchainValueError
 from toolchain._redact import logger
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
@@ -326,9 +323,7 @@ class _VariablesHook(ToolHook):
             waiting_on = keeping.send(None)
         except StopIteration as done:
             return self._shown(ctx, results, call.id, original, done.value)
-        started: EagerStart[Variable | None] = EagerStart()
-        started.waiting_on = waiting_on
-        rest = _carry_on(keeping, started)  # the rest of it, driven as a task drives it
+        rest = carry_on(keeping, waiting_on)  # the rest of it, driven as a task drives it
         return self._shown_later(ctx, results, call.id, original, rest)
 
     async def _shown_later(
