@@ -200,9 +200,16 @@ async def _drive(
     host = asyncio.current_task()
     wake: asyncio.Future[_Wake] = loop.create_future()
 
+    # A deadline, cancellation or grace that comes while the wake-up is taken (by a
+    # `ready` in the same loop turn) waits here for the next: dropped, a call that goes
+    # on waiting would never be stopped.
+    queued: list[_Wake] = []
+
     def signal(kind: _Wake) -> None:
         if not wake.done():
             wake.set_result(kind)
+        elif kind != "ready":  # a `ready` that finds the wake-up taken is read anyway
+            queued.append(kind)
 
     def ready(_: object) -> None:
         signal("ready")
@@ -242,6 +249,8 @@ async def _drive(
             except asyncio.CancelledError as error:  # the caller's task was cancelled
                 kind, interrupt = "ready", error
             wake = loop.create_future()
+            if queued:
+                wake.set_result(queued.pop(0))
             if interrupt is None:
                 if kind == "abandon":
                     abandon(step)

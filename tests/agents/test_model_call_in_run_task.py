@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -184,3 +185,29 @@ async def test_a_time_limit_inside_the_model_call_stays_its_own(
     assert (result.stopped_by, result.answer) == ("answer", "retried")
     current = asyncio.current_task()
     assert current is not None and current.cancelling() == 0
+
+
+async def test_a_deadline_that_passes_in_the_loop_turn_the_model_call_wakes_still_stops_it(
+    kind: Kind,
+) -> None:
+    # What the call awaits is done just before the deadline, by a callback that blocks
+    # the loop: the call's wake-up and the deadline come in one loop turn, the wake-up
+    # first. The deadline was dropped there, and the call went on to answer late.
+    loop = asyncio.get_running_loop()
+    limit = 0.05
+
+    async def body() -> str:
+        woken = loop.create_future()
+
+        def wake_then_block() -> None:
+            woken.set_result(None)
+            time.sleep(0.02)  # the deadline passes meanwhile: both read in the next turn
+
+        loop.call_later(limit - 0.005, wake_then_block)
+        await woken
+        for _ in range(100):
+            await asyncio.sleep(0.001)
+        return answer(kind, "late")
+
+    result = await agent_for(kind, body, limits=Limits(timeout=limit)).run("Go.")
+    assert (result.stopped_by, result.limit) == ("limit", "timeout")

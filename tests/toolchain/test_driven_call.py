@@ -5,9 +5,11 @@ timed, cancelled and abandoned exactly as a call in a task of its own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
+import time
 
 import anyio
 import pytest
@@ -178,3 +180,44 @@ async def test_a_cancel_scope_inside_the_last_call_cancels_only_what_it_scopes()
     assert result.raw.errors == (None, None)
     assert result.raw.output(0, str) == "awake"
     assert result.raw.output(1, str) == "gave up waiting, answered anyway"
+
+
+@pytest.mark.parametrize("calls", [1, 2], ids=["alone", "last of two"])
+async def test_a_grace_that_ends_in_the_loop_turn_the_call_wakes_still_abandons_it(
+    calls: int,
+) -> None:
+    # The call swallows its cancellation, then waits on a future done just before its
+    # grace ends, and blocks the loop in the callback that does it: the call's wake-up
+    # and the grace's end come in one loop turn, the wake-up first. The grace's end was
+    # dropped there, and the call driven until it chose to end (here after 100 waits;
+    # a call that never ends kept its process from ever exiting).
+    grace = 0.05
+    loop = asyncio.get_running_loop()
+
+    @tool
+    async def swallower() -> str:
+        """Ignores cancellation, then goes on for a while."""
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(3600)
+        woken = loop.create_future()
+
+        def wake_then_block() -> None:
+            woken.set_result(None)
+            time.sleep(0.02)  # the grace ends meanwhile: both are read in the next turn
+
+        loop.call_later(grace - 0.005, wake_then_block)
+        await woken
+        for _ in range(100):
+            await asyncio.sleep(0.001)
+        return "ended on its own"
+
+    chain = JSONToolChain(timeout=0.02, cancel_grace=grace).register_tool(swallower)
+    content = action(*[("swallower", {})] * calls)
+    result = await chain.execute(ExecutionContext(), content, FMT)
+    last = result.raw.errors[-1]
+    assert last is not None and "it ignored cancellation and was abandoned" in last.message
+    # The other call's task, abandoned too, is left running (as a task always was): it
+    # ends on its own, which the test waits for.
+    left = asyncio.all_tasks() - {asyncio.current_task()}
+    if left:
+        await asyncio.wait(left)

@@ -244,11 +244,20 @@ async def _drive_alone(
     must_cancel: asyncio.CancelledError | None = None  # thrown in when the call resumes
     pending: asyncio.Future[object] | None = None  # what the call awaits now
 
+    # A timeout, cancellation or grace that comes while the wake-up is taken (by a
+    # `ready` in the same loop turn) waits here for the next: dropped, a call that
+    # ignores cancellation would be driven for good (a process that never exits).
+    queued: list[Wake] = []
+
     def signal(kind: Wake) -> None:
-        if passing:
-            if kind in ("timeout", "cancelled"):
-                cut_in(kind)
-        elif not wake.done():
+        nonlocal through
+        if passing and kind in ("timeout", "cancelled"):
+            cut_in(kind)
+        elif passing or wake.done():
+            if kind != "ready":  # a `ready` that finds the wake-up taken is read anyway
+                queued.append(kind)
+                through = False  # read through `wake` from now on
+        else:
             wake.set_result(kind)
 
     def cut_in(kind: Wake) -> None:
@@ -334,6 +343,8 @@ async def _drive_alone(
                     if this is not None and grace is None:  # the caller's, unless taken back
                         grace = loop.call_later(patience, signal, "abandon")
                 wake = loop.create_future()
+                if queued:
+                    wake.set_result(queued.pop(0))
                 if interrupt is None:
                     if kind == "abandon":
                         if index not in signals.why and not _cancelled_since(this, cancels):
