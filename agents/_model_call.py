@@ -31,7 +31,7 @@ from agents.models import (
     UnsupportedContentError,
 )
 from agents.models._types import RemoteModel
-from toolchain import ExecutionContext, Stats, TextContent, TextFilter
+from toolchain import ExecutionContext, TextContent, TextFilter
 from toolchain.runtime import StepRunner, current_step_runner, describe_exception, redact
 
 __all__ = ["Streaming", "call_model", "model_reply"]
@@ -193,12 +193,7 @@ def _after(
         log_model_failed(ctx, index, model.name, "no_response", "it returned no response")
         raise RunStop("error", f"model call failed: {model.name} returned no response")
     usage = response.usage
-    stats = ctx.stats
-    stats.increment(Stats.MODEL_CALLS)
-    stats.increment(Stats.INPUT_TOKENS, usage.input_tokens)
-    stats.increment(Stats.OUTPUT_TOKENS, usage.output_tokens)
-    if usage.cached_input_tokens:
-        stats.increment(Stats.CACHED_INPUT_TOKENS, usage.cached_input_tokens)
+    ctx.stats.count_model_call(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
     if ctx.events.has_subscribers(AfterModelCall):
         duration = time.perf_counter() - started
         ctx.events.emit(AfterModelCall(ctx, index, model.name, response, duration))

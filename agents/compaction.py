@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from agents._errors import AgentStateError, AgentValueError
 from agents.models import GenerateOptions, Message, Model, ModelResponse, resolve_model
 from agents.steps import StepRequest
-from toolchain import ExecutionContext, StateKey, Stats, TextContent
+from toolchain import ExecutionContext, StateKey, TextContent
 from toolchain.runtime import current_step_runner as current_runner
 from toolchain.runtime import describe_exception, logger, redact
 
@@ -292,9 +292,8 @@ class SummarizingCompaction:
         text = _PLACEHOLDER.sub(lambda match: values[match.group(1)], self._prompt)
         try:
             response = await self._generate(ctx, [Message.text("user", text)])
-            ctx.stats.increment(Stats.MODEL_CALLS)
-            ctx.stats.increment(Stats.INPUT_TOKENS, response.usage.input_tokens)
-            ctx.stats.increment(Stats.OUTPUT_TOKENS, response.usage.output_tokens)
+            usage = response.usage
+            ctx.stats.count_model_call(usage.input_tokens, usage.output_tokens)
             summary = response.text.strip()
             if not summary:
                 raise AgentValueError("the model returned an empty summary")

@@ -177,6 +177,33 @@ class Stats:
             self._parent.count_call(counter, tool)
         return total
 
+    def count_model_call(
+        self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+    ) -> None:
+        """Add one model call and its tokens (and to the parent's, see the class): the
+        counters of one reply change together, under one lock, not one each. Cached
+        tokens are counted when there are some.
+
+        >>> stats = Stats()
+        >>> stats.count_model_call(100, 20)
+        >>> stats.snapshot()
+        {'input_tokens': 100, 'model_calls': 1, 'output_tokens': 20}
+        """
+        counts, lock = self._counts, self._lock
+        lock.acquire()
+        try:
+            get = counts.get
+            counts[Stats.MODEL_CALLS] = get(Stats.MODEL_CALLS, 0) + 1
+            counts[Stats.INPUT_TOKENS] = get(Stats.INPUT_TOKENS, 0) + input_tokens
+            counts[Stats.OUTPUT_TOKENS] = get(Stats.OUTPUT_TOKENS, 0) + output_tokens
+            if cached_input_tokens:
+                cached = get(Stats.CACHED_INPUT_TOKENS, 0) + cached_input_tokens
+                counts[Stats.CACHED_INPUT_TOKENS] = cached
+        finally:
+            lock.release()
+        if self._parent is not None:  # none of these is a local counter
+            self._parent.count_model_call(input_tokens, output_tokens, cached_input_tokens)
+
     def set(self, key: str, value: int) -> None:
         lock = self._lock
         lock.acquire()

@@ -466,6 +466,16 @@ def test_cached_tokens_reach_step_and_run_usage_and_the_parents_stats() -> None:
     assert [it.usage.cached_input_tokens for it in result.steps] == [10, 10]
     assert result.usage.cached_input_tokens == 20
     assert parent.stats.get("cached_input_tokens") == 20
+    # Every counter of a model call, in the run and added up in its parent's.
+    tokens = {"input_tokens", "output_tokens", "cached_input_tokens", "model_calls"}
+    counted = {name: count for name, count in result.stats.items() if name in tokens}
+    assert counted == {
+        "cached_input_tokens": 20,
+        "input_tokens": result.usage.input_tokens,
+        "model_calls": 2,
+        "output_tokens": result.usage.output_tokens,
+    }
+    assert {name: parent.stats.get(name) for name in tokens} == counted
 
 
 def test_calls_sharing_an_id_get_ids_of_their_own() -> None:
