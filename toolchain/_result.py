@@ -5,9 +5,10 @@ their machinery is ``toolchain._approvals``)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, cast, get_origin
+from types import MemberDescriptorType
+from typing import Any, Generic, Literal, TypeVar, cast, get_origin, overload
 
 from toolchain._content import ContentPart, TextContent
 from toolchain._errors import ToolchainLookupError, ToolchainTypeError
@@ -405,3 +406,72 @@ class ToolChainResult:
         """The observation as one message's content: text first, then media."""
         text: tuple[ContentPart, ...] = (TextContent(self.text),) if self.text else ()
         return text + self.media
+
+
+class _Later:
+    """A `ToolChainResult`'s text not written yet: ``write()`` writes it."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, write: Callable[[], str]) -> None:
+        self.write = write
+
+
+class _TextOnRead:
+    """``ToolChainResult.text``: the text in the field's slot, written there on its
+    first read when the result was made with its text to come (`text_on_read`).
+
+    Every way of reading a field goes through here (attribute access, ``==``,
+    ``repr``, pickling and copying, ``dataclasses.replace`` / ``asdict``), so a
+    result made either way reads, compares and copies the same.
+    """
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: MemberDescriptorType) -> None:
+        self.slot = slot
+
+    @overload
+    def __get__(self, instance: None, owner: type[object] | None = None) -> object: ...
+    @overload
+    def __get__(self, instance: ToolChainResult, owner: type[object] | None = None) -> str: ...
+    def __get__(
+        self, instance: ToolChainResult | None, owner: type[object] | None = None
+    ) -> object:
+        if instance is None:  # the class's own attribute: the slot, as before
+            return self.slot
+        text: object = self.slot.__get__(instance, owner)
+        if type(text) is _Later:
+            text = text.write()
+            self.slot.__set__(instance, text)  # two readers at once write the same text
+        return text
+
+    def __set__(self, instance: ToolChainResult, value: object) -> None:
+        self.slot.__set__(instance, value)
+
+    def __delete__(self, instance: ToolChainResult) -> None:
+        self.slot.__delete__(instance)
+
+
+_TEXT_SLOT: MemberDescriptorType = ToolChainResult.__dict__["text"]
+ToolChainResult.text = _TextOnRead(_TEXT_SLOT)  # type: ignore[assignment,misc]  # see _TextOnRead
+
+
+def text_on_read(
+    write: Callable[[], str],
+    media: tuple[ContentPart, ...],
+    raw: RawToolChainResult,
+    observations: tuple[CallObservation, ...],
+) -> ToolChainResult:
+    """``ToolChainResult(write(), media, raw, observations)``, with ``write()`` called
+    on the first read of ``text``, not now: a native agent reads each call's own
+    observation, never the whole action's text. ``write`` must give the same text
+    whenever it is called (it may be called by two threads at once) and not fail.
+
+    >>> result = text_on_read(lambda: "<observation/>", (), RawToolChainResult(), ())
+    >>> result.text, result == ToolChainResult("<observation/>")
+    ('<observation/>', True)
+    """
+    result = ToolChainResult("", media, raw, observations)
+    _TEXT_SLOT.__set__(result, _Later(write))
+    return result

@@ -12,13 +12,14 @@ model invents, can open a section the agent reads (``answer``, ``action``, …).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, cast
 
-from formats import FormattedSection, TextFormat
+from formats import FormattedSection, MarkdownFormat, TextFormat, XMLFormat
 from toolchain._content import AudioContent, BinaryContent, ContentPart, ImageContent, TextContent
 from toolchain._context import Stats
 from toolchain._errors import describe_exception
@@ -34,6 +35,7 @@ from toolchain._result import (
     ToolCall,
     ToolCallError,
     ToolChainResult,
+    text_on_read,
 )
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._stages import AnyTool, Outcome, Ran
@@ -212,8 +214,24 @@ def assemble(
         calls.append(call)
         errors.append(error)
     raw = RawToolChainResult(tuple(calls), tuple(results), tuple(errors))
-    text = text_format.wrap_observation(text_format.format_sections(sections))
+    if type(text_format) in _WRITTEN_ALIKE:
+        # A native agent reads each call's own observation, never the whole text: it is
+        # written if read. These formats write the same text whenever asked, and cannot
+        # fail on these sections (their names are checked above).
+        write = functools.partial(_observation_text, text_format, sections)
+        return text_on_read(write, tuple(media), raw, tuple(observations))
+    text = _observation_text(text_format, sections)
     return ToolChainResult(text, tuple(media), raw, tuple(observations))
+
+
+_WRITTEN_ALIKE = (XMLFormat, MarkdownFormat)
+"""Formats whose observation text depends on the sections alone, not on state that may
+change later (a format of one's own, or a subclass, may keep some): theirs is written
+when first read. Exact types only."""
+
+
+def _observation_text(text_format: TextFormat, sections: list[FormattedSection]) -> str:
+    return text_format.wrap_observation(text_format.format_sections(sections))
 
 
 def section_name(name: str, tools: Mapping[str, AnyTool], reserved: frozenset[str]) -> str:

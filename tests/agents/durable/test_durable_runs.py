@@ -259,6 +259,12 @@ async def test_a_run_read_back_from_its_record_has_its_typed_answer_and_outputs(
     assert output is not None and output.output == Booking("12A", datetime.date(2026, 1, 27))
     assert recorded.messages == live.messages
     assert recorded.steps == live.steps
+    # The action's whole observation (written when first read: here, as it was recorded).
+    observation = (
+        '<observation>\n<book>\n{"seat":"12A","day":"2026-01-27"}\n</book>\n</observation>'
+    )
+    assert recorded.steps[0].tool_results[0].text == observation
+    assert live.steps[0].tool_results[0].text == observation
     assert (recorded.usage, recorded.stats) == (live.usage, live.stats)
 
 
