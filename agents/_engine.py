@@ -262,6 +262,28 @@ class StepEngine(ABC, Generic[AnswerT]):
         run must end (the deadline passed while tools ran); ``step`` keeps what was
         done by then. The tool-call events are yielded only when ``streaming``."""
 
+    async def _read_whole(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        response: ModelResponse,
+        step: StepRecord,
+        tools: tuple[str, ...],
+        deadline: float | None,
+    ) -> None:
+        """`_read` for a run that is not streamed (it yields nothing then). An agent
+        whose reader can do without a generator overrides it: awaited, a coroutine
+        costs less a step than a generator drained."""
+        reading = self._read(ctx, index, response, step, tools, deadline, streaming=False)
+        try:
+            async for _ in reading:
+                pass
+        except BaseException:
+            # Closed with this one, as aclosing would (a cancellation, an error); one
+            # run to its end needs no closing, and aclosing costs two coroutines more.
+            await reading.aclose()
+            raise
+
     @abstractmethod
     def _feedback(self, feedback: str) -> Message:
         """The message that tells the model what was wrong with its reply."""
@@ -379,18 +401,21 @@ class StepEngine(ABC, Generic[AnswerT]):
             step = StepRecord()
             halted: RunStop | None = None
             try:
-                reading = self._read(
-                    ctx, index, response, step, call.tools, deadline, streaming=streaming
-                )
-                try:
-                    async for event in reading:
-                        yield event
-                except BaseException:
-                    # Closed with this one, as aclosing would (a stream let go early, a
-                    # cancellation, an error); one run to its end needs no closing, and
-                    # aclosing costs two coroutines more each step.
-                    await reading.aclose()
-                    raise
+                if streaming:
+                    reading = self._read(
+                        ctx, index, response, step, call.tools, deadline, streaming=True
+                    )
+                    try:
+                        async for event in reading:
+                            yield event
+                    except BaseException:
+                        # Closed with this one, as aclosing would (a stream let go early,
+                        # a cancellation, an error); one run to its end needs no closing,
+                        # and aclosing costs two coroutines more each step.
+                        await reading.aclose()
+                        raise
+                else:  # nothing to yield: awaited
+                    await self._read_whole(ctx, index, response, step, call.tools, deadline)
             except RunStop as stopped:
                 halted = stopped  # e.g. the deadline passed while tools ran
             except Exception as error:  # a bug in a user's section, chain or termination

@@ -201,6 +201,49 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         *,
         streaming: bool,
     ) -> AsyncGenerator[RunEvent[AnswerT], None]:
+        if not streaming:
+            await self._read_whole(ctx, index, response, step, tools, deadline)
+            return
+        taken = self._take(ctx, index, response, step)
+        if taken is None:
+            return
+        read, work = taken
+        if work:
+            chain_work = narrow_chain(self.tool_chain, tools).execute_calls(
+                ctx, work, self.text_format
+            )
+            running = step_tools(ctx, chain_work, deadline, step.results, streaming=True)
+            async with contextlib.aclosing(running) as items:
+                async for item in items:
+                    yield item
+        self._ran(ctx, index, step, read, bool(work), deadline)
+
+    async def _read_whole(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        response: ModelResponse,
+        step: StepRecord,
+        tools: tuple[str, ...],
+        deadline: float | None,
+    ) -> None:
+        # `_read` with no events to pass on: a coroutine, not a generator to drain.
+        taken = self._take(ctx, index, response, step)
+        if taken is None:
+            return
+        read, work = taken
+        if work:
+            chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
+            chain_work = chain.execute_calls(ctx, work, self.text_format)
+            step.results.append(await tool_results(ctx, chain_work, deadline))
+        self._ran(ctx, index, step, read, bool(work), deadline)
+
+    def _take(
+        self, ctx: ExecutionContext, index: int, response: ModelResponse, step: StepRecord
+    ) -> tuple[DialectParse | None, list[ToolCall]] | None:
+        """The reply's calls into ``step`` (with the assistant message): how they were
+        read, and the chain's calls to run (the final-answer tool's are not the
+        chain's). None when the reply is read already: it made no call."""
         requested, reply = response.tool_calls, response.text
         read: DialectParse | None = None
         written: tuple[ToolCall | None, ...] = (None,) * len(requested)
@@ -215,7 +258,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                     "in your tool-call format, or answer without call markup"
                 )
                 self._replies.reject(ctx, index, step, "tool_calls", feedback)
-                return
+                return None
             from_text = (*read.calls, *read.rejected)
             written = from_text
             requested = tuple(as_request(call) for call in from_text)
@@ -228,7 +271,7 @@ class ToolCallingAgent(StepEngine[AnswerT]):
         step.assistant = Message("assistant", text, tool_calls=calls)
         if not calls:
             self._read_text(ctx, index, reply, step)
-            return
+            return None
         answer_name = self.answer_tool if self._typed is not None else None
         if read is None:  # the API's own calls: none was read from text
             work = [self._tool_call(call) for call in calls if call.name != answer_name]
@@ -238,20 +281,23 @@ class ToolCallingAgent(StepEngine[AnswerT]):
                 for call, original in zip(calls, written, strict=True)
                 if call.name != answer_name
             ]
-        if work:
-            chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless narrowed
-            chain_work = chain.execute_calls(ctx, work, self.text_format)
-            if streaming:
-                running = step_tools(ctx, chain_work, deadline, step.results, streaming=True)
-                async with contextlib.aclosing(running) as items:
-                    async for item in items:
-                        yield item
-            else:
-                step.results.append(await tool_results(ctx, chain_work, deadline))
+        return read, work
+
+    def _ran(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        step: StepRecord,
+        read: DialectParse | None,
+        ran: bool,
+        deadline: float | None,
+    ) -> None:
+        """After the step's calls ran: its replies (once its held calls are decided,
+        if any are held); the run stops if its deadline passed meanwhile."""
         if any(result.pending for result in step.results):  # replies once the calls are decided
-            step.reply = functools.partial(self._answer, ctx, index, step, read, ran=bool(work))
+            step.reply = functools.partial(self._answer, ctx, index, step, read, ran=ran)
         else:
-            self._answer(ctx, index, step, read, ran=bool(work))
+            self._answer(ctx, index, step, read, ran=ran)
         if deadline is not None and asyncio.get_running_loop().time() >= deadline:
             raise RunStop("limit", "timeout")  # every call is answered, and kept in the run
 
