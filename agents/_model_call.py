@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
@@ -96,7 +97,7 @@ async def model_reply(
     model's call)."""
     started = _before(ctx, index, call)
     response: ModelResponse | None = None
-    with _run_stops(ctx, index, call.model):
+    try:  # as _run_stops does, written out: a generator's context costs more a step
         for retry in (False, True):
             try:
                 response = await race(_work(ctx, index, call, None, None), ctx, deadline)
@@ -104,6 +105,11 @@ async def model_reply(
             except UnsupportedContentError as error:
                 if retry or not _without_media(call, conversation, error):
                     raise
+    except Exception as error:
+        stop = _failed(ctx, index, call.model, error)
+        if stop is error:
+            raise
+        raise stop from error
     return _after(ctx, index, call.model, response, started)
 
 
@@ -125,16 +131,15 @@ def _work(
 ) -> Awaitable[ModelResponse]:
     """One attempt at the call: the model's own (streamed into ``queue``, or whole),
     or, in a durable run, a step (a replay reads the recorded response)."""
-
-    def start() -> Awaitable[ModelResponse]:
-        if streaming is not None and queue is not None:
-            return _consume_stream(ctx, index, call, queue, streaming)
-        return call.model.generate(call.messages, call.options)
-
     runner = current_step_runner()
-    if runner is None:
-        return start()
-    return _step(runner, index, call.model.name, start)
+    start: Callable[[], Awaitable[ModelResponse]]
+    if streaming is None or queue is None:
+        if runner is None:  # the common case: made at once, no callable to make it later
+            return call.model.generate(call.messages, call.options)
+        start = functools.partial(call.model.generate, call.messages, call.options)
+    else:
+        start = functools.partial(_consume_stream, ctx, index, call, queue, streaming)
+    return start() if runner is None else _step(runner, index, call.model.name, start)
 
 
 def _without_media(call: StepCall, conversation: list[Message], error: Exception) -> bool:

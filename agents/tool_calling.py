@@ -294,8 +294,10 @@ class ToolCallingAgent(StepEngine[AnswerT]):
     ) -> None:
         """After the step's calls ran: its replies (once its held calls are decided,
         if any are held); the run stops if its deadline passed meanwhile."""
-        if any(result.pending for result in step.results):  # replies once the calls are decided
-            step.reply = functools.partial(self._answer, ctx, index, step, read, ran=ran)
+        for result in step.results:
+            if result.pending:  # replies once the calls are decided
+                step.reply = functools.partial(self._answer, ctx, index, step, read, ran=ran)
+                break
         else:
             self._answer(ctx, index, step, read, ran=ran)
         if deadline is not None and asyncio.get_running_loop().time() >= deadline:
