@@ -54,13 +54,22 @@ async def run_tools(
             remove()
 
 
-async def tool_results(
+def tool_results(
     ctx: ExecutionContext, work: Awaitable[ToolChainResult], deadline: float | None
-) -> ToolChainResult:
+) -> Awaitable[ToolChainResult]:
     """One chain execution of a run that is not streamed: awaited in the run's own task
     (no events to pass on while it runs, so no task to race it in). At ``deadline`` the
     run is cancelled, as `drain` does, and what the chain hands back (what finished) is
-    kept."""
+    kept. With no deadline, in a run that settles what finishes at once, ``work`` is
+    the caller's to await as it is: nothing to do around it, so no coroutine."""
+    if deadline is None and SettleLater.current() is not None:
+        return work
+    return _timed(ctx, work, deadline)
+
+
+async def _timed(
+    ctx: ExecutionContext, work: Awaitable[ToolChainResult], deadline: float | None
+) -> ToolChainResult:
     timer = None
     if deadline is not None:
         timer = asyncio.get_running_loop().call_at(deadline, ctx.cancel, TIME_LIMIT)
