@@ -282,9 +282,10 @@ class Limits:
     max_consecutive_tool_errors: int | None
     timeout: float | None
     """Wall-clock seconds for the whole run."""
-    _bounds: tuple[tuple[str, int, str], ...] = field(init=False, repr=False, compare=False)
-    # The counter bounds set, in the order `exceeded` reports them: a loop asks before
-    # each step, and the fields are frozen, so they are read into checks once.
+    _bounds: tuple[tuple[str, int | None, str], ...] = field(init=False, repr=False, compare=False)
+    # The bounds a step about to start is checked against, in the order `exceeded`
+    # reports them (max_steps first, less that step): a loop asks before each step, and
+    # the fields are frozen, so they are read into checks once.
 
     def __init__(
         self,
@@ -340,7 +341,8 @@ class Limits:
                 Stats.CONSECUTIVE_TOOL_ERRORS,
             ),
         )
-        init(self, "_bounds", tuple((n, b, k) for n, b, k in bounds if b is not None))
+        starting = ("max_steps", None if max_steps is None else max_steps - 1, Stats.STEPS)
+        init(self, "_bounds", (starting, *((n, b, k) for n, b, k in bounds if b is not None)))
 
     @property
     @deprecated(
@@ -367,10 +369,9 @@ class Limits:
                 stacklevel=2,
             )
             starting_step = True
-        steps = self.max_steps
-        if steps is not None and starting_step:
-            steps -= 1  # the step about to start counts too
-        bounds = (("max_steps", steps, Stats.STEPS), *self._bounds)
+        bounds = self._bounds  # the step about to start counts too
+        if not starting_step:
+            bounds = (("max_steps", self.max_steps, Stats.STEPS), *bounds[1:])
         if self.max_tool_calls_per_tool:  # read at each call: the mapping may be a dict
             bounds += tuple(
                 (f"max_tool_calls_per_tool[{tool}]", bound, Stats.per_tool(Stats.TOOL_CALLS, tool))
