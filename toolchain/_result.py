@@ -386,7 +386,9 @@ class ToolChainResult:
 
     ``text`` is the whole observation, already wrapped by the format's
     ``wrap_observation``; ``media`` the calls' attachments in order, numbered as the
-    text says; ``observations`` the same per call.
+    text says; ``observations`` the same per call. A chain writing with ``XMLFormat``
+    or ``MarkdownFormat`` writes ``text`` when it is first read (a native agent sends
+    the per-call observations and never reads it); it reads the same either way.
 
     >>> ToolChainResult("<observation>…</observation>").as_content_parts()
     (TextContent(text='<observation>…</observation>'),)
