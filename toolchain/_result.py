@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MemberDescriptorType
-from typing import Any, Generic, Literal, TypeVar, cast, get_origin, overload
+from typing import Any, Generic, Literal, TypeVar, cast, get_origin
 
 from toolchain._content import ContentPart, TextContent
 from toolchain._errors import ToolchainLookupError, ToolchainTypeError
@@ -406,8 +406,8 @@ class ToolChainResult:
 
     def as_content_parts(self) -> tuple[ContentPart, ...]:
         """The observation as one message's content: text first, then media."""
-        text: tuple[ContentPart, ...] = (TextContent(self.text),) if self.text else ()
-        return text + self.media
+        text = self.text  # read once: see _text
+        return (TextContent(text), *self.media) if text else self.media
 
 
 class _Later:
@@ -419,44 +419,29 @@ class _Later:
         self.write = write
 
 
-class _TextOnRead:
+_TEXT_SLOT: MemberDescriptorType = ToolChainResult.__dict__["text"]
+_read_slot = _TEXT_SLOT.__get__
+_write_slot = _TEXT_SLOT.__set__
+
+
+def _text(result: ToolChainResult) -> str:
     """``ToolChainResult.text``: the text in the field's slot, written there on its
     first read when the result was made with its text to come (`text_on_read`).
 
     Every way of reading a field goes through here (attribute access, ``==``,
     ``repr``, pickling and copying, ``dataclasses.replace`` / ``asdict``), so a
-    result made either way reads, compares and copies the same.
+    result made either way reads, compares and copies the same. A property, not a
+    descriptor class: a read costs one call of this function (``as_content_parts``
+    reads it once).
     """
-
-    __slots__ = ("slot",)
-
-    def __init__(self, slot: MemberDescriptorType) -> None:
-        self.slot = slot
-
-    @overload
-    def __get__(self, instance: None, owner: type[object] | None = None) -> object: ...
-    @overload
-    def __get__(self, instance: ToolChainResult, owner: type[object] | None = None) -> str: ...
-    def __get__(
-        self, instance: ToolChainResult | None, owner: type[object] | None = None
-    ) -> object:
-        if instance is None:  # the class's own attribute: the slot, as before
-            return self.slot
-        text: object = self.slot.__get__(instance, owner)
-        if type(text) is _Later:
-            text = text.write()
-            self.slot.__set__(instance, text)  # two readers at once write the same text
-        return text
-
-    def __set__(self, instance: ToolChainResult, value: object) -> None:
-        self.slot.__set__(instance, value)
-
-    def __delete__(self, instance: ToolChainResult) -> None:
-        self.slot.__delete__(instance)
+    text: object = _read_slot(result)
+    if type(text) is _Later:
+        text = text.write()
+        _write_slot(result, text)  # two readers at once write the same text
+    return cast(str, text)
 
 
-_TEXT_SLOT: MemberDescriptorType = ToolChainResult.__dict__["text"]
-ToolChainResult.text = _TextOnRead(_TEXT_SLOT)  # type: ignore[assignment,misc]  # see _TextOnRead
+ToolChainResult.text = property(_text, _write_slot, _TEXT_SLOT.__delete__)  # type: ignore[assignment,misc]  # the field, read through _text
 
 
 def text_on_read(
@@ -475,5 +460,5 @@ def text_on_read(
     ('<observation/>', True)
     """
     result = ToolChainResult("", media, raw, observations)
-    _TEXT_SLOT.__set__(result, _Later(write))
+    _write_slot(result, _Later(write))
     return result
