@@ -3,14 +3,15 @@
 hang it.
 
 A call is never moved between tasks once it started (cancel scopes, ``asyncio.timeout``
-bind to the task they are entered in). The calls of an action start in order, each
-eagerly as its own task up to its first real suspension (most finish there: the chain
-has their outcome without waiting), but the last (unless a worker thread runs it: then
-it always suspends), which starts in the caller's own task and, if it suspends, is
-driven on there (`_drive_last`): one task fewer per action. One
-call alone is driven the same way (`run_alone`): no task, no loop turn when it finishes
-without suspending. A call that ignores its cancellation is given ``cancel_grace``
-seconds, then abandoned and reported.
+bind to the task they are entered in). The calls of an action start in order, each in
+the caller's own task while every call before it there finished without suspending
+(most do: no task, no loop turn); the first that suspends is driven on there
+(`_drive_on`), and the calls after it start eagerly as tasks of their own, up to their
+first real suspension (most finish there: the chain has their outcome without waiting).
+A call whose tool runs on a worker thread always suspends, and driven it costs more than
+its own task: it always starts as a task. One call alone is driven the same way
+(`run_alone`). A call that ignores its cancellation is given ``cancel_grace`` seconds,
+then abandoned and reported.
 """
 
 from __future__ import annotations
@@ -77,16 +78,14 @@ async def run_action(
     done: list[Outcome | None] = [None] * len(items)
     tasks: dict[int, asyncio.Task[Outcome]] = {}
     finished: list[asyncio.Task[Outcome]] = []
-    driven: _Driven | None = None
-    last = _last_in_this_task(config, items)
-    # The action's calls share one context of their own (what one sets, its caller never
-    # sees), whichever task runs them.
-    context = contextvars.copy_context()
+    driven: _Driven | None = None  # the call that suspended in this task, if one did
     for index, item in enumerate(items):
-        if runner is not None:  # a durable run's step state is per call: a context each
-            context = contextvars.copy_context()
+        # A context of its own, as a task of its own has: what a call sets, neither the
+        # caller nor the other calls see (a durable run's step state is per call too).
+        context = contextvars.copy_context()
         step = start(config, ctx, index, item, signals)
-        if index == last:  # starts in this task: no task, when it ends at once
+        if driven is None and not _on_worker(config, item):
+            # In this task while no call before it suspended: no task when it ends at once.
             try:
                 waiting_on = context.run(step.send, None)
             except StopIteration as stop:
@@ -159,8 +158,8 @@ def begin_alone(
 
 
 class _Driven:
-    """The last call of an action, suspended in its first step: driven on in the
-    caller's task."""
+    """The call of an action that suspended first, in its first step taken in the
+    caller's task: driven on there."""
 
     __slots__ = ("context", "index", "step", "waiting_on")
 
@@ -177,7 +176,7 @@ class _Driven:
         self.context = context  # what it runs in, as a task would run it
 
 
-async def _drive_last(
+async def _drive_on(
     config: ChainConfig,
     ctx: ExecutionContext,
     items: list[Planned],
@@ -221,7 +220,7 @@ async def _drive_alone(
     """`run_alone` after the call first suspended (``waiting_on`` what it yielded).
 
     ``context``: what the call runs in (the caller's own when ``None``). ``among``: the
-    call is one of an action's (`_drive_last`), whose caller, cancelled, must not wait
+    call is one of an action's (`_drive_on`), whose caller, cancelled, must not wait
     on it longer than on a task of its own: a cancellation of this task that still
     stands once the call has ended, or ``cancel_grace`` seconds after it came (then the
     call is abandoned), is the caller's and is raised. One that a cancel scope inside
@@ -424,14 +423,14 @@ async def _wait(
     driven: _Driven | None,
 ) -> Outcome | None:
     """Wait for the suspended calls, enforcing timeouts and cancellation: the ``driven``
-    one (`_drive_last`) first, whose outcome this is, then the ``tasks``.
+    one (`_drive_on`) first, whose outcome this is, then the ``tasks``.
 
     A call that ignores its cancellation is waited for ``cancel_grace`` seconds,
     then abandoned: its task is left running and the call reported as such.
     """
     waiter, unwatch = _watch(config, ctx, items, tasks, signals) if tasks else (None, None)
     try:
-        outcome = None if driven is None else await _drive_last(config, ctx, items, signals, driven)
+        outcome = None if driven is None else await _drive_on(config, ctx, items, signals, driven)
         if waiter is not None:
             await waiter
     except asyncio.CancelledError:
@@ -621,15 +620,11 @@ def _in_turn(start: Start, turns: asyncio.Semaphore) -> Start:
     return in_turn
 
 
-def _last_in_this_task(config: ChainConfig, items: list[Planned]) -> int:
-    """The index of the call that starts in the caller's task (`run_action`): the
-    action's last, unless its tool runs on a worker thread (then -1: none). Such a call
-    always suspends, and driven it costs more than its own task."""
-    last = items[-1]
-    tool = config.offered.get(last.name) if type(last) is ToolCall else None
-    if tool is not None and not tool.is_async and not tool.inline:
-        return -1
-    return len(items) - 1
+def _on_worker(config: ChainConfig, item: Planned) -> bool:
+    """Whether ``item``'s tool runs on a worker thread: such a call always suspends, and
+    driven in the caller's task it costs more than its own task (`run_action`)."""
+    tool = config.offered.get(item.name) if type(item) is ToolCall else None
+    return tool is not None and not tool.is_async and not tool.inline
 
 
 def _future_of(value: object) -> asyncio.Future[object] | None:
