@@ -45,6 +45,7 @@ from agents._step_log import log
 from agents._step_request import StepCalls
 from agents._step_state import TASKS_PENDING, Done, RunStop, StepCall, StepRecord
 from agents._system_prompt import PromptBuilder, PromptContext
+from agents._tool_specs import chain_names
 from agents.events import (
     AnswerReady,
     LimitReached,
@@ -617,7 +618,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         self, task: str | Sequence[ContentPart], history: Sequence[Message]
     ) -> StepCalls:
         """The run's plain call (its conversation so far), and how hooks change it."""
-        tools = tuple(self.tool_chain.tools)
+        tools = chain_names(self.tool_chain)
         system_text = self.system_prompt()
         messages = [
             Message.text("system", system_text),

@@ -18,7 +18,7 @@ from agents.terminations import TypedTermination
 from toolchain import Tool, ToolChain, ToolDefinitionError
 from toolchain.chain import ToolChainBase
 
-__all__ = ["NativeSpecs", "chain_tools", "strict_parameters", "tool_spec"]
+__all__ = ["NativeSpecs", "chain_names", "chain_tools", "strict_parameters", "tool_spec"]
 
 ANSWER_DESCRIPTION = (
     "Give your final answer. Call this alone, once you have everything the "
@@ -80,7 +80,7 @@ class NativeSpecs:
     (each spec built once per tool object) and, with a typed answer, the final-answer
     tool whose parameters are the answer's schema."""
 
-    __slots__ = ("_built", "_last", "answer_tool", "chain", "typed")
+    __slots__ = ("_built", "_made", "answer_tool", "chain", "typed")
 
     def __init__(
         self, chain: ToolChain, answer_tool: str, typed: TypedTermination[Any] | None
@@ -89,28 +89,47 @@ class NativeSpecs:
         self.answer_tool = answer_tool
         self.typed = typed
         self._built: dict[str, tuple[Tool[Any, Any], ToolSpec]] = {}
-        self._last: tuple[GenerateOptions, tuple[ToolSpec, ...], str, GenerateOptions] | None
-        self._last = None
-        """The last options made, from what: a run whose steps show other tools than the
-        chain's (discovery's) asks for the same ones every step."""
+        self._made: list[_Made] = []
+        """The options made lately, most recent first (at most `_KEEP`): a run asks for
+        the chain's tools once, as it starts, then for the tools its steps show (fewer,
+        with discovery), and every run of the agent asks for the same ones again."""
         self.check_answer_tool()
 
     def options(self, options: GenerateOptions, tools: tuple[str, ...]) -> GenerateOptions:
         """``options`` with the specs of ``tools`` (and the answer tool) to send."""
         registered = chain_tools(self.chain)
+        typed = self.typed
+        made_lately = self._made
+        if typed is None:
+            # The same options, tools and chain config as a call before: the same specs
+            # (a config's tools are frozen, and each tool's spec is made once), so the
+            # same options, without a spec looked up per tool (a search's index puts
+            # hundreds on the chain, and every run asks for all of them).
+            for at, known in enumerate(made_lately):
+                if (
+                    known.options is options
+                    and known.registered is registered
+                    and (known.tools is tools or known.tools == tools)
+                ):
+                    if at:
+                        made_lately.insert(0, made_lately.pop(at))
+                    return known.made
         specs = [self._spec(name, registered[name]) for name in tools if name in registered]
         choice = options.tool_choice
-        if self.typed is not None:
+        if typed is not None:
             self.check_answer_tool()
-            specs.append(self._answer_spec(self.typed))
+            specs.append(self._answer_spec(typed))
             if choice == "auto":
                 choice = "required"  # the answer is a call too: never a bare text reply
         sent = tuple(specs)
-        last = self._last
-        if last is not None and last[0] is options and last[1] == sent and last[2] == choice:
-            return last[3]
-        made = dataclasses.replace(options, tools=sent, tool_choice=choice)
-        self._last = (options, sent, choice, made)
+        for known in made_lately:  # another key, the same specs: the options made then
+            if known.options is options and known.sent == sent and known.choice == choice:
+                made = known.made
+                break
+        else:
+            made = dataclasses.replace(options, tools=sent, tool_choice=choice)
+        made_lately.insert(0, _Made(options, registered, tools, sent, choice, made))
+        del made_lately[_KEEP:]
         return made
 
     def check_answer_tool(self) -> None:
@@ -136,12 +155,37 @@ class NativeSpecs:
         return ToolSpec(self.answer_tool, ANSWER_DESCRIPTION, schema)
 
 
+_KEEP = 4
+"""The options `NativeSpecs` keeps: a run's two (all tools, the tools shown), and a few
+more while discovery adds found tools to those shown."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Made:
+    """Options `NativeSpecs` made, and from what."""
+
+    options: GenerateOptions
+    registered: Mapping[str, Tool[Any, Any]]
+    tools: tuple[str, ...]
+    sent: tuple[ToolSpec, ...]
+    choice: str
+    made: GenerateOptions
+
+
 def chain_tools(chain: ToolChain) -> Mapping[str, Tool[Any, Any]]:
     """The chain's tools for one read: its registry itself where it has one (every chain
     of ours: not copied, and the same mapping while it holds the same tools), else the
     copy ``tools`` gives. A search's index puts thousands of tools on a chain, and the
     engine reads them every step."""
     return chain.registry if isinstance(chain, ToolChainBase) else chain.tools
+
+
+def chain_names(chain: ToolChain) -> tuple[str, ...]:
+    """The names of the tools the chain offers, in its order: the tuple its config keeps
+    where it has one (every chain of ours: not copied, and the same tuple while it
+    offers the same tools), else those of the copy ``tools`` gives. A run reads them as
+    it starts, and a search's index puts hundreds of tools on a chain."""
+    return chain.config.names if isinstance(chain, ToolChainBase) else tuple(chain.tools)
 
 
 def strict_parameters(schema: Mapping[str, object]) -> dict[str, object] | None:

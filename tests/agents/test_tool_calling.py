@@ -225,6 +225,68 @@ def test_the_model_gets_tool_specs_and_a_native_system_prompt() -> None:
     assert model.requests[0].messages[1] == Message.text("user", "Hello")
 
 
+def test_each_run_sends_the_chain_and_options_as_they_are_when_it_starts() -> None:
+    # The specs an agent made are reused while its chain and options stay the same: a
+    # tool registered since, or options replaced, are what the next run sends.
+    tools = JSONToolChain().register_tool(add)
+    model = ScriptedModel(["One.", "Two.", "Three.", "Four."])
+    native = ToolCallingAgent(model, tool_chain=tools, clock=fixed_clock)
+    native.run_sync("Hello")
+    native.run_sync("Hello")
+    tools.register_tool(weather)
+    native.run_sync("Hello")
+    native.generate_options = GenerateOptions(temperature=0.5, tool_choice="required")
+    native.run_sync("Hello")
+    sent = [request.options for request in model.requests]
+    assert [[spec.name for spec in options.tools] for options in sent] == [
+        ["add"],
+        ["add"],
+        ["add", "weather"],
+        ["add", "weather"],
+    ]
+    assert sent[0] == sent[1] and sent[1] != sent[2]
+    assert (sent[2].temperature, sent[2].tool_choice) == (None, "auto")
+    assert (sent[3].temperature, sent[3].tool_choice) == (0.5, "required")
+    assert sent[3].tools == sent[2].tools
+
+
+class Swapped:
+    """A chain written against the ``ToolChain`` protocol alone, whose tools can be
+    swapped for others of the same names (its ``tools`` is a new mapping every read)."""
+
+    def __init__(self, inner: JSONToolChain) -> None:
+        self.inner = inner
+        self.name, self.guidance = inner.name, inner.guidance
+
+    @property
+    def tools(self) -> Any:
+        return self.inner.tools
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the protocol, as the inner chain's
+        return getattr(self.inner, name)
+
+
+def test_a_protocol_chain_whose_tool_changed_under_its_name_sends_the_new_spec() -> None:
+    @tool(name="add")
+    def add_twice(a: int, b: int) -> int:
+        """Add two integers, twice."""
+        return 2 * (a + b)
+
+    tools = Swapped(JSONToolChain().register_tool(add))
+    model = ScriptedModel(["One.", "Two."])
+    # pyright cannot see the protocol's methods through __getattr__ (mypy can).
+    native = ToolCallingAgent(
+        model,
+        tool_chain=tools,  # pyright: ignore[reportArgumentType]
+        clock=fixed_clock,
+    )
+    native.run_sync("Hello")
+    tools.inner = JSONToolChain().register_tool(add_twice)
+    native.run_sync("Hello")
+    descriptions = [[s.description for s in r.options.tools] for r in model.requests]
+    assert descriptions == [["Add two integers."], ["Add two integers, twice."]]
+
+
 # -- answers ----------------------------------------------------------------------------
 
 
