@@ -103,9 +103,10 @@ class Ledger:
         self._sections: list[tuple[str, str]] = []
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
-        self._unsized: list[tuple[int, str, str, str, str]] = []
+        self._unsized: list[tuple[int, str, str, str, int]] = []
         """Outputs shown with a name before them, not counted yet: (step, the variables'
-        name, the tool, the output as the chain wrote it, as shown). See `_renamed`."""
+        name, the tool, the output as shown, where the output as the chain wrote it
+        starts in it). See `_renamed`."""
         self._tallied: dict[str, Savings] | None = None
         self._step = 0
         # Counted once per chain and tool, for every run (a search index may be large).
@@ -165,8 +166,8 @@ class Ledger:
         # Nothing of the ledger changes here: two threads reading a result at once
         # each count the same figures.
         items = list(self._carried)
-        for step, variables, tool, written, shown in self._unsized:
-            difference = self._changed(tool, written, shown)
+        for step, variables, tool, shown, start in self._unsized:
+            difference = self._changed(tool, shown[start:], shown)
             if difference:
                 items.append(_Carried(step, variables, abs(difference), difference >= 0))
         kept, cost = dict.fromkeys(self._names, 0), dict(self._cost)
@@ -184,7 +185,9 @@ class Ledger:
 
     def sections(self, texts: list[tuple[str, str]]) -> None:
         """The extension sections of the request about to be made (name, formatted)."""
-        self._sections = [(name, text) for name, text in texts if name in self._names]
+        self._sections = (
+            [(name, text) for name, text in texts if name in self._names] if texts else []
+        )
 
     def _step_ready(self, event: StepReady) -> None:
         request = event.request
@@ -193,10 +196,13 @@ class Ledger:
         self._pending[index] = request
         shown = request.shown_tools
         registered = chain_tools(self._chain)
-        self._per_request.extend((index, *fixed) for fixed in self._fixed(shown, registered))
-        for name, text in self._sections:
-            self._per_request.append((index, name, self._count(text), False))
-        self._sections = []
+        fixed = self._fixed(shown, registered)
+        if fixed:  # none for an extension with no guide and no tools (the variables)
+            self._per_request.extend((index, *item) for item in fixed)
+        if self._sections:
+            for name, text in self._sections:
+                self._per_request.append((index, name, self._count(text), False))
+            self._sections = []
         search = self._kinds.get("discovery")
         if search is not None and request.described is not None:
             # Tools callable but not described: without discovery every request would
@@ -230,11 +236,14 @@ class Ledger:
         index = done.index
         request = self._pending.pop(index, None)
         variables = self._kinds.get("variables")
+        if variables is not None:
+            for chain_result in done.tool_results:
+                self._renamed(index, variables, chain_result)
+        if not self._owner:  # no extension of the run has tools: no call is one's own
+            return
         owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
         others = False
         for chain_result in done.tool_results:
-            if variables is not None:
-                self._renamed(index, variables, chain_result)
             for seen, call in zip(chain_result.observations, chain_result.raw.calls, strict=False):
                 owner = self._owner.get(seen.name)
                 if owner is None:
@@ -275,21 +284,21 @@ class Ledger:
         share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
         named = self._variables.named if self._variables is not None else None
         kept = cost = 0  # added up over the step: carried from it as one figure each
-        unsized = self._unsized
+        unsized, ctx, owner, boxed = self._unsized, self._ctx, self._owner, self._boxed
         for seen, result in zip(observations, chain_result.raw.results, strict=False):
-            if result is None or seen.error is not None or seen.name in self._owner:
+            if result is None or seen.error is not None or seen.name in owner:
                 continue
-            name = named(self._ctx, seen.id) if named is not None else None
+            name = named(ctx, seen.id) if named is not None else None
             text = seen.text
             if (
                 name is not None
-                and text.startswith(prefix := f"${name} = ")
                 and len(text) <= share  # not cut by the chain
-                and seen.id not in self._boxed
+                and seen.id not in boxed
+                and text.startswith(prefix := f"${name} = ")
             ):
                 # Counted when the savings are read (`_tally`): both texts are final, and
-                # a run whose report nobody reads never counts them.
-                unsized.append((step, variables, seen.name, text[len(prefix) :], text))
+                # a run whose report nobody reads never counts them (nor copies them).
+                unsized.append((step, variables, seen.name, text, len(prefix)))
                 continue
             rewritten = self._rewritten(seen, result.output)
             if rewritten is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from toolchain import _approvals as approvals
@@ -38,7 +39,7 @@ from toolchain.chain._stages import Checked, Outcome, Planned, Problem, Ran, Ref
 if TYPE_CHECKING:
     from toolchain._context import ExecutionContext
 
-__all__ = ["NOT_A_CALL", "held_outcome", "observed", "run_call"]
+__all__ = ["NOT_A_CALL", "held_outcome", "observe", "observed", "run_call"]
 
 _log = logger("toolchain")
 
@@ -90,9 +91,12 @@ async def run_call(
         result, problem = await runner.run_tool(
             ctx, call, checked.tool, slot, lambda: invoke(config, ctx, ran_now, index, signals)
         )
-    if not (hooks.after or hooks.observation):  # nothing to await: no coroutine for it
+    if not (hooks.after or hooks.observation):
         return finish(config, ctx, index, Ran(call, result, problem), started)
-    return await observed(config, ctx, index, Ran(call, result, problem), started)
+    # Plain hooks (the variables' and the relay's, whose stores answer at once) give the
+    # outcome as it is: no coroutine for it.
+    done = observe(config, ctx, index, Ran(call, result, problem), started)
+    return done if isinstance(done, Outcome) else await done
 
 
 async def _gated(
@@ -173,14 +177,37 @@ async def observed(
     config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
 ) -> Outcome:
     """What a call that ran (or replayed) comes to: the after hooks, then observed."""
-    hooks = ctx.hooks
-    if hooks.after and ran.error is None and ran.result is not None:
+    done = observe(config, ctx, index, ran, started)
+    return done if isinstance(done, Outcome) else await done
+
+
+def observe(
+    config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
+) -> Outcome | Awaitable[Outcome]:
+    """`observed`, as it is while every hook is plain; an awaitable of it only once a
+    hook is ``async`` (see ``run_stage``)."""
+    if ctx.hooks.after and ran.error is None and ran.result is not None:
         after = after_hooks(ctx, ran)
-        ran = after if isinstance(after, Ran) else await after
+        if not isinstance(after, Ran):
+            return _observed_after(config, ctx, index, after, started)
+        ran = after
+    return _finished(config, ctx, index, ran, started)
+
+
+async def _observed_after(
+    config: ChainConfig, ctx: ExecutionContext, index: int, after: Awaitable[Ran], started: float
+) -> Outcome:
+    done = _finished(config, ctx, index, await after, started)
+    return done if isinstance(done, Outcome) else await done
+
+
+def _finished(
+    config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
+) -> Outcome | Awaitable[Outcome]:
+    """A call that ran, ended (``finish``) and then shown as its observation hooks say."""
     outcome = finish(config, ctx, index, ran, started)
-    if hooks.observation and outcome.result is not None:
-        done = observation_hooks(ctx, outcome)
-        outcome = done if isinstance(done, Outcome) else await done
+    if ctx.hooks.observation and outcome.result is not None:
+        return observation_hooks(ctx, outcome)
     return outcome
 
 

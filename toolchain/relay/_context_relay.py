@@ -4,7 +4,6 @@ arguments unboxed before the tool runs."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal, cast
 
@@ -239,14 +238,14 @@ class _RelayHook(ToolHook):
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
     ) -> Awaitable[Shown] | None:
-        results = results_of(ctx)
-        original = results.original(call.id, text)
+        original = results_of(ctx).original(call.id, text)
         limit = self.relay.limit_for(call.name)
         if call.name in self.relay.reader_names or limit is None:
             return None
         size = self.relay.size_of(original)
         media = tuple(result.media)
-        if not any(type(part) is TextContent for part in media):  # the common case
+        # No media (most results: no generator to look through them) or no text parts.
+        if not media or not any(type(part) is TextContent for part in media):
             return None if size <= limit else self._boxed(ctx, call, result, original)
         # Text parts reach the model beside the output: they count, and are boxed, too.
         sizes = [size] + [
@@ -278,7 +277,7 @@ class _RelayHook(ToolHook):
         variable = None if name is None else results.variables.get(name)
         if variable is None or not variable.entry or not results.shares_entries(self.relay.store):
             return ""
-        results.variables[variable.name] = dataclasses.replace(variable, shared=True)
+        results.variables[variable.name] = msgspec.structs.replace(variable, shared=True)
         return variable.entry
 
     async def _boxed_parts(

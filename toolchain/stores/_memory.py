@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import cast
 
 from toolchain.stores._common import resolve_ttl
-from toolchain.stores._protocol import StoredEntry, new_id
+from toolchain.stores._protocol import Store, StoredEntry, new_id
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "delete_at_once", "put_at_once"]
 
 _SWEEP_MIN = 256
 """Puts between two sweeps of a small store (a sweep walks every entry)."""
@@ -58,6 +59,9 @@ class MemoryStore:
 
         Raises ``ValueError`` for a ``ttl`` that is not a positive, finite number.
         """
+        return self._put(scope, entry, ttl)
+
+    def _put(self, scope: str, entry: StoredEntry, ttl: float | None) -> str:
         lifetime = resolve_ttl(ttl)
         if type(entry.data) is not bytes:  # a bytearray the caller may change later
             entry = StoredEntry(bytes(entry.data), entry.kind, entry.tool)
@@ -88,6 +92,9 @@ class MemoryStore:
 
     async def delete(self, scope: str, id: str) -> bool:
         """Remove one entry; True when it was there (and not expired)."""
+        return self._delete(scope, id)
+
+    def _delete(self, scope: str, id: str) -> bool:
         with self._lock:
             entries = self._scopes.get(scope)
             found = None if entries is None else entries.get(id)
@@ -131,3 +138,27 @@ class MemoryStore:
         del entries[id]
         if not entries:
             del self._scopes[scope]
+
+
+def put_at_once(store: Store, scope: str, entry: StoredEntry, ttl: float | None) -> str | None:
+    """``store.put``'s new id, put without a coroutine, when ``store`` is a ``MemoryStore``
+    that puts as its class does (it never waits, and variables keep each call's output
+    here); None for any other store, whose ``put`` is to be awaited.
+
+    >>> import asyncio
+    >>> store = MemoryStore()
+    >>> id = put_at_once(store, "run-1", StoredEntry(b"1", "json"), None)
+    >>> asyncio.run(store.get("run-1", id or ""))
+    StoredEntry(data=b'1', kind='json', tool='')
+    """
+    if type(store).put is not MemoryStore.put:  # another store, or its own put
+        return None
+    return cast(MemoryStore, store)._put(scope, entry, ttl)  # pyright: ignore[reportPrivateUsage]  # MemoryStore is this module's
+
+
+def delete_at_once(store: Store, scope: str, id: str) -> bool | None:
+    """``store.delete``'s answer, without a coroutine, when ``store`` is a ``MemoryStore``
+    that deletes as its class does; None for any other store (await its ``delete``)."""
+    if type(store).delete is not MemoryStore.delete:
+        return None
+    return cast(MemoryStore, store)._delete(scope, id)  # pyright: ignore[reportPrivateUsage]  # as above

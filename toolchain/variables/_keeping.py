@@ -5,8 +5,7 @@ saved read back before the model can name them."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from typing import Final, Protocol, cast
 
 import msgspec
@@ -16,6 +15,7 @@ from toolchain._oneline import one_line
 from toolchain._redact import logger
 from toolchain.stores import Store, StoredEntry
 from toolchain.stores._entries import decode_entry, encode_entry, scope_of
+from toolchain.stores._memory import delete_at_once, put_at_once
 from toolchain.stores._results import UNLOADED, RunResults, Variable, results_of
 from toolchain.variables._listing import PREVIEW, type_of
 
@@ -51,7 +51,7 @@ class KeepSettings(Protocol):
     def store_of(self, ctx: ExecutionContext) -> Store: ...
 
 
-async def keep_value(
+def keep_value(
     settings: KeepSettings,
     ctx: ExecutionContext,
     results: RunResults,
@@ -61,12 +61,14 @@ async def keep_value(
     call_id: str,
     shown: str | None = None,
     boxed: tuple[str, int] | None = None,
-) -> Variable | None:
+) -> Variable | Awaitable[Variable | None] | None:
     """Save a variable (its value in the store, or in the relay's entry ``boxed``),
     then drop the oldest past the bounds; None when it alone is over ``max_bytes``.
 
     ``value`` is plain data (``to_builtins``'s); ``shown`` is the output as the model
-    sees it, for the preview."""
+    sees it, for the preview. Kept at once, with no coroutine, when the store answers
+    at once (a ``MemoryStore``, the default: every call's output is kept this way); an
+    awaitable of the same otherwise."""
     store = settings.store_of(ctx)
     if boxed is not None:
         entry, size = boxed
@@ -79,11 +81,6 @@ async def keep_value(
         _log.info("the output of %s is not kept as $%s: %s", tool, name, why)
         results.drop(name, why, keep=MAX_DROPPED)
         return None
-    if data is not None:
-        try:
-            entry = await store.put(scope_of(ctx), data, ttl=settings.ttl)
-        except Exception:  # kept for this run; a later one is told it was not stored
-            _log.warning("the value of $%s could not be stored", name, exc_info=True)
     if shown is None:  # a program's value: its JSON, as a tool's would be shown
         if isinstance(value, str):
             shown = value
@@ -91,26 +88,75 @@ async def keep_value(
             shown = data.data[: 16 * PREVIEW].decode("utf-8", "ignore")
         else:
             shown = msgspec.json.encode(value).decode()
+    kind, preview = type_of(value), one_line(shown[: 4 * PREVIEW], PREVIEW)
+    if data is not None:
+        try:
+            stored = put_at_once(store, scope_of(ctx), data, settings.ttl)
+        except Exception:  # kept for this run; a later one is told it was not stored
+            _not_stored(name)
+            stored = ""
+        if stored is None:  # a store to wait for
+            variable = Variable(name, tool, value, call_id, kind, preview, size)
+            return _stored_then_kept(settings, ctx, results, store, data, variable)
+        entry = stored
     variable = Variable(
-        name,
-        tool,
-        value,
-        call_id,
-        type_of(value),
-        one_line(shown[: 4 * PREVIEW], PREVIEW),
-        size,
-        entry,
-        shared=boxed is not None,
+        name, tool, value, call_id, kind, preview, size, entry, shared=boxed is not None
     )
+    return _kept(settings, ctx, results, store, variable)
+
+
+async def _stored_then_kept(
+    settings: KeepSettings,
+    ctx: ExecutionContext,
+    results: RunResults,
+    store: Store,
+    data: StoredEntry,
+    variable: Variable,
+) -> Variable:
+    """`keep_value`'s end for a store to wait for: ``variable`` stored, then kept."""
+    try:
+        entry = await store.put(scope_of(ctx), data, ttl=settings.ttl)
+    except Exception:  # kept for this run; a later one is told it was not stored
+        _not_stored(variable.name)
+    else:
+        variable = msgspec.structs.replace(variable, entry=entry)
+    kept = _kept(settings, ctx, results, store, variable)
+    return kept if isinstance(kept, Variable) else await kept
+
+
+def _not_stored(name: str) -> None:
+    _log.warning("the value of $%s could not be stored", name, exc_info=True)
+
+
+def _kept(
+    settings: KeepSettings,
+    ctx: ExecutionContext,
+    results: RunResults,
+    store: Store,
+    variable: Variable,
+) -> Variable | Awaitable[Variable]:
+    """``variable`` saved, and the oldest dropped past the bounds; an awaitable only
+    when deleting their entries waits on the store."""
     replaced = results.save(variable)
+    if (
+        replaced is None
+        and len(results.variables) <= settings.max_variables
+        and results.size <= settings.max_bytes
+    ):
+        return variable  # no name used again, within the bounds: nothing goes
     gone = [replaced] if replaced is not None else []
-    for old in over_bounds(settings, results, keep=name):
+    for old in over_bounds(settings, results, keep=variable.name):
         dropped = results.drop(old, why_dropped(settings, results, old), keep=MAX_DROPPED)
         if dropped is not None:
             _log.info("variable $%s is dropped: over the bounds", old)
             gone.append(dropped)
-    if gone:  # a name used again, or the bounds passed: their entries go too
-        await _forget(ctx, store, results, gone)
+    # A name used again, or the bounds passed: their entries go too.
+    forgetting = _forget(ctx, store, results, gone)
+    return variable if forgetting is None else _forgotten_then(forgetting, variable)
+
+
+async def _forgotten_then(forgetting: Awaitable[None], variable: Variable) -> Variable:
+    await forgetting
     return variable
 
 
@@ -146,19 +192,35 @@ def why_dropped(settings: KeepSettings, results: RunResults, name: str) -> str:
     return f"a conversation's variables may hold {settings.max_bytes:,} bytes in all{again}"
 
 
-async def _forget(
+def _forget(
     ctx: ExecutionContext, store: Store, results: RunResults, gone: list[Variable]
-) -> None:
+) -> Awaitable[None] | None:
     """Delete the entries of variables that are gone, but not one an ``internal://``
-    reference still names."""
+    reference still names: at once from a store that answers at once, else in the
+    awaitable returned."""
     scope = scope_of(ctx)
+    waiting: list[Variable] = []
     for v in gone:
         if not v.entry or v.shared or v.call_id in results.boxed:
             continue
         try:
+            if delete_at_once(store, scope, v.entry) is None:
+                waiting.append(v)
+        except Exception:  # it expires with its ttl anyway
+            _not_deleted(v)
+    return _deleted(store, scope, waiting) if waiting else None
+
+
+async def _deleted(store: Store, scope: str, gone: list[Variable]) -> None:
+    for v in gone:
+        try:
             await store.delete(scope, v.entry)
         except Exception:  # it expires with its ttl anyway
-            _log.warning("the entry of $%s could not be deleted", v.name, exc_info=True)
+            _not_deleted(v)
+
+
+def _not_deleted(variable: Variable) -> None:
+    _log.warning("the entry of $%s could not be deleted", variable.name, exc_info=True)
 
 
 async def load_saved(settings: KeepSettings, ctx: ExecutionContext) -> None:
@@ -179,7 +241,7 @@ async def load_saved(settings: KeepSettings, ctx: ExecutionContext) -> None:
             _log.info("variable $%s is dropped: %s", variable.name, why)
             results.drop(variable.name, why, keep=MAX_DROPPED)
         else:
-            results.variables[variable.name] = dataclasses.replace(variable, value=value)
+            results.variables[variable.name] = msgspec.structs.replace(variable, value=value)
 
 
 async def _read(store: Store, scope: str, variable: Variable) -> tuple[object, str]:

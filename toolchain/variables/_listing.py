@@ -4,7 +4,6 @@ how a value is described there (type, preview)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -157,22 +156,30 @@ def type_of(value: object) -> str:
     """
     if isinstance(value, dict):
         keys = tuple(islice(cast("dict[object, object]", value), 7))
-        for key in keys:  # a loop, not all(<generator>): this runs for every output
-            if type(key) is not str:
-                return _described_keys([str(key) for key in keys])
         # A tool's outputs mostly have the same keys, output after output: each set is
-        # described once. Only str keys: 1 and 1.0 are one key of a cache but are
-        # written differently. Kept as shown (40 characters each), so that a hostile
-        # output's huge keys are not held by the cache.
-        return _object_kind(tuple(key[:40] for key in cast("tuple[str, ...]", keys)))
+        # described once, looked up by the keys themselves (hashed when the output was
+        # made). Only sets of short str keys are kept: 1 and 1.0 are one key of a dict
+        # but are written differently, and a hostile output's huge keys are not held.
+        known = _KINDS.get(keys)
+        if known is not None:
+            return known
+        for key in keys:  # a loop, not all(<generator>): this runs for every new set
+            if type(key) is not str or len(key) > 40:
+                return _described_keys([str(key) for key in keys])
+        described = _described_keys(cast("tuple[str, ...]", keys))
+        if len(_KINDS) >= _KINDS_KEPT:
+            _KINDS.clear()
+        _KINDS[keys] = described
+        return described
     if isinstance(value, list):
         return f"list of {len(cast('list[object]', value))}"
     return type(value).__name__
 
 
-@functools.lru_cache(maxsize=512)
-def _object_kind(keys: tuple[str, ...]) -> str:
-    return _described_keys(keys)
+_KINDS: dict[tuple[object, ...], str] = {}
+"""First keys of an object → how the list describes it (``type_of``), for sets of short
+str keys only; emptied when it holds ``_KINDS_KEPT``."""
+_KINDS_KEPT: Final = 512
 
 
 def _described_keys(keys: Sequence[str]) -> str:

@@ -19,7 +19,6 @@ from toolchain import (
     ToolResult,
     to_builtins,
 )
-from toolchain._concurrency import carry_on
 from toolchain._errors import ToolchainValueError
 from toolchain._redact import logger
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
@@ -212,9 +211,9 @@ class ToolVariables(Extension):
         if not cleaned:
             raise ToolchainValueError(f"{name!r} cannot be a variable name")
         plain = to_builtins(value)
-        kept = await keep_value(
-            self, ctx, results_of(ctx), cleaned, tool, plain, PROGRAM_CALL + cleaned
-        )
+        kept = keep_value(self, ctx, results_of(ctx), cleaned, tool, plain, PROGRAM_CALL + cleaned)
+        if kept is not None and not isinstance(kept, Variable):
+            kept = await kept
         if kept is None:
             raise ToolchainValueError(
                 f"${cleaned} was not saved: it is over the {self.max_bytes:,} bytes "
@@ -316,15 +315,12 @@ class _VariablesHook(ToolHook):
             shown=original,
             boxed=boxed,
         )
-        # Its first step taken here: a store that answers at once (a MemoryStore, the
-        # default) never suspends it, and the observation is then returned as it is,
-        # with no coroutine of this hook's, nor the hook stage's, around it.
-        try:
-            waiting_on = keeping.send(None)
-        except StopIteration as done:
-            return self._shown(ctx, results, call.id, original, done.value)
-        rest = carry_on(keeping, waiting_on)  # the rest of it, driven as a task drives it
-        return self._shown_later(ctx, results, call.id, original, rest)
+        # A store that answers at once (a MemoryStore, the default) keeps it at once,
+        # and the observation is then returned as it is, with no coroutine of this
+        # hook's, nor the hook stage's, around it.
+        if keeping is None or isinstance(keeping, Variable):
+            return self._shown(ctx, results, call.id, original, keeping)
+        return self._shown_later(ctx, results, call.id, original, keeping)
 
     async def _shown_later(
         self,

@@ -217,6 +217,8 @@ def test_each_output_is_described_by_its_own_keys() -> None:
         {"names": list("abcdefgh")},
         {"names": ["1"], "numbered": True},
         {"names": ["1.0"], "numbered": True},
+        {"names": ["k" * 50, "temp"]},  # a key too long to be kept with its description
+        {"names": ["k" * 50, "temp"]},
     ):
         call = json.dumps({"tool": "record", "args": args})
         assert chain.execute_sync(ctx, call, XMLFormat()).raw.errors == (None,)
@@ -227,4 +229,6 @@ def test_each_output_is_described_by_its_own_keys() -> None:
         "object: a, b, c, d, e, f, …",
         "object: 1",
         "object: 1.0",
+        f"object: {'k' * 40}, temp",
+        f"object: {'k' * 40}, temp",
     ]

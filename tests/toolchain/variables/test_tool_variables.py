@@ -220,3 +220,39 @@ async def test_a_run_cancelled_while_the_store_writes_ends_the_write() -> None:
     with pytest.raises(asyncio.CancelledError):
         await running
     assert store.ended == ["CancelledError"]  # the write saw the cancellation, and ended
+
+
+class _OwnDeleteStore(MemoryStore):
+    """A store with a delete of its own that suspends (as a server's would)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.deleted: list[str] = []
+
+    async def delete(self, scope: str, id: str) -> bool:
+        await asyncio.sleep(0)
+        self.deleted.append(id)
+        return await super().delete(scope, id)
+
+
+@pytest.mark.parametrize("store", [MemoryStore(), _OwnDeleteStore()], ids=["memory", "own delete"])
+async def test_a_reused_name_deletes_the_replaced_value_from_the_store(store: MemoryStore) -> None:
+    # A MemoryStore deletes at once; a store whose delete is its own is awaited.
+    def naming(tool: str, args: Any, output: object) -> str:
+        return "latest"
+
+    variables = ToolVariables(naming, store=store)
+    made, ctx = chain(variables), ExecutionContext()
+    for city in ("Oslo", "Lima"):
+        call = f'{{"tool": "forecast", "args": {{"city": "{city}"}}}}'
+        result = await made.execute(ctx, call, XMLFormat())
+        assert result.observations[0].text.startswith(f'$latest = {{"city":"{city}"')
+    latest = await variables.get_variable(ctx, "latest")
+    assert latest == {
+        "city": "Lima",
+        "temps": [21, 23, 19],
+        "note": "$HOME is not a reference here",
+    }
+    if isinstance(store, _OwnDeleteStore):
+        assert len(store.deleted) == 1
+    assert await store.clear(ctx.run_id) == 1  # Oslo's entry went with its name
