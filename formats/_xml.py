@@ -330,7 +330,7 @@ class XMLFormat(SectionRegistry):
 
         Raises ``FormatParseError`` when no registered section is present.
         """
-        names_by_fold = {key: section.name for key, section in self._sections.items()}
+        names_by_fold = self._names_by_fold
         result = _split_sections(output, names_by_fold, decode=True)
         if not result:
             raise FormatParseError(list(names_by_fold.values()))
