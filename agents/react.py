@@ -201,8 +201,13 @@ class ReActAgent(StepEngine[AnswerT]):
             unsectioned = None
         actions = step.sections.get(self.tool_chain.name, [])
         answers = step.sections.get(self.termination.name, [])
+        if actions and not streaming:
+            # A coroutine, not a generator: nothing is yielded when not streaming, and
+            # an async generator per step costs its creation and the loop's hooks.
+            await self._act(ctx, index, actions, step, tools, deadline)
+            return
         if actions:
-            acting = self._act(ctx, index, actions, step, tools, deadline, streaming=streaming)
+            acting = self._act_streaming(ctx, index, actions, step, tools, deadline)
             try:
                 async for event in acting:
                     yield event
@@ -219,9 +224,10 @@ class ReActAgent(StepEngine[AnswerT]):
         if bare is not None and (bare.calls or bare.rejected):
             # A local model's native calls with no action section around them: the
             # chain reads the whole output (thinking blocks and prose are not calls).
-            acting = self._act(
-                ctx, index, [response.text], step, tools, deadline, streaming=streaming
-            )
+            if not streaming:
+                await self._act(ctx, index, [response.text], step, tools, deadline)
+                return
+            acting = self._act_streaming(ctx, index, [response.text], step, tools, deadline)
             async with contextlib.aclosing(acting) as events:
                 async for event in events:
                     yield event
@@ -264,9 +270,8 @@ class ReActAgent(StepEngine[AnswerT]):
         step: StepRecord,
         tools: tuple[str, ...],
         deadline: float | None,
-        *,
-        streaming: bool,
-    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
+    ) -> None:
+        """Run the action sections, each to its end, then reply (`_acted`)."""
         problems: list[str] = []
         loop = asyncio.get_running_loop()
         chain = narrow_chain(self.tool_chain, tools)  # the chain itself unless hooks narrowed
@@ -275,15 +280,47 @@ class ReActAgent(StepEngine[AnswerT]):
                 break
             try:
                 work = chain.execute(ctx, content, self.text_format)
-                if not streaming:
-                    step.results.append(await tool_results(ctx, work, deadline))
-                    continue
+                step.results.append(await tool_results(ctx, work, deadline))
+            except ToolCallParseError as error:
+                problems.append(f"your tool calls could not be read: {error}")
+        self._acted(ctx, index, step, problems, deadline, loop)
+
+    async def _act_streaming(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        actions: list[str],
+        step: StepRecord,
+        tools: tuple[str, ...],
+        deadline: float | None,
+    ) -> AsyncGenerator[RunEvent[AnswerT], None]:
+        """`_act`, yielding each call's events as they come."""
+        problems: list[str] = []
+        loop = asyncio.get_running_loop()
+        chain = narrow_chain(self.tool_chain, tools)
+        for content in actions:
+            if deadline is not None and loop.time() >= deadline:
+                break
+            try:
+                work = chain.execute(ctx, content, self.text_format)
                 running = step_tools(ctx, work, deadline, step.results, streaming=True)
                 async with contextlib.aclosing(running) as items:
                     async for item in items:
                         yield item
             except ToolCallParseError as error:
                 problems.append(f"your tool calls could not be read: {error}")
+        self._acted(ctx, index, step, problems, deadline, loop)
+
+    def _acted(
+        self,
+        ctx: ExecutionContext,
+        index: int,
+        step: StepRecord,
+        problems: list[str],
+        deadline: float | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        """After the actions: stop at the deadline, or reply now or once calls are decided."""
         if deadline is not None and loop.time() >= deadline:
             count_tool_errors(ctx, step.results)
             raise RunStop("limit", "timeout")  # step.results keeps every call that finished

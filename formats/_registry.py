@@ -21,6 +21,9 @@ class SectionRegistry(ABC):
 
     def __init__(self) -> None:
         self._sections: dict[str, TextSection] = {}
+        # Each name as registered, by its folded spelling: what a parse looks tags up
+        # in, kept as sections are registered rather than rebuilt per parse.
+        self._names_by_fold: dict[str, str] = {}
 
     @property
     def sections(self) -> tuple[TextSection, ...]:
@@ -37,6 +40,7 @@ class SectionRegistry(ABC):
         if key in self._sections:
             raise FormatValueError(f"section {section.name!r} is already registered")
         self._sections[key] = section
+        self._names_by_fold[key] = section.name
         return self
 
     def describe_structure(self) -> str:

@@ -330,7 +330,7 @@ class XMLFormat(SectionRegistry):
 
         Raises ``FormatParseError`` when no registered section is present.
         """
-        names_by_fold = {key: section.name for key, section in self._sections.items()}
+        names_by_fold = self._names_by_fold
         result = _split_sections(output, names_by_fold, decode=True)
         if not result:
             raise FormatParseError(list(names_by_fold.values()))
@@ -349,8 +349,27 @@ class XMLFormat(SectionRegistry):
         return f"<observation>\n{text}\n</observation>" if text else ""
 
 
+# Names `_render` has checked: a chain writes the same few tool names every step. Short
+# names only, and cleared when full, so it stays small whatever names come through.
+_CHECKED: set[str] = set()
+_CHECKED_NAME_CHARS = 64
+_CHECKED_KEPT = 1024
+
+
+def _checked(name: str) -> str:
+    """``check_name(name)``, remembered for short names that passed."""
+    if name in _CHECKED:
+        return name
+    check_name(name)
+    if len(name) <= _CHECKED_NAME_CHARS:
+        if len(_CHECKED) >= _CHECKED_KEPT:
+            _CHECKED.clear()
+        _CHECKED.add(name)
+    return name
+
+
 def _render(section: FormattedSection) -> str:
-    name = check_name(section.name)
+    name = _checked(section.name)
     content = xml_encode(section.content) if section.escape else section.content
     if section.children:
         body = [content] if content else []

@@ -229,3 +229,15 @@ def test_ascii_letter_case_still_matches(dialect: Dialect, written: str) -> None
     assert fmt.parse(dialect.section(written, "42")) == {"answer": ["42"]}
     nested = XMLFormat() if dialect.kind == "xml" else MarkdownFormat()
     assert nested.parse_nested(dialect.nested(written, "1"), ["answer"]) == {"answer": ["1"]}
+
+
+def test_format_checks_every_name_however_often_valid_ones_came_before() -> None:
+    # Valid names are remembered once checked: an invalid one is refused each time,
+    # before and after them, and past the names kept.
+    fmt = XMLFormat()
+    for turn in range(3):
+        for index in range(1500):
+            fmt.format_section(f"tool_{index}", "x")
+        for name in ("my answer", "a" * 100 + " b", "thin\u212aing"):
+            with pytest.raises(ValueError, match="is not a valid tag name"):
+                fmt.format_section(name, f"turn {turn}")

@@ -69,10 +69,25 @@ def test_json_lines_are_several_calls() -> None:
         "tool: get_weather\nargs:\n  city: Paris",
         "- name: get_weather\n  arguments:\n    city: Paris",
         "```yaml\n- tool: get_weather\n  args: {city: Paris}\n```",
+        "- args: {city: Paris}\n  tool: get_weather",  # keys in the other order
+        "- tool: get_weather\n  args: {city: Paris}\n  tool: get_weather",  # a repeated key
     ],
 )
 def test_yaml_call_shapes(content: str) -> None:
     assert yaml_chain().parse_calls(content) == [WEATHER]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        # "tool" then "args", the shape read without the key search, holding no call.
+        ("- tool: [a, b]\n  args: {city: Paris}", "call 1 has no 'tool:' name (keys: tool, args)"),
+        ("- tool: get_weather\n  args: [Paris]", "call 1 (get_weather): 'args' must be a mapping"),
+    ],
+)
+def test_yaml_tool_then_args_that_is_no_call_says_why(content: str, problem: str) -> None:
+    (item,) = yaml_chain().parse_calls(content)
+    assert isinstance(item, str) and item.startswith(problem)
 
 
 class Strings(BaseModel):

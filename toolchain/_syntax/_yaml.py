@@ -215,16 +215,30 @@ class _Builder:
     ) -> ToolCall | str:
         if not isinstance(node, MappingNode):
             return f"call {index + 1} is not a mapping with 'tool:' and 'args:'"
-        fields = self._fields(node)
-        function = fields.get("function")
-        if isinstance(function, MappingNode) and not any(k in fields for k in NAME_KEYS):
-            fields = self._fields(function)
-        name_node = _first(fields, NAME_KEYS)
+        pairs: list[tuple[Node, Node]] = node.value
+        name_node: Node | None
+        args_node: Node | None
+        if (
+            len(pairs) == 2
+            and type(pairs[0][0]) is ScalarNode
+            and pairs[0][0].value == "tool"
+            and type(pairs[1][0]) is ScalarNode
+            and pairs[1][0].value == "args"
+        ):
+            # gent's own shape, by far the most common: "tool" then "args", the nodes the
+            # key search below would find, without building the fields dict.
+            name_node, args_node = pairs[0][1], pairs[1][1]
+            fields: dict[str, Node] = {"tool": name_node, "args": args_node}
+        else:
+            fields = self._fields(node)
+            function = fields.get("function")
+            if isinstance(function, MappingNode) and not any(k in fields for k in NAME_KEYS):
+                fields = self._fields(function)
+            name_node, args_node = _first(fields, NAME_KEYS), _first(fields, ARGS_KEYS)
         if not isinstance(name_node, ScalarNode) or not name_node.value.strip():
             keys = ", ".join(fields) or "none"
             return f"call {index + 1} has no 'tool:' name (keys: {keys})"
         name = name_node.value.strip()
-        args_node = _first(fields, ARGS_KEYS)
         if args_node is None:
             return ToolCall(name, {})
         schema = schema_for(name)
