@@ -182,10 +182,14 @@ def chain_tools(chain: ToolChain) -> Mapping[str, Tool[Any, Any]]:
 
 def chain_names(chain: ToolChain) -> tuple[str, ...]:
     """The names of the tools the chain offers, in its order: the tuple its config keeps
-    where it has one (every chain of ours: not copied, and the same tuple while it
-    offers the same tools), else those of the copy ``tools`` gives. A run reads them as
+    where its tools are its config's (not copied, and the same tuple while it offers the
+    same tools), else those of the mapping ``tools`` gives. A run reads them as
     it starts, and a search's index puts hundreds of tools on a chain."""
-    return chain.config.names if isinstance(chain, ToolChainBase) else tuple(chain.tools)
+    if isinstance(chain, ToolChainBase) and type(chain).tools is ToolChainBase.tools:
+        return chain.config.names
+    # A chain that offers other tools than its config's (a PythonToolChain offers
+    # `run_python`, its config the tools a program calls): what it says it offers.
+    return tuple(chain.tools)
 
 
 def strict_parameters(schema: Mapping[str, object]) -> dict[str, object] | None:

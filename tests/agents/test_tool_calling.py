@@ -50,6 +50,7 @@ from toolchain import (
     YAMLToolChain,
     tool,
 )
+from toolchain.code import PythonToolChain
 from toolchain.testing import fixed_clock
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -586,3 +587,17 @@ def test_a_turn_with_one_call_that_worked_ends_the_tool_error_streak() -> None:
     )
     assert result.stats["consecutive_tool_errors"] == 2
     assert result.stats["tool_errors"] == 4
+
+
+def test_a_chain_offering_other_tools_than_its_config_sends_what_it_offers() -> None:
+    # A PythonToolChain's config holds the tools a program calls; the model is offered
+    # one tool, `run_python`, and that is the spec a native run sends, every run.
+    chain = PythonToolChain().register_tool(add)
+    model = ScriptedModel(["One.", "Two."])
+    native = ToolCallingAgent(model, tool_chain=chain, clock=fixed_clock)
+    native.run_sync("Hello")
+    native.run_sync("Hello")
+    assert [[spec.name for spec in r.options.tools] for r in model.requests] == [
+        ["run_python"],
+        ["run_python"],
+    ]
