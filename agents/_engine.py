@@ -378,8 +378,9 @@ class StepEngine(ABC, Generic[AnswerT]):
                     ctx.events.emit(StepStarted(ctx, index))
                 started = time.perf_counter()
                 call = plain
-                # Without hooks, extensions or a StepReady observer, no StepRequest is built.
-                if hooked or ctx.events.has_subscribers(StepReady):
+                # Without hooks, extensions, a ledger or a StepReady observer, no
+                # StepRequest is built.
+                if hooked or live.ledger is not None or ctx.events.has_subscribers(StepReady):
                     made = steps.call(ctx, index, messages)
                     call = made if isinstance(made, StepCall) else await made
                 response: ModelResponse | None = None
@@ -430,6 +431,8 @@ class StepEngine(ABC, Generic[AnswerT]):
                 halted = RunStop("paused", paused_reason(waiting))
                 held = PausedRun(self, live, index, step, None, waiting)
             done = run.add(ctx, response, step, started)
+            if live.ledger is not None:
+                live.ledger.step_done(done)
             if ctx.events.has_subscribers(StepFinished):
                 ctx.events.emit(StepFinished(ctx, done))
             if halted is not None:

@@ -4,9 +4,10 @@
 A run with the relay, discovery or the variables opens a ledger; any other run opens
 none and counts nothing. The ledger reads what the extensions tell observers on
 ``ctx.events`` (outputs boxed, references resolved in a call's arguments) and what
-the step engine tells them (each request as sent, with the tools it could call and
-those it described; each step's calls and results), plus each step's extension
-sections, which the engine hands it (`note_sections`). Multipliers are settled when
+the step engine hands it itself, as no event would be made for it alone: each
+request as sent, with the tools it could call and those it described
+(`note_request`); each step's calls and results (`Ledger.step_done`); each step's
+extension sections (`note_sections`). Multipliers are settled when
 the run ends, once it is known how many requests followed each step and which
 requests only served an extension (a search, a read of a boxed output).
 """
@@ -23,10 +24,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from agents._step_log import log
 from agents._tool_specs import chain_tools, tool_spec
-from agents.events import StepFinished, StepReady
 from agents.models import Message
-from agents.result import Savings
+from agents.result import Savings, StepResult
 from formats import FormattedSection, TextFormat
 from toolchain import (
     CallObservation,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from toolchain.relay import OutputBoxed
     from toolchain.variables import ToolVariables
 
-__all__ = ["Ledger", "note_sections", "open_ledger", "run_savings"]
+__all__ = ["Ledger", "note_request", "note_sections", "open_ledger", "run_savings"]
 
 _LEDGER = StateKey["Ledger | None"]("agents.savings.ledger")
 _CHILDREN = StateKey[dict[str, Savings]]("agents.savings.children")
@@ -135,8 +136,6 @@ class Ledger:
         """Start listening on the run's context."""
         events = self._ctx.events
         watch = self._unsubscribe.append
-        watch(events.subscribe(StepReady, self._step_ready))
-        watch(events.subscribe(StepFinished, self._step_done))
         for event_type, handler in self._handlers().items():
             watch(events.subscribe(event_type, handler))
         self._ctx.state.set(_LEDGER, self)
@@ -189,15 +188,20 @@ class Ledger:
             [(name, text) for name, text in texts if name in self._names] if texts else []
         )
 
-    def _step_ready(self, event: StepReady) -> None:
-        request = event.request
+    def request_ready(self, request: StepRequest) -> None:
+        """A step's request, as the model is called with it (`note_request`)."""
+        try:
+            self._step_ready(request)
+        except Exception:  # as an observer's would be: the run goes on without it
+            log.exception("the savings ledger failed on a step's request; the run goes on")
+
+    def _step_ready(self, request: StepRequest) -> None:
         index = self._step = request.index
         self._requests.append(index)
-        self._pending[index] = request
-        shown = request.shown_tools
-        registered = chain_tools(self._chain)
-        fixed = self._fixed(shown, registered)
-        if fixed:  # none for an extension with no guide and no tools (the variables)
+        if self._owner:  # read back only for a step that served one extension alone
+            self._pending[index] = request
+        if self._guide or self._owner:  # else nothing is fixed (the variables alone)
+            fixed = self._fixed(request.shown_tools, chain_tools(self._chain))
             self._per_request.extend((index, *item) for item in fixed)
         if self._sections:
             for name, text in self._sections:
@@ -207,6 +211,7 @@ class Ledger:
         if search is not None and request.described is not None:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
+            registered = chain_tools(self._chain)
             self._per_request.append((index, search, self._deferred(request, registered), True))
 
     def _fixed(
@@ -231,8 +236,15 @@ class Ledger:
         self._fixed_for = (shown, registered, len(registered), tuple(fixed))
         return self._fixed_for[3]
 
-    def _step_done(self, event: StepFinished) -> None:
-        done = event.step
+    def step_done(self, done: StepResult) -> None:
+        """A step's record, once made (the engine tells it where ``StepFinished`` is
+        emitted: the ledger is no observer of its own run's steps)."""
+        try:
+            self._step_done(done)
+        except Exception:  # as an observer's would be: the run goes on without it
+            log.exception("the savings ledger failed on a step's record; the run goes on")
+
+    def _step_done(self, done: StepResult) -> None:
         index = done.index
         request = self._pending.pop(index, None)
         variables = self._kinds.get("variables")
@@ -482,6 +494,14 @@ def note_sections(ctx: ExecutionContext, texts: list[tuple[str, str]]) -> None:
     ledger = ctx.state.get(_LEDGER)
     if ledger is not None:
         ledger.sections(texts)
+
+
+def note_request(ctx: ExecutionContext, request: StepRequest) -> None:
+    """Tell the run's ledger, if it has one, the request a step is about to make (as
+    `note_sections` is told its sections: a call, not an event every run pays for)."""
+    ledger = ctx.state.get(_LEDGER)
+    if ledger is not None:
+        ledger.request_ready(request)
 
 
 def run_savings(ctx: ExecutionContext, ledger: Ledger | None) -> Mapping[str, Savings]:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from agents._extensions import AgentExtensions
+from agents._savings import note_request
 from agents._step_log import log
 from agents._step_state import RunStop, StepCall
 from agents.events import StepReady
@@ -140,7 +141,7 @@ class StepCalls:
         plain = self.plain
         changed = final is not request and final != request
         if not changed and as_is:
-            ctx.events.emit(StepReady(ctx, final, changed))
+            _ready(ctx, final, changed)
             return plain
         prompt = final.system_prompt
         shown = final.shown_tools
@@ -155,7 +156,7 @@ class StepCalls:
                 now = self._chain.available_tools_prompt(shown) or "(no tools)"
                 prompt = prompt.replace(listed, now)
                 final = dataclasses.replace(final, system_prompt=prompt)
-        ctx.events.emit(StepReady(ctx, final, changed))
+        _ready(ctx, final, changed)
         system = plain.messages[0]
         if prompt != self.system_text:
             system = self._system_message(prompt)
@@ -188,3 +189,11 @@ class StepCalls:
 def _hook_failed(error: StepHookError) -> RunStop:
     log.exception("a step hook failed")
     return RunStop("error", str(error))
+
+
+def _ready(ctx: ExecutionContext, request: StepRequest, changed: bool) -> None:
+    """``request`` is what the model is called with: the run's ledger is told, and
+    ``StepReady``'s observers (the event is made only for some)."""
+    note_request(ctx, request)
+    if ctx.events.has_subscribers(StepReady):
+        ctx.events.emit(StepReady(ctx, request, changed))
