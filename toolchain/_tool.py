@@ -228,7 +228,11 @@ class Tool(ABC, Generic[InputT, OutputT]):
 
     def input_schema(self) -> dict[str, object]:
         """The JSON Schema of the tool's input."""
-        return self.codec.json_schema()
+        # The kept codec read straight from __dict__: a run's prompt asks every tool for
+        # its schema (~200 with ToolSearch's deferred tools), and going through the
+        # ``codec`` property costs two more frames each time.
+        codec: InputCodec[Any] | None = self.__dict__.get("_codec")
+        return (self.codec if codec is None else codec).json_schema()
 
     def prompt_schema(self) -> dict[str, object]:
         """The input schema as shown in prompts (optional fields simplified)."""

@@ -201,6 +201,20 @@ def test_the_listing_follows_a_tool_changed_after_it_was_listed() -> None:
     assert again.available_tools_prompt() == first
 
 
+def test_a_narrowed_listing_keeps_the_chains_order_whatever_the_names_order() -> None:
+    # A few names are picked by name, many by filtering every tool: the same listing.
+    chain = YAMLToolChain()
+    for each in (Weather(), Flight(), SeatMap(), add):
+        chain.register_tool(each)
+    entries = chain.available_tools_prompt().split("\n\n")
+    names = [entry.split(":")[0][2:] for entry in entries]
+    few = chain.available_tools_prompt([names[3], "nope", names[0], names[3]])
+    assert few == entries[0] + "\n\n" + entries[3]
+    many = [*reversed(names), *(f"missing_{n}" for n in range(10))]
+    assert chain.available_tools_prompt(many) == chain.available_tools_prompt()
+    assert chain.available_tools_prompt([]) == ""
+
+
 def test_chain_is_a_section_that_registers_on_a_format() -> None:
     chain = YAMLToolChain().register_tool(Weather())
     fmt = XMLFormat().register_section(chain)

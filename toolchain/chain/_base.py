@@ -146,6 +146,10 @@ class ChainOptions(TypedDict, total=False):
 
 T = TypeVar("T")
 
+_FEW = 8
+"""Up to this many tools, a narrowed listing picks them by name (a sort of at most this
+many lookups in ``ChainConfig.names``); more, it filters every tool once."""
+
 
 class _Option(Generic[T]):
     """A chain option: read as an attribute; setting it (checked by ``check``, when
@@ -489,10 +493,18 @@ class ToolChainBase:
 
         ``names`` lists only those tools (the ones active in a step), in chain order.
         """
-        tools: Iterable[AnyTool] = self.config.offered.values()
+        config = self.config
+        offered = config.offered
+        tools: Iterable[AnyTool] = offered.values()
         if names is not None:
             wanted = set(names)
-            tools = [tool for tool in tools if tool.name in wanted]
+            if len(wanted) <= _FEW:
+                # A step showing a few tools of many (ToolSearch's two of 200) picks them
+                # by name instead of filtering every tool; ``names`` gives chain order.
+                order = config.names
+                tools = [offered[name] for name in sorted(wanted & offered.keys(), key=order.index)]
+            else:
+                tools = [tool for tool in tools if tool.name in wanted]
         # Each tool's entry is made once: compacting and writing a schema costs far more
         # than checking that the entry is still the tool's (the same tool object,
         # description, policy and input schema object: a codec keeps its schema, an MCP
