@@ -117,8 +117,13 @@ class AgentExtensions:
             return messages
         sections = [section for _, section in named]
         last = messages[-1]
-        added = TextContent("\n\n" + "\n\n".join(sections))
-        return [*messages[:-1], dataclasses.replace(last, content=(*last.content, added))]
+        content = (*last.content, TextContent("\n\n" + "\n\n".join(sections)))
+        if type(last) is not Message:  # a subclass: its own fields too
+            return [*messages[:-1], dataclasses.replace(last, content=content)]
+        # Every field, built directly: dataclasses.replace reads each field's definition
+        # every step (about twice the instructions).
+        sectioned = Message(last.role, content, last.tool_calls, last.tool_call_id, last.name)
+        return [*messages[:-1], sectioned]
 
     def text_filters(self, ctx: ExecutionContext) -> list[TextFilter]:
         """Fresh filters for one reply of the model, from the extensions that have one."""

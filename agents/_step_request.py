@@ -11,7 +11,6 @@ coroutine: the hooks run sync-first, and only an ``async`` hook makes one.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
@@ -21,7 +20,7 @@ from agents._step_log import log
 from agents._step_state import RunStop, StepCall
 from agents.events import StepReady
 from agents.models import GenerateOptions, Message
-from agents.steps import StepHook, StepHookError, StepRequest, run_step_hooks
+from agents.steps import StepHook, StepHookError, StepRequest, run_step_hooks, with_changes
 from formats import TextFormat
 from toolchain import ExecutionContext, ToolChain
 
@@ -139,7 +138,11 @@ class StepCalls:
         self, ctx: ExecutionContext, request: StepRequest, final: StepRequest, *, as_is: bool
     ) -> StepCall:
         plain = self.plain
-        changed = final is not request and final != request
+        # The tools first: what an extension's before_step changes (a new request whose
+        # described differs answers at once, without comparing every field).
+        changed = final is not request and (
+            final.described != request.described or final.tools != request.tools or final != request
+        )
         if not changed and as_is:
             _ready(ctx, final, changed)
             return plain
@@ -147,7 +150,7 @@ class StepCalls:
         shown = final.shown_tools
         if shown != plain.tools and prompt == self.system_text:
             prompt = self._prompt_showing(shown)  # the listing follows the tools shown
-            final = dataclasses.replace(final, system_prompt=prompt)
+            final = with_changes(final, system_prompt=prompt)
         elif shown != plain.tools and self.protocol == "text":
             # A hook changed the prompt too (a task's system part, say): the listing in
             # it, wherever it kept it, still follows the tools shown.
@@ -155,7 +158,7 @@ class StepCalls:
             if listed and prompt.count(listed) == 1:
                 now = self._chain.available_tools_prompt(shown) or "(no tools)"
                 prompt = prompt.replace(listed, now)
-                final = dataclasses.replace(final, system_prompt=prompt)
+                final = with_changes(final, system_prompt=prompt)
         _ready(ctx, final, changed)
         system = plain.messages[0]
         if prompt != self.system_text:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, NoReturn, Self, TypeAlias
+from typing import Final, Literal, NoReturn, Self, TypeAlias, TypeVar
 
 from agents._errors import AgentError
 from agents.models import GenerateOptions, Message, Model
 from toolchain import ExecutionContext
-from toolchain.runtime import HookFailed, run_hooks
+from toolchain.runtime import HookFailed, run_hooks, slot_init
 
 __all__ = ["StepHook", "StepHookError", "StepRequest", "apply_step_hooks"]
 
@@ -41,6 +41,7 @@ class _Unchanged:
 _UNCHANGED: Final = _Unchanged()
 
 
+@slot_init  # one or more per step: each slot set through its descriptor, frozen as before
 @dataclass(frozen=True, slots=True)
 class StepRequest:
     """One model call about to be made (a ``toolchain.StepView``: what an extension's
@@ -100,11 +101,43 @@ class StepRequest:
         >>> step.replace(described=("a",)).shown_tools
         ('a',)
         """
-        return dataclasses.replace(
-            self,
-            tools=self.tools if isinstance(tools, _Unchanged) else tools,
-            described=self.described if isinstance(described, _Unchanged) else described,
+        return with_changes(
+            self, tools=None if isinstance(tools, _Unchanged) else tools, described=described
         )
+
+
+StepRequestT = TypeVar("StepRequestT", bound=StepRequest)
+
+
+def with_changes(
+    request: StepRequestT,
+    *,
+    system_prompt: str | None = None,
+    tools: tuple[str, ...] | None = None,
+    described: tuple[str, ...] | _Unchanged | None = _UNCHANGED,
+) -> StepRequestT:
+    """``dataclasses.replace`` of the fields ``StepRequest.replace`` and the step engine
+    change (None, or for ``described`` not given: as it is), built directly: a step with
+    a ``before_step`` makes one or two a step, and ``dataclasses.replace`` reads every
+    field's definition each time (about twice the instructions)."""
+    if type(request) is not StepRequest:  # a hook's subclass: its own fields too
+        return dataclasses.replace(
+            request,
+            system_prompt=request.system_prompt if system_prompt is None else system_prompt,
+            tools=request.tools if tools is None else tools,
+            described=request.described if isinstance(described, _Unchanged) else described,
+        )
+    return type(request)(
+        request.index,
+        request.system_prompt if system_prompt is None else system_prompt,
+        request.messages,
+        request.tools if tools is None else tools,
+        request.model,
+        request.options,
+        request.task_index,
+        request.described if isinstance(described, _Unchanged) else described,
+        request.protocol,
+    )
 
 
 # No string forward reference: options that name StepHook (RunOptions) resolve at run

@@ -462,6 +462,34 @@ async def test_step_ready_shows_the_system_prompt_actually_sent() -> None:
     assert events[0].request.system_prompt == system_text(model.requests[0].messages)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TaggedRequest(StepRequest):
+    tag: str = ""
+
+
+async def test_a_hooks_own_step_request_subclass_keeps_its_fields_when_the_listing_follows() -> (
+    None
+):
+    # The engine rewrites the prompt's tool listing on the request a hook returned:
+    # a subclass with fields of its own keeps them (and stays that subclass).
+    def tagged_add(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        return TaggedRequest(
+            step.index, step.system_prompt, step.messages, ("add",), step.model,
+            step.options, step.task_index, protocol=step.protocol, tag="mine",
+        )  # fmt: skip
+
+    ctx = ExecutionContext()
+    events: list[StepReady] = []
+    ctx.events.subscribe(StepReady, events.append)
+    model = ScriptedModel([answer("react")])
+    await build("react", model, [tagged_add]).run("Hi", ctx=ctx)
+    [ready] = events
+    assert isinstance(ready.request, TaggedRequest)
+    assert ready.request.tag == "mine"
+    assert ready.request.system_prompt == system_text(model.requests[0].messages)
+    assert "mul" not in ready.request.system_prompt
+
+
 # -- prompt caching: without hooks, each request extends the one before ---------------
 
 

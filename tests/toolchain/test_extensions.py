@@ -4,6 +4,7 @@ on a bare chain and on both agents."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -229,6 +230,21 @@ def test_native_agent_gets_the_tools_sections_hooks_and_a_streamed_filtered_answ
     assert isinstance(finished, RunFinished)
     assert finished.result.answer == "It is cooked, truly cooked."
     assert recorder.installs == 1
+
+
+def test_a_prompt_section_rides_on_the_latest_message_with_its_every_other_field() -> None:
+    # The sectioned copy of the tool message is built field by field: it must keep what
+    # answers the call (its id and tool name) and anything else the message carries.
+    model = ScriptedModel([ScriptedModel.call("shout", {"text": "hi"}, id="c1"), "done"])
+    agent = ToolCallingAgent(model, tool_chain=YAMLToolChain(), extensions=[Recorder()])
+    result = agent.run_sync("Shout hi.")
+    sent = model.requests[1].messages[-1]
+    [kept] = [m for m in result.messages if m.role == "tool"]
+    assert (sent.tool_call_id, sent.name) == ("c1", "shout")
+    assert sent.content[:-1] == kept.content
+    assert sent.content[-1] == TextContent("\n\n<recorder>\nresults so far: 1\n</recorder>")
+    others = [f.name for f in dataclasses.fields(kept) if f.name != "content"]
+    assert [getattr(sent, name) for name in others] == [getattr(kept, name) for name in others]
 
 
 class StepCounter(Extension):
