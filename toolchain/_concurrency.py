@@ -48,7 +48,6 @@ __all__ = [
     "WorkersStuck",
     "abandon",
     "abandoned_count",
-    "carry_on",
     "eager_task",
     "run_in_worker",
     "run_sync",
@@ -456,14 +455,6 @@ async def _carry_on(step: Coroutine[Any, Any, T], first: EagerStart[T]) -> T:
         except StopIteration as stop:
             result: T = stop.value
             return result
-
-
-def carry_on(step: Coroutine[Any, Any, T], waiting_on: object) -> Coroutine[Any, Any, T]:
-    """The rest of ``step``, whose first step was taken by hand and yielded
-    ``waiting_on``: a coroutine that drives it as a task would (cancellation included)."""
-    first: EagerStart[T] = EagerStart()
-    first.waiting_on = waiting_on
-    return _carry_on(step, first)
 
 
 def eager_task(
