@@ -53,6 +53,9 @@ MAX_WORKERS = 32
 """Programs of this process running at once in the shared pool (each in a worker)."""
 SCRIPT = "program.py"
 """The program's file name in tracebacks and type errors."""
+RELEASE_GRACE = 5.0
+"""Seconds a worker has to take its session back once its program ended (it answers in
+milliseconds); past that it is ended and the pool replaces it."""
 
 FailureKind = Literal[
     "type_check",
@@ -314,7 +317,7 @@ async def _in_session(
 
     def end_worker() -> None:
         if busy.locked() and worker:
-            _kill(worker[0])  # the step running returns at once: its worker is gone
+            _kill(worker[0], "of a cancelled program")  # the step running returns at once
 
     async def step(fn: Callable[..., Any], *args: Any) -> Any:
         """One blocking step of the worker protocol, on a worker thread. Once the
@@ -360,8 +363,8 @@ async def _in_session(
                 # Stopped between two steps: nothing tells whether the worker still
                 # answers (a tool may have frozen it), and the session's exit waits for
                 # it forever; ended, the pool replaces it.
-                _kill(worker[0])
-            _release(session, busy)
+                _kill(worker[0], "of a cancelled program")
+            await _release(session, busy, worker[0] if worker else None)
 
 
 def _cancelled(drive: _Drive, stop: Stop) -> Failed:
@@ -386,31 +389,52 @@ def _answers(
     return results
 
 
-def _release(session: monty.MontySession, busy: threading.Lock) -> None:
-    """Give the worker back to the pool once no step holds it (a step still running
-    after a cancellation ends within the program's time limit)."""
+async def _release(session: monty.MontySession, busy: threading.Lock, pid: int | None) -> None:
+    """Give the worker back to the pool, off the event loop and within `RELEASE_GRACE`.
+
+    The session's exit talks to its worker and waits for it with no bound of its own: a
+    worker that froze as its program ended (a tool stopped it and the program finished
+    before the stop took hold, or the host stalls it) would hold the run there forever.
+    Past the grace the worker is ended; its exit then returns at once and the pool
+    replaces it. The program's end is already taken: nothing it computed is lost.
+    """
 
     def release() -> None:
-        with busy:
+        with busy:  # a step still running after a cancellation returns first
             try:
                 session.__exit__(None, None, None)
             except Exception:  # a worker that died: the pool replaces it
                 _log.debug("a sandbox session ended with an error", exc_info=True)
 
-    if busy.acquire(blocking=False):
-        busy.release()
-        release()
-    else:
+    if busy.locked():
+        # A step still runs after a cancellation: its worker was ended, so it returns
+        # soon; the exit follows it on a thread of its own and the run does not wait.
         threading.Thread(target=release, name="monty-release", daemon=True).start()
+        return
+    job = asyncio.ensure_future(run_in_worker(release, tool=SCRIPT))
+    try:
+        await asyncio.wait_for(asyncio.shield(job), RELEASE_GRACE)
+    except (TimeoutError, asyncio.CancelledError) as error:
+        if pid is not None:
+            why = (
+                "that stopped answering"
+                if isinstance(error, TimeoutError)
+                else "of a cancelled program"
+            )
+            _kill(pid, why)
+        with contextlib.suppress(BaseException):
+            await job  # returns at once: its worker is gone
+        if isinstance(error, asyncio.CancelledError):
+            raise
 
 
-def _kill(pid: int) -> None:
-    """End a worker whose program the run no longer waits for."""
+def _kill(pid: int, why: str) -> None:
+    """End a worker the run no longer waits for (the pool replaces it)."""
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:  # it ended already
         return
-    _log.info("ended the sandbox worker of a cancelled program (pid %d)", pid)
+    _log.info("ended the sandbox worker %s (pid %d)", why, pid)
 
 
 def _never_called(*args: object, **kwargs: object) -> object:

@@ -4,12 +4,14 @@ limit allows, and the run goes on (the next program on the same chain runs)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pydantic_monty
 import pytest
@@ -18,7 +20,7 @@ from formats import MarkdownFormat, TextFormat, XMLFormat
 from tests.support.guards import HANG_GUARD_SECONDS
 from tests.support.timing import costlier_than
 from toolchain import ExecutionContext, ToolChainResult, tool
-from toolchain.code import ProgramOutput, PythonToolChain
+from toolchain.code import ProgramOutput, PythonToolChain, _sandbox
 
 runs: Counter[str] = Counter()
 
@@ -197,6 +199,37 @@ def _started_workers(before: set[int]) -> set[int]:
     raise AssertionError("the pool started no worker named monty")
 
 
+def _signal_and_wait(pid: int, sent: signal.Signals) -> None:
+    """Send ``sent`` and return once it took hold: every thread of the worker stopped, or
+    the worker dead. A stop is not at once for a process of several threads: under load
+    one of them could answer the program's next step first, and the program ran on."""
+    os.kill(pid, sent)
+    for _ in range(2000):
+        states = _thread_states(pid)
+        if sent == signal.SIGSTOP and states and states <= {"T", "t"}:
+            return
+        if sent == signal.SIGKILL and not states - {"Z", "X"}:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"signal {sent.name} did not take hold of worker {pid}")
+
+
+def _thread_states(pid: int) -> set[str]:
+    """The states of a process's threads (empty once it is gone)."""
+    states: set[str] = set()
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return states
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        states.add(stat[stat.rindex(")") + 2])
+    return states
+
+
 def _monty_children() -> set[int]:
     found: set[int] = set()
     me = str(os.getpid())
@@ -232,7 +265,7 @@ def test_a_worker_that_dies_or_hangs_ends_its_program_and_the_run_goes_on(
         def strike() -> str:
             """Kills or freezes the worker running the program."""
             for pid in ours:
-                os.kill(pid, sent)
+                _signal_and_wait(pid, sent)
             return "done"
 
         made = PythonToolChain(pool=pool, program_timeout=0.3).register_tool(strike)
@@ -244,6 +277,44 @@ def test_a_worker_that_dies_or_hangs_ends_its_program_and_the_run_goes_on(
         assert "before" in text and "after" not in text
         struck = result.raw.results[0]
         assert struck is not None and struck.output == "done"  # the call that ran is kept
+        assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
+
+
+def test_a_worker_that_freezes_as_its_program_ends_is_ended_and_its_result_kept(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The session's exit waits for its worker with no bound of its own: a worker frozen
+    just after its program finished held the run there for good (the suite hung on it
+    under load, where a tool's stop took hold only after the program's last step)."""
+    monkeypatch.setattr(_sandbox, "RELEASE_GRACE", 0.2)
+    before = _monty_children()
+    with pydantic_monty.Monty(min_processes=1, max_processes=1) as pool:
+        ours = _started_workers(before)
+        drive = _sandbox._drive  # pyright: ignore[reportPrivateUsage]  # the seam frozen
+
+        async def then_freeze(*args: Any) -> _sandbox.ProgramEnd:
+            end = await drive(*args)
+            for pid in ours:
+                _signal_and_wait(pid, signal.SIGSTOP)
+            return end
+
+        monkeypatch.setattr(_sandbox, "_drive", then_freeze)
+        made = PythonToolChain(pool=pool).register_tool(lookup)
+        seen: list[str] = []
+        program = "print('asked')\nawait lookup(21)"
+        running = threading.Thread(target=lambda: seen.append(shown(run(made, program))))
+        running.daemon = True  # never keeps the suite alive if this breaks again
+        with caplog.at_level(logging.INFO, logger="toolchain"):
+            running.start()
+            running.join(HANG_GUARD_SECONDS)
+        if not seen:  # let the pool close
+            for pid in ours:
+                os.kill(pid, signal.SIGKILL)
+        assert seen == ["asked\n42"]  # its printed output and its value, kept
+        assert [r.getMessage() for r in caplog.records if r.name == "toolchain"] == [
+            f"ended the sandbox worker that stopped answering (pid {pid})" for pid in ours
+        ]
+        monkeypatch.setattr(_sandbox, "_drive", drive)
         assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
 
 
