@@ -13,9 +13,9 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, TypeVar, cast
+from typing import Generic, NoReturn, TypeVar, cast
 
 from agents._extensions import feed, flush
 from agents._race import Inbox, drain, race
@@ -67,7 +67,7 @@ async def call_model(
     started = _before(ctx, index, call)
     queue: Inbox[RunEvent[AnswerT]] = Inbox()
     response: ModelResponse | None = None
-    with _run_stops(ctx, index, call.model):
+    try:
         for retry in (False, True):
             work = _work(ctx, index, call, queue, streaming)
             try:
@@ -82,6 +82,8 @@ async def call_model(
             except UnsupportedContentError as error:
                 if retry or not _without_media(call, conversation, error):
                     raise
+    except Exception as error:
+        _stop_run(ctx, index, call.model, error)
     yield Done(_after(ctx, index, call.model, response, started))
 
 
@@ -97,7 +99,7 @@ async def model_reply(
     model's call)."""
     started = _before(ctx, index, call)
     response: ModelResponse | None = None
-    try:  # as _run_stops does, written out: a generator's context costs more a step
+    try:
         for retry in (False, True):
             try:
                 response = await race(_work(ctx, index, call, None, None), ctx, deadline)
@@ -106,10 +108,7 @@ async def model_reply(
                 if retry or not _without_media(call, conversation, error):
                     raise
     except Exception as error:
-        stop = _failed(ctx, index, call.model, error)
-        if stop is error:
-            raise
-        raise stop from error
+        _stop_run(ctx, index, call.model, error)
     return _after(ctx, index, call.model, response, started)
 
 
@@ -154,16 +153,12 @@ def _without_media(call: StepCall, conversation: list[Message], error: Exception
     return True
 
 
-@contextlib.contextmanager
-def _run_stops(ctx: ExecutionContext, index: int, model: Model) -> Generator[None]:
-    """A failed model call ends the run: what fails inside becomes a ``RunStop``."""
-    try:
-        yield
-    except Exception as error:
-        stop = _failed(ctx, index, model, error)
-        if stop is error:
-            raise
-        raise stop from error
+def _stop_run(ctx: ExecutionContext, index: int, model: Model, error: Exception) -> NoReturn:
+    """A failed model call ends the run: what failed is raised as a ``RunStop``."""
+    stop = _failed(ctx, index, model, error)
+    if stop is error:
+        raise error
+    raise stop from error
 
 
 def _failed(ctx: ExecutionContext, index: int, model: Model, error: Exception) -> Exception:
