@@ -293,7 +293,9 @@ class SummarizingCompaction:
         try:
             response = await self._generate(ctx, [Message.text("user", text)])
             usage = response.usage
-            ctx.stats.count_model_call(usage.input_tokens, usage.output_tokens)
+            ctx.stats.count_model_call(
+                usage.input_tokens, usage.output_tokens, usage.cached_input_tokens
+            )
             summary = response.text.strip()
             if not summary:
                 raise AgentValueError("the model returned an empty summary")

@@ -299,7 +299,7 @@ class FixedUsageModel:
 
 @KINDS
 async def test_summary_tokens_reach_the_run_stats(kind: Kind) -> None:
-    summarizer = FixedUsageModel(Usage(1000, 100))
+    summarizer = FixedUsageModel(Usage(1000, 100, cached_input_tokens=600))
     compaction = SummarizingCompaction(summarizer, keep_steps=1, trigger_steps=2)
     model = ScriptedModel(script(kind, 5))
     result = await build(kind, model, [compaction]).run(TASK)
@@ -308,6 +308,8 @@ async def test_summary_tokens_reach_the_run_stats(kind: Kind) -> None:
     stats = result.stats
     assert stats[Stats.INPUT_TOKENS] == result.usage.input_tokens + 2000
     assert stats[Stats.OUTPUT_TOKENS] == result.usage.output_tokens + 200
+    cached = result.usage.cached_input_tokens + 1200  # the summary's prompt-cache reads too
+    assert stats[Stats.CACHED_INPUT_TOKENS] == cached
     assert stats[Stats.MODEL_CALLS] == len(model.requests) + 2
 
 
