@@ -262,14 +262,19 @@ def _flat_pairs(text: str) -> Pairs | None:
     inner = text[1:-1]
     if not _is_flat(inner):
         return None
+    parts = inner.split(",")
+    if "?" in inner or inner.count(":") != len(parts):
+        raise _Declined  # a "?" or ":" in a scalar ("{a: b: c}"), or a part with none ("{a}")
     pairs: Pairs = []
-    for part in inner.split(","):
-        key, colon, value = part.partition(": ")
+    for part in parts:
+        key, colon, value = part.partition(": ")  # the part's one ":", so none in either
         key, value = key.strip(" "), value.strip(" ")
-        if not colon or len(key) > _MAX_KEY:
-            raise _Declined  # "{a}", "{a:1}", a trailing comma, an overlong key
-        _check_flow_plain(key)
-        _check_flow_plain(value)
+        if not (colon and key and value) or len(key) > _MAX_KEY:
+            raise _Declined  # "{a:1}", "{a: }", a trailing comma, an overlong key
+        if (key[0] in _INDICATORS and _no_plain_start(key)) or (
+            value[0] in _INDICATORS and _no_plain_start(value)
+        ):
+            raise _Declined
         pairs.append((key, _NODES.get(value) or _plain(value)))
     return pairs
 
@@ -287,15 +292,10 @@ def _is_flat(inner: str) -> bool:
     )
 
 
-def _check_flow_plain(text: str) -> None:
-    """Decline ``text`` unless it is a plain scalar alone in a flat flow collection, as
-    ``_FLOW_PLAIN`` reads one: no indicator first, no ":" or "?" in it ("," and brackets
-    are never in a flat one's text, "#" never in a text read)."""
-    if not text or ":" in text or "?" in text:
-        raise _Declined
-    first = text[0]
-    if first in _INDICATORS and (first != "-" or len(text) == 1 or text[1] in _NOT_AFTER_DASH):
-        raise _Declined
+def _no_plain_start(text: str) -> bool:
+    """Whether ``text``, which starts with one of ``_INDICATORS``, cannot be a plain
+    scalar for it: only "-" followed by something else ("-1") can."""
+    return text[0] != "-" or len(text) == 1 or text[1] in _NOT_AFTER_DASH
 
 
 def _key(key: str) -> ScalarNode:
@@ -447,10 +447,13 @@ def _flat_flow(text: str) -> Node | None:
     inner = text[1:-1]
     if text[-1] != "]" or not _is_flat(inner):
         return None
+    if "?" in inner or ":" in inner:
+        raise _Declined  # "[a: b]", or "?" in a scalar
     items: list[Node] = []
     for part in inner.split(","):
         item = part.strip(" ")
-        _check_flow_plain(item)  # "[a, , b]", "[a: b]", a trailing comma
+        if not item or (item[0] in _INDICATORS and _no_plain_start(item)):
+            raise _Declined  # "[a, , b]", a trailing comma, "[&a]"
         items.append(_NODES.get(item) or _plain(item))
     return SequenceNode(_SEQ, items, None, None, True)
 
