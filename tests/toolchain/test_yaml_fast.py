@@ -1,4 +1,4 @@
-"""The fast reader of common call YAML gives what PyYAML gives, or declines.
+"""The fast readers of common call YAML give what PyYAML gives, or decline.
 
 ``compose_common`` reads the plain shape models write (a block list of ``tool:``/``args:``
 mappings, short flow collections, one-line scalars) without PyYAML. Each property here
@@ -6,6 +6,10 @@ compares it with PyYAML's own safe composer on generated YAML in and around that
 the same node tree (tags, values, styles), the same calls and values through
 ``load_yaml_calls`` / ``load_yaml`` with and without schemas, or a decline (None) that
 sends the text to PyYAML. One more test shows the benchmark's shape really is read fast.
+
+``read_common_calls`` reads gent's own call list straight to names and arguments; it is
+held to ``compose_common`` (and so to PyYAML) on generated calls in and around that shape:
+what it reads, ``compose_common`` reads the same, and the calls built are the same.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from tests.support.timing import costlier_than
 from toolchain import ToolCall, ToolCallParseError, YAMLToolChain, load_yaml, tool
 from toolchain._syntax._yaml import MAX_COMPOSED, load_yaml_calls
-from toolchain._syntax._yaml_fast import LOADER, compose_common
+from toolchain._syntax._yaml_fast import LOADER, Args, compose_common, read_common_calls
 
 TRICKY = [
     "yes", "no", "on", "off", "Yes", "NO", "y", "n", "true", "False", "null", "Null", "~",
@@ -156,19 +160,20 @@ def _declines(text: str, max_size: int) -> None:
     """A fast reader that declines everything: PyYAML's path alone."""
 
 
-def both_paths(text: str, read: Callable[[str], object]) -> tuple[object, object]:
-    """``read(text)`` with the fast reader on, then with it off (PyYAML's path)."""
-
-    def outcome() -> object:
+def outcome(text: str, read: Callable[[str], object], *declining: str) -> object:
+    """``read(text)``, or its refusal, with the readers named (of ``_yaml``) declining."""
+    with pytest.MonkeyPatch.context() as patch:
+        for reader in declining:
+            patch.setattr(f"toolchain._syntax._yaml.{reader}", _declines)
         try:
             return read(text)
         except ToolCallParseError as error:
             return ("refused", str(error))
 
-    fast_result = outcome()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("toolchain._syntax._yaml.compose_common", _declines)
-        return fast_result, outcome()
+
+def both_paths(text: str, read: Callable[[str], object]) -> tuple[object, object]:
+    """``read(text)`` with the fast readers on, then with them off (PyYAML's path)."""
+    return outcome(text, read), outcome(text, read, "compose_common", "read_common_calls")
 
 
 @settings(max_examples=1500, deadline=None)
@@ -289,5 +294,196 @@ def test_the_fast_reader_costs_linear_time(shape: str) -> None:
             compose_common(text, MAX_COMPOSED)
 
     # Twenty times the text: at most about twenty times the work (quadratic: 400 times).
+    seen = costlier_than(40, lambda: read(small), lambda: read(large))
+    assert seen is None, f"{shape}: super-linear every time: {seen}"
+
+
+NAMES = ["lookup", "get_weather", "a.b", "x-1", "'quoted'", '"d q"', "~", "123", "yes", "-x"]
+ARG_KEYS = ["key", "city", "name", "yes", "a b", "1", "<<", "'q'", "-k", "k:", "?k", "a#b"]
+
+
+@st.composite
+def common_calls(draw: st.DrawFn) -> str:
+    """Gent's call list (what ``read_common_calls`` reads), each part now and then off
+    the shape: spacing, indentation, keys, values, blank lines, CRLF, one call alone."""
+
+    noisy = draw(st.booleans())  # half the texts are plainly the shape, half now and then not
+
+    def mostly(usual: str, *odd: str) -> str:
+        return draw(st.sampled_from([usual] * 12 + list(odd))) if noisy else usual
+
+    def value() -> str:  # mostly a plain word a model writes, some quoted, flow or odd
+        kind = draw(st.sampled_from(["plain"] * 8 + ["quoted", "flow"] + ["odd"] * noisy))
+        if kind == "plain":
+            return draw(st.sampled_from(TRICKY))
+        return _scalar_text(draw) if kind == "quoted" else draw(flow() if kind == "flow" else words)
+
+    def key() -> str:
+        return draw(st.sampled_from(ARG_KEYS[:5] * 6 + (ARG_KEYS + KEYS) * noisy))
+
+    listed = draw(st.sampled_from([True] * 5 + [False]))
+    indent = " " * draw(st.sampled_from([0, 0, 0, 2]))
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3)) if listed else 1):
+        dash = mostly("- ", "-  ", "-", "-   ") if listed else ""
+        name = draw(st.sampled_from(NAMES * 6 + TRICKY + ODD * noisy))
+        lines.append(f"{indent}{dash}tool{mostly(': ', ':', ':  ', ' : ')}{name}{mostly('', ' ')}")
+        column = indent + " " * len(dash)
+        shape = draw(st.sampled_from(["flow"] * 4 + ["block"] * 4 + ["none"] + ["other"] * noisy))
+        args = column + mostly("", " ") + mostly("args", "arguments", "args ", "tool", "'args'")
+        if shape == "flow":
+            pairs = [
+                f"{key()}{mostly(': ', ':', ':   ', ' : ')}{value()}"
+                for _ in range(draw(st.integers(0, 3)))
+            ]
+            written = "{" + mostly(", ", ",", " ,", ",  ").join(pairs) + mostly("}", " }", ",}")
+            lines.append(f"{args}{mostly(': ', ':', ':   ')}{mostly(written, draw(flow()))}")
+        elif shape == "block":
+            lines.append(f"{args}:{mostly('', ' ')}")
+            inner = column + mostly("  ", "    ", "", " ")
+            for _ in range(draw(st.integers(0, 3))):
+                lines.append(
+                    f"{inner}{mostly('', ' ')}{key()}{mostly(': ', ':', ' : ', ':  ')}"
+                    f"{mostly(value(), '', value() + ' ')}"
+                )
+        elif shape == "other":
+            lines += draw(block(len(column) + 2, 1))
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(0, len(lines))), mostly("", "   ", "#c", "\t"))
+    end = mostly("\n", "\r\n", "\r")
+    return end.join(lines) + mostly("", end)
+
+
+def read_tree(calls: list[tuple[str, Args]] | None) -> object:
+    """What ``read_common_calls`` says, as ``tree`` says it (mapping styles aside)."""
+    if calls is None:
+        return None
+    return [(name, _args_tree(args)) for name, args in calls]
+
+
+def _args_tree(args: Args) -> object:
+    if args is None:
+        return None
+    if isinstance(args, list):
+        return [(key, tree(value)) for key, value in args]
+    if isinstance(args, MappingNode):
+        return [(k.value, tree(v)) for k, v in args.value]
+    return tree(args)
+
+
+def compose_tree(text: str) -> object:
+    """The calls ``compose_common`` composes from ``text``, as ``read_tree`` says them,
+    or "declined", or "not calls" where they are not all ``tool:`` then ``args:``."""
+    node = compose_common(text, MAX_COMPOSED)
+    if node is None:
+        return "declined"
+    items = node.value if isinstance(node, SequenceNode) else [node]
+    calls: list[tuple[str, object]] = []
+    for item in items:
+        if not isinstance(item, MappingNode):
+            return "not calls"
+        keys = [k.value for k, _ in item.value]
+        if keys not in (["tool"], ["tool", "args"]):
+            return "not calls"
+        name = item.value[0][1]
+        if not isinstance(name, ScalarNode):
+            return "not calls"
+        args = item.value[1][1] if len(keys) == 2 else None
+        calls.append((name.value.strip(), None if args is None else _args_tree(args)))
+    return calls
+
+
+@settings(max_examples=2000, deadline=None)
+@given(common_calls())
+@example("- tool: lookup\n  args: {key: alpha}\n- tool: lookup\n  args: {key: beta}")
+@example("tool: lookup\nargs:\n  key: alpha\n  n: 3\n")
+@example("- tool: a\n  args:\n    k: v\n\n- tool: b\n\n  args: {x: -1, y: 2026-01-27}\n")
+@example("- tool: a\n  args:\n    k: v\n   j: w\n")  # a shallower line inside the mapping
+@example("- tool: a\n  args:\n  - 1\n")  # a list at the key's column
+@example("- tool: a\n  args:\n- tool: b\n")  # args: with nothing under it (null)
+@example("- tool: a\n  args: {k: -, j: -x, l: a?b, m: 'q'}\n")
+@example("- tool: a\n  args: {k: v, }\n")
+@example("- tool: \u00a0a\n")
+@example("tool: a\nargs: {k: v}\ntool: b\n")  # a second "tool:" in one mapping
+def test_the_direct_reader_reads_what_compose_common_reads(text: str) -> None:
+    direct = read_common_calls(text, MAX_COMPOSED)
+    if direct is not None:
+        composed = compose_tree(text)
+        assert read_tree(direct) == composed, text
+        assert tree(compose_common(text, MAX_COMPOSED)) == pyyaml_tree(text), text
+
+
+@settings(max_examples=1000, deadline=None)
+@given(common_calls(), st.booleans(), st.sampled_from([1, 2, 50]))
+@example("- tool: lookup\n  args: {key: 0123, name: 1_000, yes: no, a b: [1e3, .inf]}\n", True, 50)
+@example("- tool: lookup\n  args:\n    name: 0x_\n    key: 2026-01-27\n", True, 50)
+@example("- tool: lookup\n  args:\n    name: 5\n- tool: x\n- tool: y\n", False, 1)
+@example("- tool: lookup\n  args: [1, 2]\n", True, 50)  # not a mapping: the builder says so
+def test_calls_are_the_same_with_and_without_the_direct_reader(
+    text: str, with_schema: bool, limit: int
+) -> None:
+    def schema_for(name: str) -> dict[str, Any] | None:
+        return SCHEMA if with_schema else None
+
+    def read(t: str) -> object:
+        return load_yaml_calls(t, schema_for, limit=limit, too_many=lambda extra: f"+{extra}")
+
+    direct = outcome(text, read)
+    assert repr(direct) == repr(outcome(text, read, "read_common_calls"))
+    pyyaml_alone = outcome(text, read, "read_common_calls", "compose_common")
+    assert repr(direct) == repr(pyyaml_alone)
+
+
+def test_the_direct_reader_reads_gents_shapes_and_declines_the_rest() -> None:
+    """The call list as the guidance shows it, its flow form and one call alone are read
+    directly; the other shapes models write go to the composers, with the same calls."""
+    read = [
+        "- tool: lookup\n  args:\n    key: alpha\n    n: 3\n- tool: lookup\n  args: {key: b}\n",
+        "tool: lookup\nargs: {key: alpha}\n",
+        "- tool: ping\n",
+    ]
+    for text in read:
+        assert read_common_calls(text, MAX_COMPOSED) is not None, text
+    assert load_yaml_calls(read[0], lambda name: SCHEMA) == [
+        ToolCall("lookup", {"key": "alpha", "n": 3}),
+        ToolCall("lookup", {"key": "b"}),
+    ]
+    declined = [
+        "- name: lookup\n  arguments: {key: alpha}\n",  # other keys: the key search
+        "- args: {key: alpha}\n  tool: lookup\n",  # another order
+        "- tool: lookup\n  args:\n    keys:\n      - a\n",  # nesting under args
+        "- tool: lookup\n  args:\n    'key': alpha\n",  # a quoted key
+        "- tool: lookup\n  args: {key: alpha}  # why\n",  # a comment
+        "- tool: lookup\n\targs: {key: alpha}\n",  # a tab
+        "- tool: lookup\n  args: {key: a?b}\n",  # "?" in a flow: YAML readers differ
+    ]
+    for text in declined:
+        assert read_common_calls(text, MAX_COMPOSED) is None, text
+    assert compose_common(declined[-1], MAX_COMPOSED) is None
+    assert load_yaml_calls(declined[0], lambda name: None) == [ToolCall("lookup", {"key": "alpha"})]
+    assert load_yaml_calls(declined[2], lambda name: None) == [ToolCall("lookup", {"keys": ["a"]})]
+
+
+# Read or declined by the direct reader itself, up to the largest text it takes.
+DIRECT_SHAPES: dict[str, Callable[[int], str]] = {
+    "calls": lambda chars: _fill("- tool: t\n  args: {a: 1, b: x}\n", chars),
+    "block calls": lambda chars: _fill("- tool: t\n  args:\n    a: 1\n    b: [x]\n", chars),
+    "a long flat flow": lambda chars: _fill(", a: 1", chars, "- tool: t\n  args: {b: 2", "}"),
+    "many keys": lambda chars: _fill("    a: 1\n", chars, "- tool: t\n  args:\n"),
+    "blank lines": lambda chars: _fill("\n", chars, "- tool: t\n", "  args: {a: 1}"),
+    "a long name": lambda chars: _fill("ab ", chars, "- tool: t"),
+}
+
+
+@pytest.mark.parametrize("shape", DIRECT_SHAPES)
+def test_the_direct_reader_costs_linear_time(shape: str) -> None:
+    make = DIRECT_SHAPES[shape]
+    small, large = make(MAX_COMPOSED // 20), make(MAX_COMPOSED)
+    assert read_common_calls(large, MAX_COMPOSED) is not None, shape  # read, not declined
+
+    def read(text: str) -> None:
+        for _ in range(20):
+            read_common_calls(text, MAX_COMPOSED)
+
     seen = costlier_than(40, lambda: read(small), lambda: read(large))
     assert seen is None, f"{shape}: super-linear every time: {seen}"

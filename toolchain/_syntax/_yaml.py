@@ -20,7 +20,7 @@ from toolchain._observations import to_yaml
 from toolchain._result import ToolCall
 from toolchain._syntax._json import ARGS_KEYS, NAME_KEYS, check_text, unfence
 from toolchain._syntax._nesting import MAX_DEPTH, yaml_flow_nesting_exceeds
-from toolchain._syntax._yaml_fast import LOADER, TAG, compose_common
+from toolchain._syntax._yaml_fast import LOADER, TAG, Args, Pairs, compose_common, read_common_calls
 from toolchain.chain._base import ChainOptions, ToolChainBase
 from toolchain.chain._check import too_many
 from toolchain.chain._stages import AnyTool
@@ -164,15 +164,27 @@ def load_yaml_calls(
     text = unfence(content)
     if not text.strip():
         return []
-    root = _compose(text, _CALLS_HINT)
-    if root is None:
-        return []
     builder = _Builder()
-    items = root.value if isinstance(root, SequenceNode) else [root]
-    extra = 0 if limit is None else max(0, len(items) - limit)
-    if extra:
-        items = items[:limit]
-    calls = [builder.call_or_problem(index, item, schema_for) for index, item in enumerate(items)]
+    # Gent's own call list, as models write it, is read straight to names and args;
+    # any other YAML is composed and its calls found in the tree.
+    common = read_common_calls(text, MAX_COMPOSED)
+    if common is not None:
+        extra = 0 if limit is None else max(0, len(common) - limit)
+        calls = [
+            builder.args(index, name, args, schema_for)
+            for index, (name, args) in enumerate(common[:limit] if extra else common)
+        ]
+    else:
+        root = _compose(text, _CALLS_HINT)
+        if root is None:
+            return []
+        items = root.value if isinstance(root, SequenceNode) else [root]
+        extra = 0 if limit is None else max(0, len(items) - limit)
+        if extra:
+            items = items[:limit]
+        calls = [
+            builder.call_or_problem(index, item, schema_for) for index, item in enumerate(items)
+        ]
     if extra and too_many is not None:
         calls.append(too_many(extra))
     return calls
@@ -238,14 +250,27 @@ class _Builder:
         if not isinstance(name_node, ScalarNode) or not name_node.value.strip():
             keys = ", ".join(fields) or "none"
             return f"call {index + 1} has no 'tool:' name (keys: {keys})"
-        name = name_node.value.strip()
+        return self.args(index, name_node.value.strip(), args_node, schema_for)
+
+    def args(
+        self,
+        index: int,
+        name: str,
+        args_node: Args,
+        schema_for: Callable[[str], Schema | None],
+    ) -> ToolCall | str:
+        """The call to ``name`` with ``args_node`` as its arguments, or why it is not one."""
         if args_node is None:
             return ToolCall(name, {})
-        schema = schema_for(name)
         try:
+            schema = schema_for(name)
+            if isinstance(args_node, list):  # a mapping's pairs, read directly
+                return ToolCall(name, self.mapping(args_node, schema, root=schema, depth=0))
             args = self.value(args_node, schema, root=schema, depth=0)
         except _BadScalar as error:
             return f"call {index + 1} ({name}): argument {error}"
+        except ToolCallParseError as error:  # too large or deep
+            return f"call {index + 1}: {error}"
         if args is None:
             return ToolCall(name, {})
         if not isinstance(args, dict):
@@ -262,30 +287,12 @@ class _Builder:
         return str(node.value)
 
     def value(self, node: Node, schema: Schema | None, *, root: Schema | None, depth: int) -> Any:
+        if isinstance(node, MappingNode):
+            return self.mapping(node.value, schema, root=root, depth=depth)
         self._nodes += 1
         if self._nodes > MAX_NODES or depth > MAX_DEPTH:
             raise _too_large()
         schema = resolve(schema, root)
-        if isinstance(node, MappingNode):
-            mapping: dict[str, Any] = {}
-            for key_node, item in node.value:
-                key = key_node.value if type(key_node) is ScalarNode else self._key(key_node)
-                if type(item) is ScalarNode and (item.style or item.tag not in _KIND_OF_TAG):
-                    # Text whatever the schema says (quoted, or a plain str or timestamp):
-                    # no schema to look up. Still counted, as value() counts it.
-                    self._nodes += 1
-                    if self._nodes > MAX_NODES or depth >= MAX_DEPTH:
-                        raise _too_large()
-                    mapping[key] = item.value
-                    continue
-                try:
-                    mapping[key] = self.value(
-                        item, property_schema(schema, key, root), root=root, depth=depth + 1
-                    )
-                except _BadScalar as error:
-                    error.path.append(key)
-                    raise
-            return mapping
         if isinstance(node, SequenceNode):
             items = items_schema(schema, root)
             sequence: list[Any] = []
@@ -298,6 +305,43 @@ class _Builder:
             return sequence
         assert isinstance(node, ScalarNode)
         return _scalar(node, schema, root)
+
+    def mapping(
+        self,
+        pairs: list[tuple[Node, Node]] | Pairs,
+        schema: Schema | None,
+        *,
+        root: Schema | None,
+        depth: int,
+    ) -> dict[str, Any]:
+        """A mapping's pairs as a dict; a key is a node (composed) or its text (read
+        directly, ``read_common_calls``)."""
+        self._nodes += 1
+        if self._nodes > MAX_NODES or depth > MAX_DEPTH:
+            raise _too_large()
+        schema = resolve(schema, root)
+        mapping: dict[str, Any] = {}
+        for key_node, item in pairs:
+            if isinstance(key_node, str):
+                key = key_node
+            else:
+                key = key_node.value if type(key_node) is ScalarNode else self._key(key_node)
+            if type(item) is ScalarNode and (item.style or item.tag not in _KIND_OF_TAG):
+                # Text whatever the schema says (quoted, or a plain str or timestamp):
+                # no schema to look up. Still counted, as value() counts it.
+                self._nodes += 1
+                if self._nodes > MAX_NODES or depth >= MAX_DEPTH:
+                    raise _too_large()
+                mapping[key] = item.value
+                continue
+            try:
+                mapping[key] = self.value(
+                    item, property_schema(schema, key, root), root=root, depth=depth + 1
+                )
+            except _BadScalar as error:
+                error.path.append(key)
+                raise
+        return mapping
 
 
 def _first(fields: dict[str, Node], keys: tuple[str, ...]) -> Node | None:

@@ -34,7 +34,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from toolchain._errors import ToolchainError
 from toolchain._syntax._nesting import MAX_DEPTH
 
-__all__ = ["LOADER", "TAG", "compose_common"]
+__all__ = ["LOADER", "TAG", "Args", "Pairs", "compose_common", "read_common_calls"]
 
 LOADER: Final[type[Any]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """The loader both paths follow: libyaml's composer is ~15x faster than PyYAML's; both
@@ -78,16 +78,19 @@ _LINES = re.compile(
     r"(?:([^-?:,\[\]{}#&*!|>'\"%@` \n][^:\n]*|'[^':\n]*'|\"[^\":\\\n]*\"):(?: +|$))?(.*)",
     re.MULTILINE,
 )
-# A flow collection without nesting or quotes (split on "," and ": ", no token loop).
-_NOT_FLAT = re.compile(r"[\[\]{}'\"]")
-# One "key: value" of such a collection, both plain (their blanks around stripped after).
-_FLAT_PAIR = re.compile(f" *({_FLOW_PLAIN}): +({_FLOW_PLAIN})")
-_FLAT_PLAIN = re.compile(_FLOW_PLAIN)
 _MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _SHARED = 64  # plain scalars up to this long are built once and shared (never changed)
 _NODES: dict[str, ScalarNode] = {}  # the plain scalars call YAML repeats: tool, args, names
 _NODES_KEPT = 4096
 _Line = tuple[int, bool, int, "str | None", str]  # indent, "-", key column, key, rest
+# What a plain key, or a plain scalar in a flow, may not start with (YAML's indicators
+# and the blank): "-" only followed by something else ("-1"), by none of _NOT_AFTER_DASH.
+_INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@` ")
+_NOT_AFTER_DASH: Final = frozenset(" ,[]{}:?'\"-")
+Pairs = list[tuple[str, Node]]
+"""A mapping's keys (plain, so their text) and value nodes, in the order written."""
+Args = Node | Pairs | None
+"""A call's arguments as read: pairs of a mapping, another node, or None (no ``args``)."""
 
 
 class _Declined(ToolchainError):
@@ -108,14 +111,11 @@ def compose_common(text: str, max_size: int) -> Node | None:
     >>> compose_common("- tool: lookup  # a comment", 1000) is None
     True
     """
-    if len(text) > max_size or _DECLINED.search(text):
+    readable = _line_by_line(text, max_size)
+    if readable is None:
         return None
-    if "\r" in text:  # CRLF is a line break like LF; a lone CR is declined
-        text = text.replace("\r\n", "\n")
-        if "\r" in text:
-            return None
     lines: list[_Line] = []
-    for indent, dash, gap, key, rest in _LINES.findall(text):
+    for indent, dash, gap, key, rest in _LINES.findall(readable):
         rest = rest.rstrip(" ")
         if key:
             # The key starts after the indent, "-" and the blanks after it.
@@ -133,6 +133,179 @@ def compose_common(text: str, max_size: int) -> Node | None:
     except _Declined:
         return None
     return node if reader.pos == len(lines) else None
+
+
+def read_common_calls(text: str, max_size: int) -> list[tuple[str, Args]] | None:
+    """Each call of ``text`` as its tool's name and its arguments, where ``text`` is
+    plainly gent's own list of calls; or None (then compose it: ``compose_common``).
+
+    Gent's shape is how nearly every model writes calls: ``- tool: NAME`` with
+    ``args:`` under it, a flow mapping on the same line or ``key: value`` lines below
+    (or one such call alone, not in a list). Read with string methods line by line, it
+    needs no pattern per line, no node for the list, a call or ``args`` and no search
+    of a call's keys for its name. The arguments are what ``compose_common`` reads there
+    (the same value nodes from the same ``_inline``), as ``key, node`` pairs where
+    ``args`` is a block or flat flow mapping, the node otherwise, None without ``args``.
+    Anything else (other keys, another order, nesting or a list under ``args``, an empty
+    name, ``args:`` with nothing under it, odd indentation, quoted keys) is declined,
+    never read another way: ``tests/toolchain/test_yaml_fast.py`` holds it to
+    ``compose_common``.
+
+    >>> read_common_calls("- tool: lookup\\n  args:\\n    key: alpha", 1000)[0][1][0][0]
+    'key'
+    >>> read_common_calls("- name: lookup\\n  arguments: {key: alpha}", 1000) is None
+    True
+    """
+    readable = _line_by_line(text, max_size)
+    if readable is None:
+        return None
+    lines = readable.split("\n")
+    calls: list[tuple[str, Args]] = []
+    at, end = 0, len(lines)
+    first = -1  # the indent of the first call
+    listed = False  # "- tool:" items, or one "tool:" mapping alone
+    depth = 3  # compose_common's depth of a call's values: in a list, a call, its values
+    try:
+        while at < end:
+            line = lines[at]
+            at += 1
+            body = line.lstrip(" ")
+            if not body:
+                continue  # a blank line says nothing
+            indent = len(line) - len(body)
+            if first < 0:
+                first, listed = indent, body[:2] == "- "
+                depth = 3 if listed else 2
+            elif indent != first or not listed:
+                return None  # odd indentation, or a second "tool:" in one mapping
+            item = body[2:].lstrip(" ") if listed else body
+            if item[:6] != "tool: " or (listed and body[:2] != "- "):
+                return None
+            column = len(line) - len(item)  # where the call's keys sit
+            name = item[6:].strip(" ")
+            node = (_NODES.get(name) or _inline(name, depth)) if name else None
+            if type(node) is not ScalarNode or not node.value.strip():
+                return None  # no name, or not one scalar: the builder says why
+            while at < end and not lines[at].strip(" "):
+                at += 1
+            args: Args = None
+            if at < end:
+                line = lines[at]
+                body = line.lstrip(" ")
+                if body[:5] == "args:" and len(line) - len(body) == column:
+                    at += 1
+                    rest = body[5:]
+                    value = rest.strip(" ")
+                    if not value:
+                        args, at = _block_pairs(lines, at, column, depth + 1)
+                    elif rest[0] != " ":
+                        return None  # "args:x" is no key
+                    else:
+                        args = _flat_pairs(value) or _NODES.get(value) or _inline(value, depth)
+            calls.append((node.value.strip(), args))
+    except _Declined:
+        return None
+    return calls
+
+
+def _line_by_line(text: str, max_size: int) -> str | None:
+    """``text`` with CRLF as LF, or None where it is too large or holds a character
+    whose meaning depends on more than its line (``_DECLINED``)."""
+    if len(text) > max_size or "#" in text:
+        return None
+    if "\r" in text:  # CRLF is a line break like LF; a lone CR is declined
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            return None
+    if text.isascii():  # a flag the str keeps: then _DECLINED's are the unprintable ones
+        return text if text.replace("\n", " ").isprintable() else None
+    return None if _DECLINED.search(text) else text
+
+
+def _block_pairs(lines: list[str], at: int, above: int, depth: int) -> tuple[Pairs, int]:
+    """The ``key: value`` lines from ``lines[at]`` indented deeper than ``above``, all at
+    one indent, each value (at ``depth``) on its own line; and the index after them."""
+    pairs: Pairs = []
+    indent = -1
+    end = len(lines)
+    while at < end:
+        line = lines[at]
+        body = line.lstrip(" ")
+        if not body:
+            at += 1
+            continue
+        here = len(line) - len(body)
+        if here != indent:
+            if indent >= 0 and here <= above:
+                break  # the mapping ends
+            if indent >= 0 or here <= above:
+                raise _Declined  # a line deeper or shallower inside, or nothing under "args:"
+            indent = here
+        key, colon, rest = body.partition(": ")
+        key = key.rstrip(" ")
+        value = rest.strip(" ")
+        if not (colon and value and key) or key[0] in _INDICATORS or ":" in key:
+            raise _Declined  # not "key: value" on one line with a plain key
+        if len(key) > _MAX_KEY:
+            raise _Declined
+        pairs.append((key, _NODES.get(value) or _inline(value, depth)))
+        at += 1
+    if not pairs:
+        raise _Declined  # "args:" with nothing under it (null)
+    return pairs, at
+
+
+def _flat_pairs(text: str) -> Pairs | None:
+    """``{a: 1, b: x}`` (plain scalars only) as pairs, or None for ``_inline`` to read."""
+    if text[0] != "{" or text[-1] != "}":
+        return None
+    inner = text[1:-1]
+    if not _is_flat(inner):
+        return None
+    parts = inner.split(",")
+    if "?" in inner or inner.count(":") != len(parts):
+        raise _Declined  # a "?" or ":" in a scalar ("{a: b: c}"), or a part with none ("{a}")
+    pairs: Pairs = []
+    for part in parts:
+        key, colon, value = part.partition(": ")  # the part's one ":", so none in either
+        key, value = key.strip(" "), value.strip(" ")
+        if not (colon and key and value) or len(key) > _MAX_KEY:
+            raise _Declined  # "{a:1}", "{a: }", a trailing comma, an overlong key
+        if (key[0] in _INDICATORS and _no_plain_start(key)) or (
+            value[0] in _INDICATORS and _no_plain_start(value)
+        ):
+            raise _Declined
+        pairs.append((key, _NODES.get(value) or _plain(value)))
+    return pairs
+
+
+def _is_flat(inner: str) -> bool:
+    """Whether a flow collection's inside holds no nesting or quotes, and something."""
+    return not (
+        "[" in inner
+        or "]" in inner
+        or "{" in inner
+        or "}" in inner
+        or "'" in inner
+        or '"' in inner
+        or not inner.strip(" ")
+    )
+
+
+def _no_plain_start(text: str) -> bool:
+    """Whether ``text``, which starts with one of ``_INDICATORS``, cannot be a plain
+    scalar for it: only "-" followed by something else ("-1") can."""
+    return text[0] != "-" or len(text) == 1 or text[1] in _NOT_AFTER_DASH
+
+
+def _key(key: str) -> ScalarNode:
+    """A block mapping's key, plain or quoted (checked by ``_LINES``)."""
+    if len(key) > _MAX_KEY:
+        raise _Declined
+    first = key[0]
+    if first == "'" or first == '"':
+        return ScalarNode(_STR, key[1:-1], None, None, first)
+    return _NODES.get(key) or _plain(key)
 
 
 class _Reader:
@@ -180,13 +353,9 @@ class _Reader:
                 if at > indent:
                     raise _Declined
                 break
-            if dash or key is None or len(key) > _MAX_KEY:
+            if dash or key is None:
                 raise _Declined  # not "key: value" (a list item, a bare scalar, "a:b: c")
-            first = key[0]
-            if first == "'" or first == '"':
-                key_node = ScalarNode(_STR, key[1:-1], None, None, first)
-            else:
-                key_node = _NODES.get(key) or _plain(key)
+            key_node = _key(key)
             self.pos += 1
             if rest:
                 pairs.append((key_node, _inline(rest, depth + 1)))
@@ -269,26 +438,22 @@ def _flow(text: str, depth: int) -> Node:
 def _flat_flow(text: str) -> Node | None:
     """``{a: 1, b: x}`` or ``[1, x]``: plain scalars only, split on "," and ": " (the
     common case, without the token loop), or None for the token loop to read."""
-    mapping = text[0] == "{"
+    if text[0] == "{":
+        pairs = _flat_pairs(text)
+        if pairs is None:
+            return None
+        keys = [(_NODES.get(key) or _plain(key), value) for key, value in pairs]
+        return MappingNode(_MAP, keys, None, None, True)
     inner = text[1:-1]
-    if text[-1] != ("}" if mapping else "]") or _NOT_FLAT.search(inner) or not inner.strip(" "):
+    if text[-1] != "]" or not _is_flat(inner):
         return None
-    if mapping:
-        pairs: list[tuple[Node, Node]] = []
-        for part in inner.split(","):
-            pair = _FLAT_PAIR.fullmatch(part)
-            if pair is None:
-                raise _Declined  # "{a}", "{a: b: c}", "{a: }", a trailing comma
-            key, value = pair.group(1).rstrip(" "), pair.group(2).rstrip(" ")
-            if len(key) > _MAX_KEY:
-                raise _Declined
-            pairs.append((_NODES.get(key) or _plain(key), _NODES.get(value) or _plain(value)))
-        return MappingNode(_MAP, pairs, None, None, True)
+    if "?" in inner or ":" in inner:
+        raise _Declined  # "[a: b]", or "?" in a scalar
     items: list[Node] = []
     for part in inner.split(","):
         item = part.strip(" ")
-        if not _FLAT_PLAIN.fullmatch(item):
-            raise _Declined  # "[a, , b]", "[a: b]", a trailing comma
+        if not item or (item[0] in _INDICATORS and _no_plain_start(item)):
+            raise _Declined  # "[a, , b]", a trailing comma, "[&a]"
         items.append(_NODES.get(item) or _plain(item))
     return SequenceNode(_SEQ, items, None, None, True)
 
