@@ -248,9 +248,13 @@ class ToolVariables(Extension):
 
     def store_of(self, ctx: ExecutionContext) -> Store:
         """The store the run's variables live in."""
+        return self.store_for(results_of(ctx))
+
+    def store_for(self, results: RunResults) -> Store:
+        """``store_of`` the run whose record of results is ``results``."""
         if self.store is not None:
             return self.store
-        shared = results_of(ctx).store  # the context relay's
+        shared = results.store  # the context relay's
         return shared if shared is not None else self._own_store
 
     def name_for(self, tool: str, args: Mapping[str, object], output: object, n: int) -> str:
@@ -318,8 +322,12 @@ class _VariablesHook(ToolHook):
         # A store that answers at once (a MemoryStore, the default) keeps it at once,
         # and the observation is then returned as it is, with no coroutine of this
         # hook's, nor the hook stage's, around it.
-        if keeping is None or isinstance(keeping, Variable):
-            return self._shown(ctx, results, call.id, original, keeping)
+        if keeping is None:
+            return results.observation(call.id, original)
+        if isinstance(keeping, Variable):
+            if keeping.size >= self.extension.guide_at:
+                note_guide_pays(ctx)
+            return results.observation(call.id, original)
         return self._shown_later(ctx, results, call.id, original, keeping)
 
     async def _shown_later(
