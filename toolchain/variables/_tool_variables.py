@@ -39,7 +39,7 @@ from toolchain.variables._listing import (
     listing,
     note_guide_pays,
 )
-from toolchain.variables._naming import Naming, clean_name, name_output
+from toolchain.variables._naming import Naming, base_name, clean_name, name_output
 from toolchain.variables._problems import ReferenceProblem, UnknownVariable
 from toolchain.variables._state import saved_variables, take_up
 from toolchain.variables._text import StreamResolver
@@ -262,6 +262,10 @@ class ToolVariables(Extension):
         return name_output(self.naming, tool, args, output, n)
 
 
+_NAME_FOR = ToolVariables.name_for
+"""The default ``name_for``: a subclass's own is called for every output."""
+
+
 class _VariablesHook(ToolHook):
     def __init__(self, extension: ToolVariables) -> None:
         self.extension = extension
@@ -307,7 +311,11 @@ class _VariablesHook(ToolHook):
         n = results.counts.get(call.name, 0) + 1
         results.counts[call.name] = n
         value = _snapshot(result.text)
-        name = self.extension.name_for(call.name, call.args, value, n)
+        extension = self.extension
+        if extension.naming is None and type(extension).name_for is _NAME_FOR:
+            name = f"{base_name(call.name)}_{n}"  # name_output's default, without its calls
+        else:
+            name = extension.name_for(call.name, call.args, value, n)
         keeping = keep_value(
             self.extension,
             ctx,
