@@ -120,6 +120,9 @@ class Ledger:
         # chain that does not say, and every output is then compared as written again.
         self._output_limit: int = getattr(chain, "max_output_chars", 0)
         self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
+        self._shares: dict[int, int] = {}
+        """calls in an action → the characters of each output the chain shows (as
+        ``_observe.assemble`` cuts them)."""
         self._fixed_for: (
             tuple[
                 tuple[str, ...],
@@ -293,11 +296,17 @@ class Ledger:
         observations = chain_result.observations
         if not observations:
             return
-        share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
+        count = len(observations)
+        share = self._shares.get(count)
+        if share is None:  # the same few counts of calls, step after step: worked out once
+            share = self._shares[count] = min(
+                self._output_limit, max(1, self._observation_limit // count)
+            )
         named = self._variables.named if self._variables is not None else None
         kept = cost = 0  # added up over the step: carried from it as one figure each
         unsized, ctx, owner, boxed = self._unsized, self._ctx, self._owner, self._boxed
-        for seen, result in zip(observations, chain_result.raw.results, strict=False):
+        # zip's strict=False is its default, not passed: a keyword costs its parsing.
+        for seen, result in zip(observations, chain_result.raw.results):  # noqa: B905
             if result is None or seen.error is not None or seen.name in owner:
                 continue
             name = named(ctx, seen.id) if named is not None else None

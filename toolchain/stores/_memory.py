@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -11,6 +12,9 @@ from toolchain.stores._common import resolve_ttl
 from toolchain.stores._protocol import Store, StoredEntry, new_id
 
 __all__ = ["MemoryStore", "delete_at_once", "put_at_once"]
+
+_Entry = tuple[bytes, str, str, float]
+"""An entry as kept: its data, kind and tool, and when it expires."""
 
 _SWEEP_MIN = 256
 """Puts between two sweeps of a small store (a sweep walks every entry)."""
@@ -46,8 +50,11 @@ class MemoryStore:
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        # scope -> id -> (entry, expires_at); a scope's dict goes when it empties.
-        self._scopes: dict[str, dict[str, tuple[StoredEntry, float]]] = {}
+        # scope -> id -> (data, kind, tool, expires_at); a scope's dict goes when it
+        # empties. A tuple of a bytes, two str and a float, not the StoredEntry: the
+        # collector stops tracking such a tuple, and a store that lives as long as
+        # its process holds a time to live of every run's entries.
+        self._scopes: dict[str, dict[str, _Entry]] = {}
         self._lock = threading.Lock()
         self._puts_left = _SWEEP_MIN  # puts until the next sweep of expired entries
 
@@ -59,19 +66,21 @@ class MemoryStore:
 
         Raises ``ValueError`` for a ``ttl`` that is not a positive, finite number.
         """
-        return self._put(scope, entry, ttl)
+        data = entry.data
+        if type(data) is not bytes:  # a bytearray the caller may change later
+            data = bytes(data)
+        return self._put(scope, data, entry.kind, entry.tool, ttl)
 
-    def _put(self, scope: str, entry: StoredEntry, ttl: float | None) -> str:
-        lifetime = resolve_ttl(ttl)
-        if type(entry.data) is not bytes:  # a bytearray the caller may change later
-            entry = StoredEntry(bytes(entry.data), entry.kind, entry.tool)
+    def _put(self, scope: str, data: bytes, kind: str, tool: str, ttl: float | None) -> str:
+        # A float in range is the common case (DEFAULT_TTL, a setting): no call for it.
+        lifetime = ttl if type(ttl) is float and 0.0 < ttl < math.inf else resolve_ttl(ttl)
         with self._lock:
             entries = self._scopes.setdefault(scope, {})
             id = new_id()
             while id in entries:  # 128 random bits: never, but cheap to rule out
                 id = new_id()
             now = self._clock()
-            entries[id] = (entry, now + lifetime)
+            entries[id] = (data, kind, tool, now + lifetime)
             self._puts_left -= 1
             if self._puts_left <= 0:
                 self._sweep(now)
@@ -84,9 +93,9 @@ class MemoryStore:
             found = None if entries is None else entries.get(id)
             if found is None:
                 return None
-            entry, expires_at = found
+            data, kind, tool, expires_at = found
             if self._clock() < expires_at:
-                return entry
+                return StoredEntry(data, kind, tool)
             self._drop(scope, id)
             return None
 
@@ -101,7 +110,7 @@ class MemoryStore:
             if found is None:
                 return False
             self._drop(scope, id)
-            return self._clock() < found[1]
+            return self._clock() < found[3]
 
     async def clear(self, scope: str) -> int:
         """Remove every entry of ``scope``; returns how many were live."""
@@ -110,7 +119,7 @@ class MemoryStore:
             if entries is None:
                 return 0
             now = self._clock()
-            return sum(1 for _, expires_at in entries.values() if now < expires_at)
+            return sum(1 for entry in entries.values() if now < entry[3])
 
     async def cleanup(self) -> int:
         """Remove every expired entry of every scope; returns how many."""
@@ -123,7 +132,7 @@ class MemoryStore:
         removed = left = 0
         for scope in list(self._scopes):
             entries = self._scopes[scope]
-            expired = [id for id, (_, expires_at) in entries.items() if expires_at <= now]
+            expired = [id for id, entry in entries.items() if entry[3] <= now]
             for id in expired:
                 del entries[id]
             removed += len(expired)
@@ -140,20 +149,23 @@ class MemoryStore:
             del self._scopes[scope]
 
 
-def put_at_once(store: Store, scope: str, entry: StoredEntry, ttl: float | None) -> str | None:
-    """``store.put``'s new id, put without a coroutine, when ``store`` is a ``MemoryStore``
-    that puts as its class does (it never waits, and variables keep each call's output
+def put_at_once(
+    store: Store, scope: str, data: bytes, kind: str, tool: str, ttl: float | None
+) -> str | None:
+    """The new id of ``store.put(scope, StoredEntry(data, kind, tool), ttl=ttl)``, put
+    without a coroutine (nor a ``StoredEntry``), when ``store`` is a ``MemoryStore`` that
+    puts as its class does (it never waits, and variables keep each call's output
     here); None for any other store, whose ``put`` is to be awaited.
 
     >>> import asyncio
     >>> store = MemoryStore()
-    >>> id = put_at_once(store, "run-1", StoredEntry(b"1", "json"), None)
+    >>> id = put_at_once(store, "run-1", b"1", "json", "", None)
     >>> asyncio.run(store.get("run-1", id or ""))
     StoredEntry(data=b'1', kind='json', tool='')
     """
     if type(store).put is not MemoryStore.put:  # another store, or its own put
         return None
-    return cast(MemoryStore, store)._put(scope, entry, ttl)  # pyright: ignore[reportPrivateUsage]  # MemoryStore is this module's
+    return cast(MemoryStore, store)._put(scope, data, kind, tool, ttl)  # pyright: ignore[reportPrivateUsage]  # MemoryStore is this module's
 
 
 def delete_at_once(store: Store, scope: str, id: str) -> bool | None:

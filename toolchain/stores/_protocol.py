@@ -9,9 +9,12 @@ Entries expire after their time to live; ``cleanup`` removes expired ones for go
 
 from __future__ import annotations
 
+import base64
+import os
 import secrets
+from collections import deque
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from toolchain._errors import ToolchainError
 from toolchain.chain import _step_seam
@@ -46,7 +49,7 @@ class StoredEntry:
 
 
 def new_id() -> str:
-    """An unguessable id (128 random bits, URL-safe).
+    """An unguessable id (at least 128 random bits, URL-safe).
 
     >>> len(new_id()) >= 22
     True
@@ -54,7 +57,33 @@ def new_id() -> str:
     runner = _step_seam.current() if _step_seam.active else None
     if runner is not None and (replayable := runner.new_id()) is not None:
         return replayable  # a durable run: the same id when the run is replayed
-    return secrets.token_urlsafe(16)
+    try:
+        return _drawn.popleft()
+    except IndexError:
+        return _draw()
+
+
+_BATCH: Final = 64
+"""Ids drawn from one read of the OS's random source."""
+
+_drawn: deque[str] = deque()
+"""Ids drawn and not handed out yet: every variable kept is a store entry with an id,
+and drawing one at a time (``secrets.token_urlsafe``) took a system call and a base64
+encoding per tool call (some 0.9 µs, twenty times what taking a drawn one costs). A
+deque: taking one and adding a batch are atomic, so threads never hand out the same id."""
+
+
+def _draw() -> str:
+    """One id, and the next ``_BATCH - 1`` drawn with it: 22 characters of URL-safe
+    base64 each (the alphabet and length of ``secrets.token_urlsafe(16)``), 132 bits
+    of the OS's random source, the whole batch read and encoded at once."""
+    drawn = base64.urlsafe_b64encode(secrets.token_bytes(_BATCH * 33 // 2)).decode()
+    _drawn.extend([drawn[at : at + 22] for at in range(22, len(drawn), 22)])
+    return drawn[:22]
+
+
+# A forked child would hand out its parent's drawn ids again: it draws its own.
+os.register_at_fork(after_in_child=_drawn.clear)
 
 
 @runtime_checkable

@@ -14,7 +14,7 @@ from toolchain import ExecutionContext
 from toolchain._oneline import one_line
 from toolchain._redact import logger
 from toolchain.stores import Store, StoredEntry
-from toolchain.stores._entries import decode_entry, encode_entry, scope_of
+from toolchain.stores._entries import decode_entry, scope_of
 from toolchain.stores._memory import delete_at_once, put_at_once
 from toolchain.stores._results import UNLOADED, RunResults, Variable, results_of
 from toolchain.variables._listing import PREVIEW, type_of
@@ -48,7 +48,7 @@ class KeepSettings(Protocol):
     @property
     def ttl(self) -> float: ...
 
-    def store_of(self, ctx: ExecutionContext) -> Store: ...
+    def store_for(self, results: RunResults) -> Store: ...
 
 
 def keep_value(
@@ -69,13 +69,17 @@ def keep_value(
     sees it, for the preview. Kept at once, with no coroutine, when the store answers
     at once (a ``MemoryStore``, the default: every call's output is kept this way); an
     awaitable of the same otherwise."""
-    store = settings.store_of(ctx)
+    store = settings.store_for(results)
+    data: bytes | None = None
+    kind = "json"
     if boxed is not None:
         entry, size = boxed
-        data = None
-    else:
-        data = _entry_of(value, tool)
-        entry, size = "", len(data.data)
+    else:  # encode_entry's encoding, of a value that is plain data already
+        if isinstance(value, str):
+            data, kind = value.encode("utf-8", "surrogatepass"), "text"
+        else:
+            data = msgspec.json.encode(value)
+        entry, size = "", len(data)
     if size > settings.max_bytes:
         why = f"it was larger than the {settings.max_bytes:,} bytes variables may hold"
         _log.info("the output of %s is not kept as $%s: %s", tool, name, why)
@@ -85,22 +89,23 @@ def keep_value(
         if isinstance(value, str):
             shown = value
         elif data is not None:
-            shown = data.data[: 16 * PREVIEW].decode("utf-8", "ignore")
+            shown = data[: 16 * PREVIEW].decode("utf-8", "ignore")
         else:
             shown = msgspec.json.encode(value).decode()
-    kind, preview = type_of(value), one_line(shown[: 4 * PREVIEW], PREVIEW)
+    described, preview = type_of(value), one_line(shown[: 4 * PREVIEW], PREVIEW)
     if data is not None:
         try:
-            stored = put_at_once(store, scope_of(ctx), data, settings.ttl)
+            stored = put_at_once(store, scope_of(ctx), data, kind, tool, settings.ttl)
         except Exception:  # kept for this run; a later one is told it was not stored
             _not_stored(name)
             stored = ""
         if stored is None:  # a store to wait for
-            variable = Variable(name, tool, value, call_id, kind, preview, size)
-            return _stored_then_kept(settings, ctx, results, store, data, variable)
+            variable = Variable(name, tool, value, call_id, described, preview, size)
+            entered = StoredEntry(data, kind, tool)
+            return _stored_then_kept(settings, ctx, results, store, entered, variable)
         entry = stored
     variable = Variable(
-        name, tool, value, call_id, kind, preview, size, entry, shared=boxed is not None
+        name, tool, value, call_id, described, preview, size, entry, shared=boxed is not None
     )
     return _kept(settings, ctx, results, store, variable)
 
@@ -158,14 +163,6 @@ def _kept(
 async def _forgotten_then(forgetting: Awaitable[None], variable: Variable) -> Variable:
     await forgetting
     return variable
-
-
-def _entry_of(value: object, tool: str) -> StoredEntry:
-    """``encode_entry``'s entry for a value that is plain data already, without walking
-    it through ``to_builtins`` a second time (the cost of a large output)."""
-    if isinstance(value, str):
-        return encode_entry(value, tool)
-    return StoredEntry(msgspec.json.encode(value), "json", tool)
 
 
 def over_bounds(settings: KeepSettings, results: RunResults, *, keep: str) -> list[str]:
@@ -232,7 +229,7 @@ async def load_saved(settings: KeepSettings, ctx: ExecutionContext) -> None:
         return
     waiting = [v for v in results.variables.values() if v.value is UNLOADED]
     results.waiting = 0
-    store, scope = settings.store_of(ctx), scope_of(ctx)
+    store, scope = settings.store_for(results), scope_of(ctx)
     read = await asyncio.gather(*(_read(store, scope, v) for v in waiting))
     for variable, (value, why) in zip(waiting, read, strict=True):
         if results.variables.get(variable.name) is not variable:

@@ -58,22 +58,32 @@ def saved_variables(ctx: ExecutionContext) -> object | None:
     if not (results.variables or results.counts or results.dropped):
         return None
     dropped = dict(results.dropped)
-    kept: list[_SavedVariable] = []
+    kept: list[dict[str, object]] = []
     for v in results.variables.values():
         if v.entry:
+            # _SavedVariable as plain data, written directly: every run saves its
+            # variables, and a struct each then to_builtins took twice as long.
             kept.append(
-                _SavedVariable(v.name, v.tool, v.entry, v.size, v.kind, v.preview, v.shared)
+                {
+                    "name": v.name,
+                    "tool": v.tool,
+                    "entry": v.entry,
+                    "bytes": v.size,
+                    "kind": v.kind,
+                    "preview": v.preview,
+                    "shared": v.shared,
+                }
             )
         else:  # a store that failed: the next run can only say so
             dropped[v.name] = "its value could not be stored for later turns"
-    saved = _Saved(
-        scope=scope_of(ctx),
-        variables=kept,
-        counts=dict(results.counts),
-        dropped=dict(list(dropped.items())[-MAX_DROPPED:]),
-    )
-    saved_data: object = msgspec.to_builtins(saved)
-    return saved_data
+    if len(dropped) > MAX_DROPPED:
+        dropped = dict(list(dropped.items())[-MAX_DROPPED:])
+    return {
+        "scope": scope_of(ctx),
+        "variables": kept,
+        "counts": dict(results.counts),
+        "dropped": dropped,
+    }
 
 
 def take_up(settings: KeepSettings, ctx: ExecutionContext, state: object) -> bool:

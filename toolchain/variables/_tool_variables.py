@@ -39,7 +39,7 @@ from toolchain.variables._listing import (
     listing,
     note_guide_pays,
 )
-from toolchain.variables._naming import Naming, clean_name, name_output
+from toolchain.variables._naming import Naming, base_name, clean_name, name_output
 from toolchain.variables._problems import ReferenceProblem, UnknownVariable
 from toolchain.variables._state import saved_variables, take_up
 from toolchain.variables._text import StreamResolver
@@ -248,14 +248,22 @@ class ToolVariables(Extension):
 
     def store_of(self, ctx: ExecutionContext) -> Store:
         """The store the run's variables live in."""
+        return self.store_for(results_of(ctx))
+
+    def store_for(self, results: RunResults) -> Store:
+        """``store_of`` the run whose record of results is ``results``."""
         if self.store is not None:
             return self.store
-        shared = results_of(ctx).store  # the context relay's
+        shared = results.store  # the context relay's
         return shared if shared is not None else self._own_store
 
     def name_for(self, tool: str, args: Mapping[str, object], output: object, n: int) -> str:
         """The variable name of a tool's ``n``-th output."""
         return name_output(self.naming, tool, args, output, n)
+
+
+_NAME_FOR = ToolVariables.name_for
+"""The default ``name_for``: a subclass's own is called for every output."""
 
 
 class _VariablesHook(ToolHook):
@@ -303,7 +311,11 @@ class _VariablesHook(ToolHook):
         n = results.counts.get(call.name, 0) + 1
         results.counts[call.name] = n
         value = _snapshot(result.text)
-        name = self.extension.name_for(call.name, call.args, value, n)
+        extension = self.extension
+        if extension.naming is None and type(extension).name_for is _NAME_FOR:
+            name = f"{base_name(call.name)}_{n}"  # name_output's default, without its calls
+        else:
+            name = extension.name_for(call.name, call.args, value, n)
         keeping = keep_value(
             self.extension,
             ctx,
@@ -318,8 +330,12 @@ class _VariablesHook(ToolHook):
         # A store that answers at once (a MemoryStore, the default) keeps it at once,
         # and the observation is then returned as it is, with no coroutine of this
         # hook's, nor the hook stage's, around it.
-        if keeping is None or isinstance(keeping, Variable):
-            return self._shown(ctx, results, call.id, original, keeping)
+        if keeping is None:
+            return results.observation(call.id, original)
+        if isinstance(keeping, Variable):
+            if keeping.size >= self.extension.guide_at:
+                note_guide_pays(ctx)
+            return results.observation(call.id, original)
         return self._shown_later(ctx, results, call.id, original, keeping)
 
     async def _shown_later(

@@ -35,6 +35,7 @@ from toolchain.stores import (
     StoreError,
     new_id,
 )
+from toolchain.stores._common import is_well_formed_id
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -288,6 +289,32 @@ async def test_a_thousand_concurrent_puts_get_a_thousand_ids(harness: Harness) -
     assert [entry.data if entry else None for entry in got] == [
         str(i).encode() for i in range(1000)
     ]
+
+
+def test_ids_are_new_ids_of_the_same_shape_however_many_are_drawn() -> None:
+    ids = [new_id() for _ in range(1_000)]  # several of the batches drawn at once
+    assert len(set(ids)) == 1_000
+    assert all(len(i) == 22 and is_well_formed_id(i) for i in ids)
+
+
+def test_a_forked_process_never_hands_out_its_parents_next_ids() -> None:
+    """Ids are drawn in batches: a forked child draws its own, or the parent and the child
+    would both hand out the rest of the parent's batch (the same references, in two
+    processes sharing a SQLite or Redis store)."""
+    new_id()  # the parent holds a batch drawn, not handed out yet
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.write(write, " ".join(new_id() for _ in range(3)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        childs = set(pipe.read().split())
+    os.waitpid(child, 0)
+    parents = {new_id() for _ in range(3)}
+    assert len(childs) == 3 and not childs & parents
 
 
 async def test_a_ten_megabyte_value_round_trips(harness: Harness) -> None:

@@ -99,6 +99,42 @@ def errors(result: AgentResult[Any]) -> list[str]:
     ]
 
 
+@MODES
+def test_what_a_run_saves_is_plain_json_of_every_field(mode: Mode) -> None:
+    """The saved state, field by field and in order (the next run checks each): the
+    scope, each variable's name, tool, entry, bytes, kind, preview and sharing, the
+    counts that number the next names, and why dropped ones are gone."""
+    model = ScriptedModel(
+        [
+            call(mode, "get_weather", location="NYC"),
+            call(mode, "get_weather", location="London"),
+            answer(mode, "Done."),
+        ]
+    )
+    agent = make_agent(mode, model, [ToolVariables(max_variables=1)])
+    saved = saved_of(agent.run_sync("NYC, then London."))
+    assert json.loads(json.dumps(saved)) == saved
+    assert list(saved) == ["scope", "variables", "counts", "dropped"]
+    (london,) = saved["variables"]
+    assert london == {
+        "name": "get_weather_2",
+        "tool": "get_weather",
+        "entry": london["entry"],
+        "bytes": len(json.dumps(WEATHER["london"], separators=(",", ":"))),
+        "kind": "object: temperature, humidity, location",
+        "preview": '{"temperature":17.2,"humidity":85,"location":"London"}',
+        "shared": False,
+    }
+    assert list(london) == ["name", "tool", "entry", "bytes", "kind", "preview", "shared"]
+    assert isinstance(london["entry"], str) and len(london["entry"]) == 22
+    assert saved["counts"] == {"get_weather": 2}
+    assert saved["dropped"] == {
+        "get_weather_1": "a conversation keeps its 1 most recent variables; "
+        "call get_weather again for a fresh value"
+    }
+    assert isinstance(saved["scope"], str) and saved["scope"]
+
+
 # -- seed 000's conversation ------------------------------------------------------------------
 
 

@@ -126,6 +126,21 @@ def test_a_naming_function_that_raises_keeps_the_default_name() -> None:
     assert shown.observations[0].text.startswith("$forecast_1 = ")
 
 
+def test_a_subclass_name_for_names_every_output() -> None:
+    """The default names are written without calling ``name_for``; a subclass's own is
+    still called for each output."""
+
+    class ByCity(ToolVariables):
+        def name_for(self, tool: str, args: Any, output: object, n: int) -> str:
+            return f"{tool}_{args.get('city', n)}".lower()
+
+    made, ctx = chain(ByCity()), ExecutionContext()
+    shown = run(made, ctx, '{"tool": "forecast", "args": {"city": "Oslo"}}')
+    assert shown.observations[0].text.startswith('$forecast_oslo = {"city":"Oslo"')
+    echo_ = run(made, ctx, '{"tool": "echo", "args": {"text": "$forecast_oslo.city"}}')
+    assert echo_.observations[0].text == "$echo_1 = Oslo"
+
+
 def test_cycles_and_huge_values_are_harmless() -> None:
     made, ctx = chain(), ExecutionContext()
     run(made, ctx, '{"tool": "echo", "args": {"text": "$$echo_1"}}')  # the output is "$echo_1"
