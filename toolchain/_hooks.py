@@ -207,22 +207,32 @@ def run_hooks(
     >>> run_hooks((double, double), ("ctx",), 3, accept)
     12
     """
-    stage: HookStage[T, tuple[type[BaseException], ...], T] = HookStage(
-        lambda returned, current, _: accept(returned, current), _same, _raise
-    )
-    return run_stage(stage, hooks, args, value, passthrough)
+    return run_stage(_RAISING, hooks, args, value, (accept, passthrough))
+
+
+_Raising = tuple[Accept[Any], tuple[type[BaseException], ...]]
+"""`run_hooks`'s ``extra``: the caller's ``accept`` and the refusals it lets through."""
+
+
+def _accepted(returned: object, value: Any, extra: _Raising) -> Any:
+    return extra[0](returned, value)
 
 
 def _same(value: T, extra: object) -> T:
     return value
 
 
-def _raise(failure: HookFailed, value: object, passthrough: tuple[type[BaseException], ...]) -> Any:
+def _raise(failure: HookFailed, value: object, extra: _Raising) -> Any:
     """`run_hooks`'s failures: a refusal the caller understands as it was raised, any
     other failure as `HookFailed`."""
-    if failure.error is not None and isinstance(failure.error, passthrough):
+    if failure.error is not None and isinstance(failure.error, extra[1]):
         raise failure.error
     raise failure from failure.error
+
+
+# One stage for every `run_hooks` call, the caller's accept in its extra: an agent runs
+# its step hooks through it every step, and made a stage and a lambda for it each time.
+_RAISING: HookStage[Any, _Raising, Any] = HookStage(_accepted, _same, _raise)
 
 
 def hook_error(

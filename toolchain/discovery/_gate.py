@@ -65,7 +65,9 @@ class Gate(ToolHook):
 
     def guard_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> Any:
         owner = self.owner
-        if not owner.defers or ctx.run_id != self.home or call.name not in owner.deferred:
+        # The tool first: most calls are of tools never deferred, and the set answers
+        # before the run's id is read.
+        if call.name not in owner.deferred or not owner.defers or ctx.run_id != self.home:
             return None
         state = discovery(ctx)
         if call.name in state.active:
