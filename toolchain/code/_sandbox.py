@@ -340,10 +340,17 @@ async def _in_session(
             raise
 
     entered = False
+
+    def enter() -> None:
+        nonlocal entered
+        session.__enter__()
+        # Set here, not after the await: a task cancelled while it waits for a free
+        # worker still gets one (the step is awaited to its end), and must give it back.
+        entered = True
+
     stop._end = end_worker  # pyright: ignore[reportPrivateUsage]  # Stop is this module's
     try:
-        await step(session.__enter__)
-        entered = True
+        await step(enter)
         pid = session.worker_pid  # read between turns: it is None while one runs
         if pid is not None:
             worker.append(pid)

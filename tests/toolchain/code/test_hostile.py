@@ -7,10 +7,13 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pydantic_monty
@@ -348,6 +351,59 @@ def test_a_worker_frozen_before_the_run_is_cancelled_is_ended_not_waited_for() -
             "Printed before it stopped:\nbefore"
         ]
         assert shown(run(made, "await lookup(21)")) == "42"  # a new worker runs the next
+
+
+async def test_a_program_cancelled_while_it_waits_for_a_worker_gives_that_worker_back() -> None:
+    """Its task cancelled while its program waited for a free worker: the worker it got
+    once one was free was never given back, and the next program on that pool waited
+    for good (the pool had one worker)."""
+    with pydantic_monty.Monty(min_processes=1, max_processes=1) as pool:
+        gate = asyncio.Event()
+
+        @tool
+        async def hold() -> str:
+            """Holds the program, and so the pool's one worker, until let go."""
+            await gate.wait()
+            return "held"
+
+        made = PythonToolChain(pool=pool).register_tool(hold).register_tool(lookup)
+        holding = asyncio.ensure_future(
+            made.execute(ExecutionContext(), "await hold()", XMLFormat())
+        )
+        waiting = asyncio.ensure_future(
+            made.execute(ExecutionContext(), "await lookup(1)", XMLFormat())
+        )
+        await _until(lambda: _threads_in(_sandbox.__file__, "locked") == 1)  # waits for a worker
+        waiting.cancel()
+        gate.set()
+        assert shown(await holding) == "held"
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        after = made.execute(ExecutionContext(), "await lookup(21)", XMLFormat())
+        # A guard only: it runs at once. The pool took the lost worker back after 60 s.
+        assert shown(await asyncio.wait_for(after, 30)) == "42"
+
+
+async def _until(holds: Callable[[], bool]) -> None:
+    """Let the loop run until ``holds()``."""
+    for _ in range(4000):
+        if holds():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the condition never held")
+
+
+def _threads_in(filename: str, function: str) -> int:
+    """How many threads run ``function`` of ``filename`` now (innermost frame or not)."""
+    found = 0
+    for top in sys._current_frames().values():  # pyright: ignore[reportPrivateUsage]  # the one way to see a thread's stack
+        frame: FrameType | None = top
+        while frame is not None:
+            if frame.f_code.co_name == function and frame.f_code.co_filename == filename:
+                found += 1
+                break
+            frame = frame.f_back
+    return found
 
 
 async def test_a_program_that_ignores_the_runs_cancellation_is_stopped_with_its_worker() -> None:
