@@ -120,9 +120,6 @@ class Ledger:
         # chain that does not say, and every output is then compared as written again.
         self._output_limit: int = getattr(chain, "max_output_chars", 0)
         self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
-        self._shares: dict[int, int] = {}
-        """calls in an action → the characters of each output the chain shows (as
-        ``_observe.assemble`` cuts them)."""
         self._fixed_for: (
             tuple[
                 tuple[str, ...],
@@ -296,12 +293,7 @@ class Ledger:
         observations = chain_result.observations
         if not observations:
             return
-        count = len(observations)
-        share = self._shares.get(count)
-        if share is None:  # the same few counts of calls, step after step: worked out once
-            share = self._shares[count] = min(
-                self._output_limit, max(1, self._observation_limit // count)
-            )
+        share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
         named = self._variables.named if self._variables is not None else None
         kept = cost = 0  # added up over the step: carried from it as one figure each
         unsized, ctx, owner, boxed = self._unsized, self._ctx, self._owner, self._boxed

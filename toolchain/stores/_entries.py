@@ -8,7 +8,7 @@ import msgspec
 from toolchain import ExecutionContext, StateKey, to_builtins
 from toolchain.stores._protocol import StoredEntry
 
-__all__ = ["decode_entry", "encode_entry", "scope_of", "share_scope"]
+__all__ = ["decode_entry", "encode_entry", "encode_plain", "scope_of", "share_scope"]
 
 
 def encode_entry(value: object, tool: str) -> StoredEntry:
@@ -18,9 +18,20 @@ def encode_entry(value: object, tool: str) -> StoredEntry:
     >>> encode_entry({"temp": 21}, "weather")
     StoredEntry(data=b'{"temp":21}', kind='json', tool='weather')
     """
+    data, kind = encode_plain(value if isinstance(value, str) else to_builtins(value))
+    return StoredEntry(data, kind, tool)
+
+
+def encode_plain(value: object) -> tuple[bytes, str]:
+    """`encode_entry`'s data and kind for a value that is plain data already (not walked
+    through ``to_builtins`` again: the cost of a large output).
+
+    >>> encode_plain("hi")
+    (b'hi', 'text')
+    """
     if isinstance(value, str):  # most large outputs: kept as text, no JSON round trip
-        return StoredEntry(value.encode("utf-8", "surrogatepass"), "text", tool)
-    return StoredEntry(msgspec.json.encode(to_builtins(value)), "json", tool)
+        return value.encode("utf-8", "surrogatepass"), "text"
+    return msgspec.json.encode(value), "json"
 
 
 def decode_entry(entry: StoredEntry) -> object:

@@ -14,7 +14,7 @@ from toolchain import ExecutionContext
 from toolchain._oneline import one_line
 from toolchain._redact import logger
 from toolchain.stores import Store, StoredEntry
-from toolchain.stores._entries import decode_entry, scope_of
+from toolchain.stores._entries import decode_entry, encode_plain, scope_of
 from toolchain.stores._memory import delete_at_once, put_at_once
 from toolchain.stores._results import UNLOADED, RunResults, Variable, results_of
 from toolchain.variables._listing import PREVIEW, type_of
@@ -74,11 +74,8 @@ def keep_value(
     kind = "json"
     if boxed is not None:
         entry, size = boxed
-    else:  # encode_entry's encoding, of a value that is plain data already
-        if isinstance(value, str):
-            data, kind = value.encode("utf-8", "surrogatepass"), "text"
-        else:
-            data = msgspec.json.encode(value)
+    else:
+        data, kind = encode_plain(value)
         entry, size = "", len(data)
     if size > settings.max_bytes:
         why = f"it was larger than the {settings.max_bytes:,} bytes variables may hold"

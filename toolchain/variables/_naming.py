@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from toolchain._redact import logger
 
-__all__ = ["Naming", "base_name", "clean_name", "name_output"]
+__all__ = ["Naming", "base_name", "clean_name", "default_name", "name_output"]
 
 _log = logger("toolchain")
 
@@ -38,9 +38,14 @@ def name_output(
         except Exception:  # a naming bug must not lose the output
             _log.warning("the variable naming function raised on %s", tool, exc_info=True)
     if not chosen:
-        return f"{base_name(tool)}_{n}"
+        return default_name(tool, n)
     cleaned = clean_name(chosen)
-    return cleaned if cleaned else f"{base_name(tool)}_{n}"
+    return cleaned if cleaned else default_name(tool, n)
+
+
+def default_name(tool: str, n: int) -> str:
+    """The name of ``tool``'s ``n``-th output when no naming gives one: ``weather_2``."""
+    return f"{base_name(tool)}_{n}"
 
 
 def clean_name(name: str) -> str:

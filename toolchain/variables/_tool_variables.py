@@ -39,7 +39,7 @@ from toolchain.variables._listing import (
     listing,
     note_guide_pays,
 )
-from toolchain.variables._naming import Naming, base_name, clean_name, name_output
+from toolchain.variables._naming import Naming, clean_name, default_name, name_output
 from toolchain.variables._problems import ReferenceProblem, UnknownVariable
 from toolchain.variables._state import saved_variables, take_up
 from toolchain.variables._text import StreamResolver
@@ -313,7 +313,7 @@ class _VariablesHook(ToolHook):
         value = _snapshot(result.text)
         extension = self.extension
         if extension.naming is None and type(extension).name_for is _NAME_FOR:
-            name = f"{base_name(call.name)}_{n}"  # name_output's default, without its calls
+            name = default_name(call.name, n)  # name_output's own, without its calls
         else:
             name = extension.name_for(call.name, call.args, value, n)
         keeping = keep_value(
@@ -330,12 +330,8 @@ class _VariablesHook(ToolHook):
         # A store that answers at once (a MemoryStore, the default) keeps it at once,
         # and the observation is then returned as it is, with no coroutine of this
         # hook's, nor the hook stage's, around it.
-        if keeping is None:
-            return results.observation(call.id, original)
-        if isinstance(keeping, Variable):
-            if keeping.size >= self.extension.guide_at:
-                note_guide_pays(ctx)
-            return results.observation(call.id, original)
+        if keeping is None or isinstance(keeping, Variable):
+            return self._shown(ctx, results, call.id, original, keeping)
         return self._shown_later(ctx, results, call.id, original, keeping)
 
     async def _shown_later(
