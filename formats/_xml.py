@@ -37,6 +37,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
+from typing import Self
 
 from formats._collector import SectionCollector, as_is
 from formats._registry import SectionRegistry
@@ -44,6 +45,7 @@ from formats._section import (
     NAME_PATTERN,
     FormatParseError,
     FormattedSection,
+    TextSection,
     check_name,
     fold_name,
 )
@@ -99,7 +101,7 @@ def _tag_splitter(folded: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _split_sections(
-    output: str, names_by_fold: Mapping[str, str], *, decode: bool
+    output: str, names_by_fold: Mapping[str, str], splitter: re.Pattern[str], *, decode: bool
 ) -> dict[str, list[str]]:
     """The one-shot parse: every section's contents, as `_XMLScanner` finds them.
 
@@ -108,25 +110,35 @@ def _split_sections(
     and is text otherwise, kept on the inner stack; a closing tag pairs with the nearest
     inner opening tag of its name, else closes the open section if it is that one, else
     is text. A property test holds the two to the same result on any text.
+    ``splitter`` is `_tag_splitter` of the names.
+
+    Whether a tag starts a line is only asked of an opening tag inside an open section,
+    so it is worked out there, from the text since the tag before (never before the
+    first tag: nothing is open then): a well-formed output pays nothing for it.
     """
     if not names_by_fold:
         return {}
-    parts = _tag_splitter(tuple(names_by_fold)).split(output)
+    parts = iter(splitter.split(output))
+    next(parts)  # the text before the first tag: outside every section
     # Each section opened, in order, with its raw pieces (joined and decoded at the end).
     sections: list[tuple[str, list[str]]] = []
     pieces: list[str] = []
     current: str | None = None
     inner: list[str] = []
     inner_counts: dict[str, int] = {}
-    before = parts[0]  # text before the first tag: outside every section
-    newline = before.rfind("\n")
-    blank = before[newline + 1 :].isspace() or newline == len(before) - 1
-    for index in range(1, len(parts), 3):
-        slash, written, after = parts[index], parts[index + 1], parts[index + 2]
+    previous = ""  # the text between the tag before and this one
+    for slash, written, after in zip(parts, parts, parts, strict=True):  # slash, name, text
         name = names_by_fold[written.lower()]  # the pattern's names are ASCII
-        if not slash:
-            if current is None or blank:
+        if current is None:
+            if not slash:
                 current, pieces = name, []
+                sections.append((name, pieces))
+        elif not slash:
+            newline = previous.rfind("\n")
+            if newline != -1 and (
+                newline == len(previous) - 1 or previous[newline + 1 :].isspace()
+            ):
+                current, pieces = name, []  # it starts a line: the open section ends
                 sections.append((name, pieces))
                 inner.clear()
                 inner_counts.clear()
@@ -134,9 +146,7 @@ def _split_sections(
                 inner.append(name)
                 inner_counts[name] = inner_counts.get(name, 0) + 1
                 pieces.append(f"<{written}>")
-        elif current is None:
-            pass
-        elif inner_counts.get(name):
+        elif inner and inner_counts.get(name):
             while True:  # each entry is pushed and popped once: linear overall
                 popped = inner.pop()
                 inner_counts[popped] -= 1
@@ -149,23 +159,15 @@ def _split_sections(
             inner_counts.clear()
         else:
             pieces.append(f"</{written}>")
-        # After a tag the line holds text: blank again only past a newline in `after`.
-        if not after:
-            blank = False
-            continue
         if current is not None:
             pieces.append(after)
-        newline = after.rfind("\n")
-        blank = newline != -1 and (newline == len(after) - 1 or after[newline + 1 :].isspace())
+        previous = after
     result: dict[str, list[str]] = {}
     for name, raw in sections:
         content = "".join(raw)
-        content = (xml_decode(content) if decode else content).strip()
-        contents = result.get(name)
-        if contents is None:
-            result[name] = [content]
-        else:
-            contents.append(content)
+        if decode and "&" in content:
+            content = xml_decode(content)
+        result.setdefault(name, []).append(content.strip())
     return result
 
 
@@ -312,6 +314,14 @@ class XMLFormat(SectionRegistry):
     """
 
     structure_intro = "Format your response using XML-style tags for each section:"
+    # `_tag_splitter` of the registered names, made on the first parse after a section
+    # is registered (`register_section` clears it): a parse then skips the cache lookup.
+    _splitter: re.Pattern[str] | None = None
+
+    def register_section(self, section: TextSection) -> Self:
+        super().register_section(section)
+        self._splitter = None
+        return self
 
     def parse_nested(self, content: str, names: Iterable[str]) -> dict[str, list[str]]:
         """Sub-sections (nested tags) of a section's content; ``{}`` when none is present.
@@ -322,7 +332,10 @@ class XMLFormat(SectionRegistry):
         {'direct_call': ['[1]']}
         """
         names_by_fold = {fold_name(check_name(n)): n for n in names}
-        return _split_sections(content, names_by_fold, decode=False)
+        if not names_by_fold:
+            return {}
+        splitter = _tag_splitter(tuple(names_by_fold))
+        return _split_sections(content, names_by_fold, splitter, decode=False)
 
     def parse(self, output: str) -> dict[str, list[str]]:
         """Every registered section's contents, in order (stripped of outer whitespace),
@@ -331,7 +344,12 @@ class XMLFormat(SectionRegistry):
         Raises ``FormatParseError`` when no registered section is present.
         """
         names_by_fold = self._names_by_fold
-        result = _split_sections(output, names_by_fold, decode=True)
+        splitter = self._splitter
+        if splitter is None:
+            if not names_by_fold:
+                raise FormatParseError([])
+            splitter = self._splitter = _tag_splitter(tuple(names_by_fold))
+        result = _split_sections(output, names_by_fold, splitter, decode=True)
         if not result:
             raise FormatParseError(list(names_by_fold.values()))
         return result

@@ -26,7 +26,16 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from tests.support.timing import costlier_than
 from toolchain import ToolCall, ToolCallParseError, YAMLToolChain, load_yaml, tool
 from toolchain._syntax._yaml import MAX_COMPOSED, load_yaml_calls
-from toolchain._syntax._yaml_fast import LOADER, Args, compose_common, read_common_calls
+from toolchain._syntax._yaml_fast import (
+    _FLOW_CALLS,  # pyright: ignore[reportPrivateUsage]  # the two readings, side by side
+    LOADER,
+    Args,
+    _flow_calls,  # pyright: ignore[reportPrivateUsage]  # the two readings, side by side
+    _line_by_line,  # pyright: ignore[reportPrivateUsage]  # the two readings, side by side
+    _read_lines,  # pyright: ignore[reportPrivateUsage]  # the two readings, side by side
+    compose_common,
+    read_common_calls,
+)
 
 TRICKY = [
     "yes", "no", "on", "off", "Yes", "NO", "y", "n", "true", "False", "null", "Null", "~",
@@ -434,6 +443,41 @@ def test_calls_are_the_same_with_and_without_the_direct_reader(
     assert repr(direct) == repr(pyyaml_alone)
 
 
+@settings(max_examples=2000, deadline=None)
+@given(common_calls())
+@example("- tool: lookup\n  args: {key: alpha}\n- tool: lookup\n  args: {key: beta}")
+@example("- tool: a\n  args: {k: v}\n- tool: b\n  args: {x: -1, y: 2026-01-27}\n")
+@example("- tool: a\n  args: {   }\n")  # only blanks: an empty mapping node, line by line
+@example("- tool: a\n  args: {k: a?b}\n")  # declined either way
+@example("- tool: a\n  args: {k: v, }\n- tool: b\n  args: {k: v}")
+@example("- tool: null\n  args: {k: ~, yes: no}\n")
+def test_flow_calls_are_read_as_line_by_line(text: str) -> None:
+    """Where the one pattern matches the whole text, `_flow_calls` reads what the line
+    by line reading reads (the same names and pairs, or None for it to decide)."""
+    readable = _line_by_line(text, MAX_COMPOSED)
+    if readable is None or _FLOW_CALLS.fullmatch(readable) is None:
+        return
+    flow = _flow_calls(readable)
+    if flow is not None:
+        assert read_tree(flow) == read_tree(_read_lines(readable)), text
+
+
+def test_flow_calls_take_the_benchmark_action_and_decline_the_rest() -> None:
+    """The loop benchmark's action is read by the one pattern; a flow of blanks is left to
+    the line-by-line reading, which reads it as an empty mapping."""
+    action = "- tool: lookup\n  args: {key: alpha}\n- tool: lookup\n  args: {key: beta}"
+    assert _FLOW_CALLS.fullmatch(action) is not None
+    flow = _flow_calls(action)
+    assert flow is not None and [name for name, _ in flow] == ["lookup", "lookup"]
+    assert read_tree(flow) == read_tree(_read_lines(action))
+    blanks = "- tool: a\n  args: {  }"
+    assert _FLOW_CALLS.fullmatch(blanks) is not None and _flow_calls(blanks) is None
+    assert read_tree(read_common_calls(blanks, MAX_COMPOSED)) == [("a", [])]
+    others = ("- tool: a-b\n  args: {k: v}", "- tool: a\n  args: {k: [v]}", "tool: a\nargs: {k: v}")
+    for other in others:
+        assert _FLOW_CALLS.fullmatch(other) is None, other
+
+
 def test_the_direct_reader_reads_gents_shapes_and_declines_the_rest() -> None:
     """The call list as the guidance shows it, its flow form and one call alone are read
     directly; the other shapes models write go to the composers, with the same calls."""
@@ -480,6 +524,29 @@ def test_the_direct_reader_costs_linear_time(shape: str) -> None:
     make = DIRECT_SHAPES[shape]
     small, large = make(MAX_COMPOSED // 20), make(MAX_COMPOSED)
     assert read_common_calls(large, MAX_COMPOSED) is not None, shape  # read, not declined
+
+    def read(text: str) -> None:
+        for _ in range(20):
+            read_common_calls(text, MAX_COMPOSED)
+
+    seen = costlier_than(40, lambda: read(small), lambda: read(large))
+    assert seen is None, f"{shape}: super-linear every time: {seen}"
+
+
+# Near misses of `_FLOW_CALLS` (the direct reader's one pattern): declined, in linear time.
+DIRECT_NEAR_MISSES: dict[str, Callable[[int], str]] = {
+    "a flow never closed": lambda chars: _fill("a: 1, ", chars, "- tool: t\n  args: {"),
+    "the last call off the shape": lambda chars: _fill(
+        "- tool: t\n  args: {a: 1}\n", chars, tail="- tool: t\n  args: {a: 1"
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", DIRECT_NEAR_MISSES)
+def test_the_direct_reader_declines_near_misses_in_linear_time(shape: str) -> None:
+    make = DIRECT_NEAR_MISSES[shape]
+    small, large = make(MAX_COMPOSED // 20), make(MAX_COMPOSED)
+    assert read_common_calls(large, MAX_COMPOSED) is None, shape
 
     def read(text: str) -> None:
         for _ in range(20):

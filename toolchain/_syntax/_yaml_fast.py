@@ -78,6 +78,13 @@ _LINES = re.compile(
     r"(?:([^-?:,\[\]{}#&*!|>'\"%@` \n][^:\n]*|'[^':\n]*'|\"[^\":\\\n]*\"):(?: +|$))?(.*)",
     re.MULTILINE,
 )
+# The commonest call list of all, each call "- tool: NAME" then "  args: {...}" on the
+# next line, NAME a word of letters, digits and "_", the flow holding no bracket, brace
+# or quote: `_flow_calls` reads it with one pattern. Each call starts with a literal
+# and each part stops at a character the next one starts with: linear time.
+_FLOW_CALL_TEXT = r"- tool: ([A-Za-z_][A-Za-z0-9_]*)\n  args: \{([^\n{}\[\]'\"]+)\}"
+_FLOW_CALLS = re.compile(rf"(?:{_FLOW_CALL_TEXT}(?:\n|\Z))+")
+_FLOW_CALL = re.compile(_FLOW_CALL_TEXT)
 _MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _SHARED = 64  # plain scalars up to this long are built once and shared (never changed)
 _NODES: dict[str, ScalarNode] = {}  # the plain scalars call YAML repeats: tool, args, names
@@ -149,7 +156,8 @@ def read_common_calls(text: str, max_size: int) -> list[tuple[str, Args]] | None
     Anything else (other keys, another order, nesting or a list under ``args``, an empty
     name, ``args:`` with nothing under it, odd indentation, quoted keys) is declined,
     never read another way: ``tests/toolchain/test_yaml_fast.py`` holds it to
-    ``compose_common``.
+    ``compose_common``. The commonest form of all (each call's ``args`` a flat flow
+    mapping, ``_FLOW_CALLS``) is read with one pattern first (`_flow_calls`).
 
     >>> read_common_calls("- tool: lookup\\n  args:\\n    key: alpha", 1000)[0][1][0][0]
     'key'
@@ -159,6 +167,15 @@ def read_common_calls(text: str, max_size: int) -> list[tuple[str, Args]] | None
     readable = _line_by_line(text, max_size)
     if readable is None:
         return None
+    if _FLOW_CALLS.fullmatch(readable) is not None:
+        flow = _flow_calls(readable)
+        if flow is not None:
+            return flow
+    return _read_lines(readable)
+
+
+def _read_lines(readable: str) -> list[tuple[str, Args]] | None:
+    """`read_common_calls` of a text `_line_by_line` let through, line by line."""
     lines = readable.split("\n")
     calls: list[tuple[str, Args]] = []
     at, end = 0, len(lines)
@@ -203,6 +220,29 @@ def read_common_calls(text: str, max_size: int) -> list[tuple[str, Args]] | None
                     else:
                         args = _flat_pairs(value) or _NODES.get(value) or _inline(value, depth)
             calls.append((node.value.strip(), args))
+    except _Declined:
+        return None
+    return calls
+
+
+def _flow_calls(text: str) -> list[tuple[str, Args]] | None:
+    """The calls of ``text``, which `_FLOW_CALLS` matched whole: what the line-by-line
+    reading of `read_common_calls` gives for it, in one pattern pass and a loop over its
+    calls; None where a call's flow holds only blanks (the line-by-line reading reads
+    that ``{ }`` as an empty mapping node). A name of letters, digits and "_" is a plain
+    string scalar read as itself, and the flow between the braces holds no bracket or
+    quote, so the line-by-line reading (`_read_lines`) takes the same name and the same
+    pairs (``test_flow_calls_are_read_as_line_by_line``).
+
+    >>> _flow_calls("- tool: lookup\n  args: {key: alpha}")
+    [('lookup', [('key', ScalarNode(tag='tag:yaml.org,2002:str', value='alpha'))])]
+    """
+    calls: list[tuple[str, Args]] = []
+    try:
+        for name, inner in _FLOW_CALL.findall(text):
+            if not inner.strip(" "):
+                return None
+            calls.append((name, _pairs(inner)))
     except _Declined:
         return None
     return calls
@@ -262,6 +302,12 @@ def _flat_pairs(text: str) -> Pairs | None:
     inner = text[1:-1]
     if not _is_flat(inner):
         return None
+    return _pairs(inner)
+
+
+def _pairs(inner: str) -> Pairs:
+    """The inside of a flat flow mapping (`_is_flat`) as pairs; `_Declined` where a
+    scalar is not plainly one (see `_flat_pairs`)."""
     parts = inner.split(",")
     if "?" in inner or inner.count(":") != len(parts):
         raise _Declined  # a "?" or ":" in a scalar ("{a: b: c}"), or a part with none ("{a}")
