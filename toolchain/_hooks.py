@@ -483,12 +483,18 @@ def refusal_error(call: ToolCall, refused: ToolCallRefused) -> ToolCallError:
 
 
 def check_guards(
-    ctx: ExecutionContext, call: ToolCall
+    ctx: ExecutionContext,
+    call: ToolCall,
+    guards: tuple[GuardHook[ExecutionContext], ...] | None = None,
 ) -> ToolCallError | Awaitable[ToolCallError | None] | None:
     """Run every guard of ``ctx`` (its own first, then its parents') on ``call``: the
     error it fails with, or None when all let it run; an awaitable of that only once a
-    guard is ``async`` (a chain's stage then awaits it; no coroutine otherwise)."""
-    return run_stage(_GUARDS, ctx.hooks.guard_chain(), (ctx,), call, None)
+    guard is ``async`` (a chain's stage then awaits it; no coroutine otherwise).
+    ``guards``: ``ctx.hooks.guard_chain()`` as the caller just read it (a chain reads
+    it once per call, to know whether any guard watches)."""
+    if guards is None:
+        guards = ctx.hooks.guard_chain()
+    return run_stage(_GUARDS, guards, (ctx,), call, None)
 
 
 async def guard_call(ctx: ExecutionContext, call: ToolCall) -> ToolCallError | None:

@@ -64,8 +64,9 @@ async def run_call(
     if hooks.before and isinstance(checked, Checked):
         before = before_hooks(config, ctx, checked)
         checked = before if isinstance(before, Checked | Refused) else await before
-    if hooks.guarded and isinstance(checked, Checked):  # the call as it will run
-        refusal = check_guards(ctx, checked.call)
+    guards = hooks.guard_chain()  # this run's and its parents': read once, here
+    if guards and isinstance(checked, Checked):  # the call as it will run
+        refusal = check_guards(ctx, checked.call, guards)
         if refusal is not None and not isinstance(refusal, ToolCallError):
             refusal = await refusal
         if refusal is not None:
@@ -185,29 +186,29 @@ def observe(
     config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
 ) -> Outcome | Awaitable[Outcome]:
     """`observed`, as it is while every hook is plain; an awaitable of it only once a
-    hook is ``async`` (see ``run_stage``)."""
-    if ctx.hooks.after and ran.error is None and ran.result is not None:
+    hook is ``async`` (see ``run_stage``): the after hooks, then ended (``finish``) and
+    shown as the observation hooks say. (One function, not one per stage: every call
+    of a run with hooks passes here, and each layer was a Python call per call.)"""
+    hooks = ctx.hooks
+    if hooks.after and ran.error is None and ran.result is not None:
         after = after_hooks(ctx, ran)
         if not isinstance(after, Ran):
             return _observed_after(config, ctx, index, after, started)
         ran = after
-    return _finished(config, ctx, index, ran, started)
+    outcome = finish(config, ctx, index, ran, started)
+    if hooks.observation and outcome.result is not None:
+        return observation_hooks(ctx, outcome)
+    return outcome
 
 
 async def _observed_after(
     config: ChainConfig, ctx: ExecutionContext, index: int, after: Awaitable[Ran], started: float
 ) -> Outcome:
-    done = _finished(config, ctx, index, await after, started)
-    return done if isinstance(done, Outcome) else await done
-
-
-def _finished(
-    config: ChainConfig, ctx: ExecutionContext, index: int, ran: Ran, started: float
-) -> Outcome | Awaitable[Outcome]:
-    """A call that ran, ended (``finish``) and then shown as its observation hooks say."""
-    outcome = finish(config, ctx, index, ran, started)
+    """`observe`'s rest once an after hook is ``async``."""
+    outcome = finish(config, ctx, index, await after, started)
     if ctx.hooks.observation and outcome.result is not None:
-        return observation_hooks(ctx, outcome)
+        shown = observation_hooks(ctx, outcome)
+        return shown if isinstance(shown, Outcome) else await shown
     return outcome
 
 

@@ -25,7 +25,7 @@ from toolchain._errors import ToolError, describe_exception, exception_text
 from toolchain._hooks import HookFailed, HookStage, hook_error, run_stage
 from toolchain._input import ArgumentsError
 from toolchain._redact import logger
-from toolchain._result import ToolCall, ToolCallError, ToolResult
+from toolchain._result import ToolCallError, ToolResult
 from toolchain.chain._config import ChainConfig
 from toolchain.chain._stages import AnyTool, Checked, Ran, Signals
 
@@ -188,24 +188,26 @@ def after_hooks(ctx: ExecutionContext, ran: Ran) -> Ran | Awaitable[Ran]:
     """``ran`` with the result as the after hooks left it, or the error a hook made of
     the call; an awaitable of that only once a hook is ``async`` (see ``run_stage``).
     Only a call with a result has after hooks run."""
-    return run_stage(_AFTER, ctx.hooks.after, (ctx, ran.call), ran.result, ran.call)
+    return run_stage(_AFTER, ctx.hooks.after, (ctx, ran.call), ran.result, ran)
 
 
 def _a_result(
-    returned: object, result: ToolResult[object] | None, call: ToolCall
+    returned: object, result: ToolResult[object] | None, ran: Ran
 ) -> ToolResult[object] | None:
     # Hooks are user code: check what they return, whatever their annotations say.
     return cast("ToolResult[object]", returned) if isinstance(returned, ToolResult) else None
 
 
-def _ran(result: ToolResult[object] | None, call: ToolCall) -> Ran:
-    return Ran(call, result, None)
+def _ran(result: ToolResult[object] | None, ran: Ran) -> Ran:
+    # Most after hooks only look (ToolSearch's gate on every call): the same `Ran` then.
+    return ran if result is ran.result else Ran(ran.call, result, None)
 
 
-def _failed(failure: HookFailed, result: ToolResult[object] | None, call: ToolCall) -> Ran:
+def _failed(failure: HookFailed, result: ToolResult[object] | None, ran: Ran) -> Ran:
     during = "an after-tool-call hook"
+    call = ran.call
     error = hook_error(failure, call, hook="a tool-call hook", during=during, takes="a ToolResult")
     return Ran(call, None, error)
 
 
-_AFTER: HookStage[ToolResult[object] | None, ToolCall, Ran] = HookStage(_a_result, _ran, _failed)
+_AFTER: HookStage[ToolResult[object] | None, Ran, Ran] = HookStage(_a_result, _ran, _failed)

@@ -271,3 +271,20 @@ async def test_a_reused_name_deletes_the_replaced_value_from_the_store(store: Me
     if isinstance(store, _OwnDeleteStore):
         assert len(store.deleted) == 1
     assert await store.clear(ctx.run_id) == 1  # Oslo's entry went with its name
+
+
+def test_the_hooks_first_look_leaves_only_flat_arguments_without_a_dollar_alone() -> None:
+    # The hook's fast path answers for a flat dict of scalars and strings without "$";
+    # a nested value or any "$" goes to the full scan, which finds references anywhere.
+    extension = ToolVariables()
+    ctx = ExecutionContext()
+    extension.install(ctx)
+    asyncio.run(extension.set_variable(ctx, "x", 5))
+    (hook,) = ctx.hooks.before
+    assert hook(ctx, ToolCall("t", {"a": "no reference", "n": 1, "f": None}, "c1")) is None
+    nested = hook(ctx, ToolCall("t", {"a": ["$x"], "b": {"c": "$x"}, "n": 2}, "c2"))
+    assert isinstance(nested, ToolCall)
+    assert nested.args == {"a": [5], "b": {"c": 5}, "n": 2}
+    flat = hook(ctx, ToolCall("t", {"a": "$x", "n": 1}, "c3"))
+    assert isinstance(flat, ToolCall)
+    assert flat.args == {"a": 5, "n": 1}
