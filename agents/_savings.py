@@ -98,6 +98,10 @@ class Ledger:
         self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
         self._carried: list[_Carried] = []
         self._per_request: list[tuple[int, str, int, bool]] = []  # request, name, tokens, kept
+        self._fixed_at: list[tuple[int, tuple[tuple[str, int, bool], ...]]] = []
+        """Each request and what it cost every time (`_fixed`: name, tokens, kept): the
+        tuple itself, shared by the steps that show the same tools, spread into the
+        figures only when they are read (`tally`)."""
         self._requests: list[int] = []
         self._extra: dict[int, str] = {}  # request → the extension it alone served
         self._pending: dict[int, StepRequest] = {}  # requests whose reply is not read yet
@@ -177,6 +181,10 @@ class Ledger:
         for request, name, tokens, is_kept in self._per_request:
             if request not in self._extra:
                 _add(kept if is_kept else cost, name, tokens)
+        for request, fixed in self._fixed_at:
+            if request not in self._extra:
+                for name, tokens, is_kept in fixed:
+                    _add(kept if is_kept else cost, name, tokens)
         self._tallied = {name: Savings(kept[name], cost[name]) for name in self._names}
         return self._tallied
 
@@ -201,8 +209,9 @@ class Ledger:
         if self._owner:  # read back only for a step that served one extension alone
             self._pending[index] = request
         if self._guide or self._owner:  # else nothing is fixed (the variables alone)
+            # Worked out now (the tools shown, as registered now), spread out when read.
             fixed = self._fixed(request.shown_tools, chain_tools(self._chain))
-            self._per_request.extend((index, *item) for item in fixed)
+            self._fixed_at.append((index, fixed))
         if self._sections:
             for name, text in self._sections:
                 self._per_request.append((index, name, self._count(text), False))
@@ -251,7 +260,20 @@ class Ledger:
         if variables is not None:
             for chain_result in done.tool_results:
                 self._renamed(index, variables, chain_result)
-        if not self._owner:  # no extension of the run has tools: no call is one's own
+        owner_of = self._owner
+        if not owner_of:  # no extension of the run has tools: no call is one's own
+            return
+        # Most steps call none of the extensions' own tools: then nothing is carried, and
+        # their calls are not paired with what they showed (as below) to find it out.
+        # (Loops, not any(): a generator costs more than the two names it looks at.)
+        for chain_result in done.tool_results:
+            for seen in chain_result.observations:
+                if seen.name in owner_of:
+                    break
+            else:
+                continue
+            break
+        else:
             return
         owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
         others = False
