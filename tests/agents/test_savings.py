@@ -29,6 +29,7 @@ import toolchain.runtime
 import toolchain.stores._protocol
 from agents import AgentResult, Prompt, Savings, run_prompt
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
+from formats import FormattedSection, TextFormat, XMLFormat
 from tests.support.agent_kinds import KINDS, Kind, agent, answer
 from toolchain import Extension, JSONToolChain, Tool, tool
 from toolchain._tokens import count_tokens
@@ -226,6 +227,42 @@ def test_a_read_beside_another_call_is_carried_as_a_cost() -> None:
     without_read, with_read = costs
     # The read's name, arguments and slice, in the one request after its step.
     assert with_read - without_read >= count_tokens("internal_resource_read_slice") + 10
+
+
+@KINDS
+def test_a_guide_is_counted_as_each_run_shows_it(kind: Kind) -> None:
+    # What a request costs is kept for the agent's next run only while the guides are
+    # the same: a relay given worked examples between two runs costs the longer guide,
+    # and a format of the user's own is asked to write it each time.
+    def guide(relay: ContextRelay, fmt: TextFormat) -> int:
+        text = relay.instructions().strip()
+        return count_tokens(fmt.format_sections([FormattedSection(relay.name, text, escape=False)]))
+
+    class Framed(XMLFormat):
+        def __init__(self, frame: str = "") -> None:
+            super().__init__()
+            self.frame = frame
+
+        def format_sections(self, sections: Sequence[FormattedSection]) -> str:
+            return f"{self.frame}\n{super().format_sections(sections)}\n{self.frame}"
+
+    relay = ContextRelay(2_000)
+    chain = JSONToolChain(extensions=[relay])
+    runner = agent(kind, ScriptedModel(lambda messages: answer(kind)), chain, extensions=[relay])
+    first = runner.run_sync("Go").savings["context_relay"].cost  # one request
+    relay.few_shot = True
+    second = runner.run_sync("Go").savings["context_relay"].cost
+    assert second - first == guide(relay, XMLFormat()) - guide(ContextRelay(2_000), XMLFormat())
+    assert second - first > 0
+    framed = agent(
+        kind,
+        ScriptedModel(lambda messages: answer(kind)),
+        chain,
+        extensions=[relay],
+        text_format=Framed("(a frame of several words)"),
+    )
+    third = framed.run_sync("Go").savings["context_relay"].cost
+    assert third - second == guide(relay, framed.text_format) - guide(relay, XMLFormat()) > 0
 
 
 @KINDS
