@@ -24,11 +24,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+import toolchain.runtime
 from agents._step_log import log
 from agents._tool_specs import chain_tools, tool_spec
 from agents.models import Message
 from agents.result import Savings, StepResult
-from formats import FormattedSection, TextFormat
+from formats import FormattedSection, MarkdownFormat, TextFormat, XMLFormat
 from toolchain import (
     CallObservation,
     ExecutionContext,
@@ -73,9 +74,9 @@ class Ledger:
         text_format: TextFormat,
         protocol: str,
     ) -> None:
-        from toolchain.runtime import count_tokens  # the encoder loads on first count
-
-        self._count = count_tokens
+        # Read from the module each run (the encoder loads on first count; a test may
+        # count the counts by patching it there).
+        self._count = toolchain.runtime.count_tokens
         self._ctx = ctx
         self._chain = chain
         self._format = text_format
@@ -92,12 +93,15 @@ class Ledger:
                 self._owner.setdefault(tool, extension.name)
             text = extension.instructions().strip()
             if text:
-                section = FormattedSection(extension.name, text, escape=False)
-                tokens = _guide_tokens(text_format.format_sections([section]))
+                tokens = _guide_of(text_format, extension.name, text)
                 self._guide[extension.name] = self._guide.get(extension.name, 0) + tokens
         self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
         self._carried: list[_Carried] = []
         self._per_request: list[tuple[int, str, int, bool]] = []  # request, name, tokens, kept
+        self._fixed_at: list[tuple[int, tuple[tuple[str, int, bool], ...]]] = []
+        """Each request and what it cost every time (`_fixed`: name, tokens, kept): the
+        tuple itself, shared by the steps that show the same tools, spread into the
+        figures only when they are read (`tally`)."""
         self._requests: list[int] = []
         self._extra: dict[int, str] = {}  # request → the extension it alone served
         self._pending: dict[int, StepRequest] = {}  # requests whose reply is not read yet
@@ -120,15 +124,7 @@ class Ledger:
         # chain that does not say, and every output is then compared as written again.
         self._output_limit: int = getattr(chain, "max_output_chars", 0)
         self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
-        self._fixed_for: (
-            tuple[
-                tuple[str, ...],
-                Mapping[str, Tool[Any, Any]],
-                int,
-                tuple[tuple[str, int, bool], ...],
-            ]
-            | None
-        ) = None
+        self._fixed_for: _FixedFor | None = None
 
     # -- the run -----------------------------------------------------------------------
 
@@ -177,6 +173,10 @@ class Ledger:
         for request, name, tokens, is_kept in self._per_request:
             if request not in self._extra:
                 _add(kept if is_kept else cost, name, tokens)
+        for request, fixed in self._fixed_at:
+            if request not in self._extra:
+                for name, tokens, is_kept in fixed:
+                    _add(kept if is_kept else cost, name, tokens)
         self._tallied = {name: Savings(kept[name], cost[name]) for name in self._names}
         return self._tallied
 
@@ -201,8 +201,9 @@ class Ledger:
         if self._owner:  # read back only for a step that served one extension alone
             self._pending[index] = request
         if self._guide or self._owner:  # else nothing is fixed (the variables alone)
+            # Worked out now (the tools shown, as registered now), spread out when read.
             fixed = self._fixed(request.shown_tools, chain_tools(self._chain))
-            self._per_request.extend((index, *item) for item in fixed)
+            self._fixed_at.append((index, fixed))
         if self._sections:
             for name, text in self._sections:
                 self._per_request.append((index, name, self._count(text), False))
@@ -228,13 +229,29 @@ class Ledger:
             and (last[0] is shown or last[0] == shown)
         ):
             return last[3]
+        # The run's first step: the agent's last run may have worked out the same, with
+        # the same guides and extension tools (compared: another run may differ).
+        runs = _FIXED.setdefault(self._chain, {})
+        last = runs.get(self._protocol)
+        if (
+            last is not None
+            and last[1] is registered
+            and last[2] == len(registered)
+            and (last[0] is shown or last[0] == shown)
+            and last[4] == self._guide
+            and last[5] == self._owner
+        ):
+            self._fixed_for = last
+            return last[3]
         fixed = [(name, tokens, False) for name, tokens in self._guide.items()]
         for tool in shown:
             owner = self._owner.get(tool)
             if owner is not None:
                 fixed.append((owner, self._definition(tool, registered), False))
-        self._fixed_for = (shown, registered, len(registered), tuple(fixed))
-        return self._fixed_for[3]
+        # The ledger's guides and owners are not changed after it is made: kept as they are.
+        made = (shown, registered, len(registered), tuple(fixed), self._guide, self._owner)
+        self._fixed_for = runs[self._protocol] = made
+        return made[3]
 
     def step_done(self, done: StepResult) -> None:
         """A step's record, once made (the engine tells it where ``StepFinished`` is
@@ -251,7 +268,20 @@ class Ledger:
         if variables is not None:
             for chain_result in done.tool_results:
                 self._renamed(index, variables, chain_result)
-        if not self._owner:  # no extension of the run has tools: no call is one's own
+        owner_of = self._owner
+        if not owner_of:  # no extension of the run has tools: no call is one's own
+            return
+        # Most steps call none of the extensions' own tools: then nothing is carried, and
+        # their calls are not paired with what they showed (as below) to find it out.
+        # (Loops, not any(): a generator costs more than the two names it looks at.)
+        for chain_result in done.tool_results:
+            for seen in chain_result.observations:
+                if seen.name in owner_of:
+                    break
+            else:
+                continue
+            break
+        else:
             return
         owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
         others = False
@@ -578,12 +608,48 @@ _DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[obj
 )
 """chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
 
+_FixedFor = tuple[
+    tuple[str, ...],
+    Mapping[str, Tool[Any, Any]],
+    int,
+    tuple[tuple[str, int, bool], ...],
+    dict[str, int],
+    dict[str, str],
+]
+"""(the tools shown, the chain's registry and its length, what each request showing
+them costs, the guides' tokens and the extension tools' owners it was worked out with)."""
+
+_FIXED: weakref.WeakKeyDictionary[ToolChain, dict[str, _FixedFor]] = weakref.WeakKeyDictionary()
+"""chain → protocol → the last `_FixedFor` worked out: for the next run of the agent."""
+
 _DEFERRED: weakref.WeakKeyDictionary[
     ToolChain, dict[str, tuple[object, Mapping[str, Tool[Any, Any]], int, int]]
 ] = weakref.WeakKeyDictionary()
 """chain → protocol → (the request's tools and described ones, the chain's registry and
 its length, the tokens of the definitions deferred): the last sum, for the runs of one
 agent."""
+
+
+def _guide_of(text_format: TextFormat, name: str, text: str) -> int:
+    """The tokens of extension ``name``'s guide ``text`` as the system prompt shows it.
+
+    The formats of this package write a section from its name and text alone: for them
+    the count is kept by those (`_known_guide`), and the guide is not formatted again
+    each run. Any other format (a subclass too) formats it each time."""
+    if type(text_format) in _PURE_FORMATS:
+        return _known_guide(type(text_format), name, text)
+    section = FormattedSection(name, text, escape=False)
+    return _guide_tokens(text_format.format_sections([section]))
+
+
+@functools.lru_cache(maxsize=256)
+def _known_guide(format_type: type[TextFormat], name: str, text: str) -> int:
+    section = FormattedSection(name, text, escape=False)
+    return _guide_tokens(format_type().format_sections([section]))
+
+
+_PURE_FORMATS: frozenset[type[object]] = frozenset({MarkdownFormat, XMLFormat})
+"""Formats whose ``format_sections`` reads nothing but the sections it is given."""
 
 
 @functools.lru_cache(maxsize=256)

@@ -28,7 +28,8 @@ import toolchain._tokens
 import toolchain.runtime
 import toolchain.stores._protocol
 from agents import AgentResult, Prompt, Savings, run_prompt
-from agents.models import Message, ScriptedModel, ScriptedReply
+from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
+from formats import FormattedSection, TextFormat, XMLFormat
 from tests.support.agent_kinds import KINDS, Kind, agent, answer
 from toolchain import Extension, JSONToolChain, Tool, tool
 from toolchain._tokens import count_tokens
@@ -190,6 +191,78 @@ def test_a_read_of_a_boxed_output_is_a_cost_with_its_whole_request(kind: Kind) -
         lambda seen: "sensor 0",
     ]
     check_against_measured(kind, [fetch_report], with_steps, without_steps, ContextRelay(2_000))
+
+
+def test_a_read_beside_another_call_is_carried_as_a_cost() -> None:
+    # A step that calls a reader and a tool of the task together is no extra request
+    # (the task needed it): the read, its arguments and what it showed are carried as
+    # a cost in each later request. The ledger looks at a step's calls only where one
+    # is an extension's own tool; this pins that it does so for a mixed step.
+    def script(read: bool) -> Callable[[Sequence[Message]], ScriptedReply | str]:
+        def play(messages: Sequence[Message]) -> ScriptedReply | str:
+            seen = messages[-1].text_content()
+            if len(messages) == 2:
+                return ScriptedModel.call("fetch_report", {"station": "north"}, id="a")
+            found = REFERENCE.search(seen)
+            if found is not None and "count" not in seen:
+                calls = [ToolCallRequest("b", "count_lines", '{"text":"x"}')]
+                if read:
+                    args = {"opaque_reference": found.group(), "start": 0, "length": 40}
+                    encoded = msgspec.json.encode(args).decode()
+                    calls.append(ToolCallRequest("c", "internal_resource_read_slice", encoded))
+                return ScriptedReply("", tuple(calls))
+            return "done"
+
+        return play
+
+    costs: list[int] = []
+    for read in (False, True):
+        relay = ContextRelay(2_000)
+        chain = JSONToolChain(extensions=[relay])
+        chain.register_tool(fetch_report).register_tool(count_lines)
+        model = ScriptedModel(script(read))
+        result = agent("native", model, chain, extensions=[relay]).run_sync("Go")
+        assert result.ok and len(result.steps) == 3, result.stopped_by
+        costs.append(result.savings["context_relay"].cost)
+    without_read, with_read = costs
+    # The read's name, arguments and slice, in the one request after its step.
+    assert with_read - without_read >= count_tokens("internal_resource_read_slice") + 10
+
+
+@KINDS
+def test_a_guide_is_counted_as_each_run_shows_it(kind: Kind) -> None:
+    # What a request costs is kept for the agent's next run only while the guides are
+    # the same: a relay given worked examples between two runs costs the longer guide,
+    # and a format of the user's own is asked to write it each time.
+    def guide(relay: ContextRelay, fmt: TextFormat) -> int:
+        text = relay.instructions().strip()
+        return count_tokens(fmt.format_sections([FormattedSection(relay.name, text, escape=False)]))
+
+    class Framed(XMLFormat):
+        def __init__(self, frame: str = "") -> None:
+            super().__init__()
+            self.frame = frame
+
+        def format_sections(self, sections: Sequence[FormattedSection]) -> str:
+            return f"{self.frame}\n{super().format_sections(sections)}\n{self.frame}"
+
+    relay = ContextRelay(2_000)
+    chain = JSONToolChain(extensions=[relay])
+    runner = agent(kind, ScriptedModel(lambda messages: answer(kind)), chain, extensions=[relay])
+    first = runner.run_sync("Go").savings["context_relay"].cost  # one request
+    relay.few_shot = True
+    second = runner.run_sync("Go").savings["context_relay"].cost
+    assert second - first == guide(relay, XMLFormat()) - guide(ContextRelay(2_000), XMLFormat())
+    assert second - first > 0
+    framed = agent(
+        kind,
+        ScriptedModel(lambda messages: answer(kind)),
+        chain,
+        extensions=[relay],
+        text_format=Framed("(a frame of several words)"),
+    )
+    third = framed.run_sync("Go").savings["context_relay"].cost
+    assert third - second == guide(relay, framed.text_format) - guide(relay, XMLFormat()) > 0
 
 
 @KINDS
