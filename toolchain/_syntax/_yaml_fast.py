@@ -234,7 +234,7 @@ def _flow_calls(text: str) -> list[tuple[str, Args]] | None:
     quote, so the line-by-line reading (`_read_lines`) takes the same name and the same
     pairs (``test_flow_calls_are_read_as_line_by_line``).
 
-    >>> _flow_calls("- tool: lookup\n  args: {key: alpha}")
+    >>> _flow_calls("- tool: lookup\\n  args: {key: alpha}")
     [('lookup', [('key', ScalarNode(tag='tag:yaml.org,2002:str', value='alpha'))])]
     """
     calls: list[tuple[str, Args]] = []
