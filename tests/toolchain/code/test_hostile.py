@@ -358,11 +358,12 @@ async def test_a_program_cancelled_while_it_waits_for_a_worker_gives_that_worker
     once one was free was never given back, and the next program on that pool waited
     for good (the pool had one worker)."""
     with pydantic_monty.Monty(min_processes=1, max_processes=1) as pool:
-        gate = asyncio.Event()
+        gate, holds = asyncio.Event(), asyncio.Event()
 
         @tool
         async def hold() -> str:
             """Holds the program, and so the pool's one worker, until let go."""
+            holds.set()
             await gate.wait()
             return "held"
 
@@ -370,6 +371,9 @@ async def test_a_program_cancelled_while_it_waits_for_a_worker_gives_that_worker
         holding = asyncio.ensure_future(
             made.execute(ExecutionContext(), "await hold()", XMLFormat())
         )
+        # The second program starts once the first holds the worker: started together,
+        # either may take it first (under load the second did, and ran to its end).
+        await asyncio.wait_for(holds.wait(), 30)
         waiting = asyncio.ensure_future(
             made.execute(ExecutionContext(), "await lookup(1)", XMLFormat())
         )
