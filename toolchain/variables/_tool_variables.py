@@ -327,9 +327,8 @@ class _VariablesHook(ToolHook):
             name = f"{base_name(tool)}_{n}"  # default_name's, without its call
         else:
             name = extension.name_for(tool, call.args, value, n)
-        keeping = keep_value(
-            extension, ctx, results, name, tool, value, call_id, shown=original, boxed=boxed
-        )
+        # Positional: keywords cost their parsing, and every output is kept here.
+        keeping = keep_value(extension, ctx, results, name, tool, value, call_id, original, boxed)
         # A store that answers at once (a MemoryStore, the default) keeps it at once,
         # and the observation is then returned as it is, with no coroutine of this
         # hook's, nor the hook stage's, around it.
