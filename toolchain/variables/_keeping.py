@@ -101,9 +101,8 @@ def keep_value(
             entered = StoredEntry(data, kind, tool)
             return _stored_then_kept(settings, ctx, results, store, entered, variable)
         entry = stored
-    variable = Variable(
-        name, tool, value, call_id, described, preview, size, entry, shared=boxed is not None
-    )
+    shared = boxed is not None
+    variable = Variable(name, tool, value, call_id, described, preview, size, entry, shared)
     return _kept(settings, ctx, results, store, variable)
 
 

@@ -155,7 +155,9 @@ def type_of(value: object) -> str:
     ('object: temp, sky', 'list of 2', 'str')
     """
     if isinstance(value, dict):
-        keys = tuple(islice(cast("dict[object, object]", value), 7))
+        # Annotated, not cast(): that is a Python call, and this runs for every output.
+        obj: dict[object, object] = value  # pyright: ignore[reportUnknownVariableType]
+        keys = tuple(obj) if len(obj) <= 7 else tuple(islice(obj, 7))
         # A tool's outputs mostly have the same keys, output after output: each set is
         # described once, looked up by the keys themselves (hashed when the output was
         # made). Only sets of short str keys are kept: 1 and 1.0 are one key of a dict
@@ -172,7 +174,8 @@ def type_of(value: object) -> str:
         _KINDS[keys] = described
         return described
     if isinstance(value, list):
-        return f"list of {len(cast('list[object]', value))}"
+        items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
+        return f"list of {len(items)}"
     return type(value).__name__
 
 

@@ -39,7 +39,7 @@ from toolchain.variables._listing import (
     listing,
     note_guide_pays,
 )
-from toolchain.variables._naming import Naming, clean_name, default_name, name_output
+from toolchain.variables._naming import Naming, base_name, clean_name, name_output
 from toolchain.variables._problems import ReferenceProblem, UnknownVariable
 from toolchain.variables._state import saved_variables, take_up
 from toolchain.variables._text import StreamResolver
@@ -115,7 +115,7 @@ class ToolVariables(Extension):
         results.enlist()
         results.naming = True
         results.variable_store = self.store
-        ctx.hooks.add(_VariablesHook(self))
+        ctx.hooks.add(_VariablesHook(self, ctx, results))
 
     def instructions(self) -> str:
         """The system prompt's guide: none in the ``auto`` style (its guide comes with
@@ -267,8 +267,16 @@ _NAME_FOR = ToolVariables.name_for
 
 
 class _VariablesHook(ToolHook):
-    def __init__(self, extension: ToolVariables) -> None:
+    def __init__(
+        self, extension: ToolVariables, ctx: ExecutionContext, results: RunResults
+    ) -> None:
         self.extension = extension
+        # The record of the run the hook is installed on, found once, not at every call:
+        # a run's record is made once and never replaced in its state bag. Kept with
+        # that bag (not the context, which holds this hook: no cycle); a call of another
+        # context, or of one whose bag was replaced, looks its own record up.
+        self._state = ctx.state
+        self._results = results
 
     def before_tool_call(
         self, ctx: ExecutionContext, call: ToolCall
@@ -305,34 +313,30 @@ class _VariablesHook(ToolHook):
     ) -> str | Awaitable[str]:
         # Saved here, not after the call: this is the result the relay boxes too (any
         # after-hook has run), so a boxed output and its variable are one entry.
-        results = results_of(ctx)
-        original = results.original(call.id, text)
-        boxed = results.boxed_entries.pop(call.id, None)
-        n = results.counts.get(call.name, 0) + 1
-        results.counts[call.name] = n
+        results = self._results if ctx.state is self._state else results_of(ctx)
+        call_id, tool = call.id, call.name
+        # The only composer (no relay): the text handed over is the original, as
+        # `RunResults.original` would say, without its call.
+        original = text if results.composers == 1 else results.original(call_id, text)
+        boxed = results.boxed_entries.pop(call_id, None) if results.boxed_entries else None
+        n = results.counts.get(tool, 0) + 1
+        results.counts[tool] = n
         value = _snapshot(result.text)
         extension = self.extension
         if extension.naming is None and type(extension).name_for is _NAME_FOR:
-            name = default_name(call.name, n)  # name_output's own, without its calls
+            name = f"{base_name(tool)}_{n}"  # default_name's, without its call
         else:
-            name = extension.name_for(call.name, call.args, value, n)
-        keeping = keep_value(
-            self.extension,
-            ctx,
-            results,
-            name,
-            call.name,
-            value,
-            call.id,
-            shown=original,
-            boxed=boxed,
-        )
+            name = extension.name_for(tool, call.args, value, n)
+        # Positional: keywords cost their parsing, and every output is kept here.
+        keeping = keep_value(extension, ctx, results, name, tool, value, call_id, original, boxed)
         # A store that answers at once (a MemoryStore, the default) keeps it at once,
         # and the observation is then returned as it is, with no coroutine of this
         # hook's, nor the hook stage's, around it.
-        if keeping is None or isinstance(keeping, Variable):
-            return self._shown(ctx, results, call.id, original, keeping)
-        return self._shown_later(ctx, results, call.id, original, keeping)
+        if keeping is not None and not isinstance(keeping, Variable):
+            return self._shown_later(ctx, results, call_id, original, keeping)
+        if keeping is not None and keeping.size >= extension.guide_at:
+            note_guide_pays(ctx)
+        return results.observation(call_id, original)
 
     async def _shown_later(
         self,
@@ -342,16 +346,8 @@ class _VariablesHook(ToolHook):
         original: str,
         keeping: Awaitable[Variable | None],
     ) -> str:
-        return self._shown(ctx, results, call_id, original, await keeping)
-
-    def _shown(
-        self,
-        ctx: ExecutionContext,
-        results: RunResults,
-        call_id: str,
-        original: str,
-        kept: Variable | None,
-    ) -> str:
+        """`rewrite_observation`'s end for a store to wait for."""
+        kept = await keeping
         if kept is not None and kept.size >= self.extension.guide_at:
             note_guide_pays(ctx)
         return results.observation(call_id, original)

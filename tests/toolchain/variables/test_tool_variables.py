@@ -288,3 +288,27 @@ def test_the_hooks_first_look_leaves_only_flat_arguments_without_a_dollar_alone(
     flat = hook(ctx, ToolCall("t", {"a": "$x", "n": 1}, "c3"))
     assert isinstance(flat, ToolCall)
     assert flat.args == {"a": 5, "n": 1}
+
+
+def test_the_observation_hook_keeps_in_the_record_of_the_context_it_is_called_with() -> None:
+    # The hook keeps its run's record from install; called with another context, or with
+    # its own whose state bag was replaced, it uses that context's record, not its own.
+    extension = ToolVariables()
+    ctx = ExecutionContext()
+    extension.install(ctx)
+    (hook,) = ctx.hooks.observation
+    result = ToolResult({"temp": 21})
+    assert hook(ctx, ToolCall("weather", {}, "c1"), result, '{"temp":21}') == (
+        '$weather_1 = {"temp":21}'
+    )
+    other = ExecutionContext()
+    assert hook(other, ToolCall("weather", {}, "c1"), result, '{"temp":21}') == (
+        '$weather_1 = {"temp":21}'  # the other run's first output
+    )
+    assert [v.name for v in extension.list_variables(other)] == ["weather_1"]
+    ctx.state = type(ctx.state)()
+    assert hook(ctx, ToolCall("weather", {}, "c2"), result, '{"temp":21}') == (
+        '$weather_1 = {"temp":21}'  # the new bag's first
+    )
+    assert extension.named(ctx, "c2") == "weather_1"
+    assert extension.named(ctx, "c1") is None
