@@ -22,7 +22,7 @@ import sys
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import toolchain.runtime
 from agents._step_log import log
@@ -220,38 +220,31 @@ class Ledger:
     ) -> tuple[tuple[str, int, bool], ...]:
         """What every request showing ``shown`` costs: each guide, and the definitions of
         the extensions' own tools among ``shown``. A run's steps mostly show the same
-        tools from the same registry (compared as ``_deferred`` does): worked out once."""
+        tools from the same registry (`_Kept.holds`): worked out once."""
         last = self._fixed_for
-        if (
-            last is not None
-            and last[1] is registered
-            and last[2] == len(registered)
-            and (last[0] is shown or last[0] == shown)
-        ):
-            return last[3]
+        if last is not None and last.holds(shown, registered):
+            return last.value[0]
         # The run's first step: the agent's last run may have worked out the same, with
         # the same guides and extension tools (compared: another run may differ).
         runs = _FIXED.setdefault(self._chain, {})
         last = runs.get(self._protocol)
         if (
             last is not None
-            and last[1] is registered
-            and last[2] == len(registered)
-            and (last[0] is shown or last[0] == shown)
-            and last[4] == self._guide
-            and last[5] == self._owner
+            and last.holds(shown, registered)
+            and last.value[1] == self._guide
+            and last.value[2] == self._owner
         ):
             self._fixed_for = last
-            return last[3]
+            return last.value[0]
         fixed = [(name, tokens, False) for name, tokens in self._guide.items()]
         for tool in shown:
             owner = self._owner.get(tool)
             if owner is not None:
                 fixed.append((owner, self._definition(tool, registered), False))
         # The ledger's guides and owners are not changed after it is made: kept as they are.
-        made = (shown, registered, len(registered), tuple(fixed), self._guide, self._owner)
+        made = _Kept(shown, registered, len(registered), (tuple(fixed), self._guide, self._owner))
         self._fixed_for = runs[self._protocol] = made
-        return made[3]
+        return made.value[0]
 
     def step_done(self, done: StepResult) -> None:
         """A step's record, once made (the engine tells it where ``StepFinished`` is
@@ -438,24 +431,18 @@ class Ledger:
 
         The same sets of tools recur step after step and run after run, so the sum is
         kept while the request's tools and what it describes (compared in C) and the
-        chain's registry stay the same: the same mapping of the same length, as a
-        registry only grows (``ToolChainBase.registry``); a chain that hands out copies
+        chain's registry stay the same (`_Kept.holds`); a chain that hands out copies
         is summed again each step. The sum itself is a Python loop over every deferred
         tool.
         """
         key = (request.tools, request.described)
         kept = _DEFERRED.setdefault(self._chain, {})
         last = kept.get(self._protocol)
-        if (
-            last is not None
-            and last[1] is registered
-            and last[2] == len(registered)
-            and last[0] == key
-        ):
-            return last[3]
+        if last is not None and last.holds(key, registered):
+            return last.value
         described = set(request.shown_tools)
         total = sum(self._definition(t, registered) for t in request.tools if t not in described)
-        kept[self._protocol] = (key, registered, len(registered), total)
+        kept[self._protocol] = _Kept(key, registered, len(registered), total)
         return total
 
     def _definition(self, tool: str, registered: Mapping[str, Tool[Any, Any]]) -> int:
@@ -608,26 +595,44 @@ _DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[obj
 )
 """chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
 
-_FixedFor = tuple[
-    tuple[str, ...],
-    Mapping[str, Tool[Any, Any]],
-    int,
-    tuple[tuple[str, int, bool], ...],
-    dict[str, int],
-    dict[str, str],
-]
-"""(the tools shown, the chain's registry and its length, what each request showing
-them costs, the guides' tokens and the extension tools' owners it was worked out with)."""
+_V = TypeVar("_V")
+
+
+class _Kept(Generic[_V]):
+    """A figure worked out for ``key`` (the tools a request shows, say) over a chain's
+    registry as it then was; kept for the next steps and runs of an agent."""
+
+    __slots__ = ("key", "registry", "size", "value")
+
+    def __init__(
+        self, key: object, registry: Mapping[str, Tool[Any, Any]], size: int, value: _V
+    ) -> None:
+        self.key = key
+        self.registry = registry
+        self.size = size
+        self.value = value
+
+    def holds(self, key: object, registered: Mapping[str, Tool[Any, Any]]) -> bool:
+        """Whether the figure is still right for ``key`` over ``registered``: the same
+        mapping of the same length, as a registry only grows (``ToolChainBase.registry``),
+        and an equal key (the same object, most steps: compared by identity first)."""
+        return (
+            self.registry is registered
+            and self.size == len(registered)
+            and (self.key is key or self.key == key)
+        )
+
+
+_FixedFor = _Kept[tuple[tuple[tuple[str, int, bool], ...], dict[str, int], dict[str, str]]]
+"""For the tools shown (the key): what each request showing them costs, and the guides'
+tokens and the extension tools' owners it was worked out with."""
 
 _FIXED: weakref.WeakKeyDictionary[ToolChain, dict[str, _FixedFor]] = weakref.WeakKeyDictionary()
 """chain → protocol → the last `_FixedFor` worked out: for the next run of the agent."""
 
-_DEFERRED: weakref.WeakKeyDictionary[
-    ToolChain, dict[str, tuple[object, Mapping[str, Tool[Any, Any]], int, int]]
-] = weakref.WeakKeyDictionary()
-"""chain → protocol → (the request's tools and described ones, the chain's registry and
-its length, the tokens of the definitions deferred): the last sum, for the runs of one
-agent."""
+_DEFERRED: weakref.WeakKeyDictionary[ToolChain, dict[str, _Kept[int]]] = weakref.WeakKeyDictionary()
+"""chain → protocol → for the request's tools and described ones (the key): the tokens
+of the definitions deferred. The last sum, for the runs of one agent."""
 
 
 def _guide_of(text_format: TextFormat, name: str, text: str) -> int:
