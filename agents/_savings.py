@@ -202,7 +202,13 @@ class Ledger:
             self._pending[index] = request
         if self._guide or self._owner:  # else nothing is fixed (the variables alone)
             # Worked out now (the tools shown, as registered now), spread out when read.
-            fixed = self._fixed(request.shown_tools, chain_tools(self._chain))
+            shown, registered = request.shown_tools, chain_tools(self._chain)
+            last = self._fixed_for  # the last step's, which most steps show again
+            fixed = (
+                last.value[0]
+                if last is not None and last.holds(shown, registered)
+                else self._fixed(shown, registered)
+            )
             self._fixed_at.append((index, fixed))
         if self._sections:
             for name, text in self._sections:
@@ -220,10 +226,9 @@ class Ledger:
     ) -> tuple[tuple[str, int, bool], ...]:
         """What every request showing ``shown`` costs: each guide, and the definitions of
         the extensions' own tools among ``shown``. A run's steps mostly show the same
-        tools from the same registry (`_Kept.holds`): worked out once."""
-        last = self._fixed_for
-        if last is not None and last.holds(shown, registered):
-            return last.value[0]
+        tools from the same registry: worked out once, and asked for only when the run's
+        last (``_fixed_for``) does not hold (`_Kept.holds`, tested where a step is told,
+        with no call of this a step)."""
         # The run's first step: the agent's last run may have worked out the same, with
         # the same guides and extension tools (compared: another run may differ).
         runs = _FIXED.setdefault(self._chain, {})
