@@ -42,6 +42,7 @@ from toolchain import (
 )
 
 if TYPE_CHECKING:
+    from agents._step_state import StepCall
     from agents.steps import StepRequest
     from toolchain.relay import OutputBoxed
     from toolchain.variables import ToolVariables
@@ -61,6 +62,19 @@ class _Carried:
     name: str
     tokens: int
     kept: bool
+
+
+class _PlainRequest:
+    """A plain step's request (`Ledger.plain_step`): its system prompt and the run's
+    plain call, of whose conversation the first ``sent`` messages were sent (the
+    system message first)."""
+
+    __slots__ = ("call", "sent", "system_prompt")
+
+    def __init__(self, system_prompt: str, call: StepCall, sent: int) -> None:
+        self.system_prompt = system_prompt
+        self.call = call
+        self.sent = sent
 
 
 class Ledger:
@@ -104,7 +118,7 @@ class Ledger:
         figures only when they are read (`tally`)."""
         self._requests: list[int] = []
         self._extra: dict[int, str] = {}  # request → the extension it alone served
-        self._pending: dict[int, StepRequest] = {}  # requests whose reply is not read yet
+        self._pending: dict[int, StepRequest | _PlainRequest] = {}  # replies not read yet
         self._sections: list[tuple[str, str]] = []
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
@@ -192,6 +206,30 @@ class Ledger:
         """A step's request, as the model is called with it (`note_request`)."""
         try:
             self._step_ready(request)
+        except Exception:  # as an observer's would be: the run goes on without it
+            log.exception("the savings ledger failed on a step's request; the run goes on")
+
+    def plain_step(self, index: int, call: StepCall, system_prompt: str) -> None:
+        """Step ``index`` sends the run's plain ``call`` (``system_prompt`` and the
+        conversation as it is now, every tool of ``call`` shown): no step hook, prompt
+        section or ``StepReady`` observer had a say in it, and the engine made no
+        `StepRequest` for it; this is told instead of `request_ready`."""
+        try:  # (the work itself in the try: no second call a step, as request_ready has)
+            self._step = index
+            self._requests.append(index)
+            if self._owner:  # read back only for a step that served one extension alone
+                # The conversation is only added to until the step is done (`step_done`):
+                # its length now says which of its messages the request sent.
+                self._pending[index] = _PlainRequest(system_prompt, call, len(call.messages))
+            if self._guide or self._owner:  # else nothing is fixed (the variables alone)
+                shown, registered = call.tools, chain_tools(self._chain)
+                last = self._fixed_for  # the last step's, which most steps show again
+                fixed = (
+                    last.value[0]
+                    if last is not None and last.holds(shown, registered)
+                    else self._fixed(shown, registered)
+                )
+                self._fixed_at.append((index, fixed))
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
@@ -472,13 +510,18 @@ class Ledger:
         described = {"name": spec.name, "description": spec.description}
         return json.dumps({**described, "parameters": spec.parameters}, separators=(",", ":"))
 
-    def _request_tokens(self, request: StepRequest) -> int:
+    def _request_tokens(self, request: StepRequest | _PlainRequest) -> int:
+        if isinstance(request, _PlainRequest):
+            messages: Sequence[Message] = request.call.messages[1 : request.sent]
+            shown = request.call.tools
+        else:
+            messages, shown = request.messages, request.shown_tools
         total = self._count(request.system_prompt)
-        for message in request.messages:
+        for message in messages:
             total += self._message(message)
         if self._native:
             registered = self._chain.tools
-            total += sum(self._definition(tool, registered) for tool in request.shown_tools)
+            total += sum(self._definition(tool, registered) for tool in shown)
         return total
 
     def _message(self, message: Message) -> int:
