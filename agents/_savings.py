@@ -64,19 +64,6 @@ class _Carried:
     kept: bool
 
 
-class _PlainRequest:
-    """A plain step's request (`Ledger.plain_step`): its system prompt and the run's
-    plain call, of whose conversation the first ``sent`` messages were sent (the
-    system message first)."""
-
-    __slots__ = ("call", "sent", "system_prompt")
-
-    def __init__(self, system_prompt: str, call: StepCall, sent: int) -> None:
-        self.system_prompt = system_prompt
-        self.call = call
-        self.sent = sent
-
-
 class Ledger:
     """One run's account of its extensions' tokens (see the module text)."""
 
@@ -118,7 +105,11 @@ class Ledger:
         figures only when they are read (`tally`)."""
         self._requests: list[int] = []
         self._extra: dict[int, str] = {}  # request → the extension it alone served
-        self._pending: dict[int, StepRequest | _PlainRequest] = {}  # replies not read yet
+        self._pending: dict[int, StepRequest | int] = {}  # requests whose reply is not read yet
+        """Step → its request; for a plain step (`plain_step`), how many messages of the
+        plain call's conversation it sent (the call is ``_plain``)."""
+        self._plain: tuple[str, StepCall] | None = None
+        """The run's plain call and its system prompt, once a step sent it."""
         self._sections: list[tuple[str, str]] = []
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
@@ -220,7 +211,9 @@ class Ledger:
             if self._owner:  # read back only for a step that served one extension alone
                 # The conversation is only added to until the step is done (`step_done`):
                 # its length now says which of its messages the request sent.
-                self._pending[index] = _PlainRequest(system_prompt, call, len(call.messages))
+                self._pending[index] = len(call.messages)
+                if self._plain is None:
+                    self._plain = (system_prompt, call)
             if self._guide or self._owner:  # else nothing is fixed (the variables alone)
                 shown, registered = call.tools, chain_tools(self._chain)
                 last = self._fixed_for  # the last step's, which most steps show again
@@ -292,60 +285,59 @@ class Ledger:
     def step_done(self, done: StepResult) -> None:
         """A step's record, once made (the engine tells it where ``StepFinished`` is
         emitted: the ledger is no observer of its own run's steps)."""
-        try:
-            self._step_done(done)
+        try:  # (the work itself in the try: no second call a step)
+            index = done.index
+            request = self._pending.pop(index, None)
+            variables = self._kinds.get("variables")
+            if variables is not None:
+                for chain_result in done.tool_results:
+                    self._renamed(index, variables, chain_result)
+            owner_of = self._owner
+            if not owner_of:  # no extension of the run has tools: no call is one's own
+                return
+            # Most steps call none of the extensions' own tools: then nothing is carried, and
+            # their calls are not paired with what they showed (as below) to find it out.
+            # (Loops, not any(): a generator costs more than the two names it looks at.)
+            for chain_result in done.tool_results:
+                for seen in chain_result.observations:
+                    if seen.name in owner_of:
+                        break
+                else:
+                    continue
+                break
+            else:
+                return
+            owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
+            others = False
+            for chain_result in done.tool_results:
+                for seen, call in zip(
+                    chain_result.observations, chain_result.raw.calls, strict=False
+                ):
+                    owner = self._owner.get(seen.name)
+                    if owner is None:
+                        others = True
+                    else:
+                        written = self._count(seen.name) + self._count(_json(call.args))
+                        owned.append((owner, written + self._count(seen.text)))
+            owners = {owner for owner, _ in owned}
+            if others or len(owners) != 1 or request is None:
+                for owner, tokens in owned:  # the calls and results stay in later requests
+                    self._carried.append(_Carried(index, owner, tokens, kept=False))
+                return
+            # Without the extension this step would not have been taken: its request is all
+            # cost (nothing it left out counts as kept), and so are its messages, which
+            # every later request carries.
+            owner = owners.pop()
+            self._extra[index] = owner
+            self._cost[owner] += self._request_tokens(request)
+            step_tokens = self._count(done.output)
+            if self._native:
+                step_tokens += sum(tokens for _, tokens in owned)
+            else:  # the reply as written, and the observation as wrapped
+                step_tokens += sum(self._count(result.text) for result in done.tool_results)
+            self._carried.append(_Carried(index, owner, step_tokens, kept=False))
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's record; the run goes on")
-
-    def _step_done(self, done: StepResult) -> None:
-        index = done.index
-        request = self._pending.pop(index, None)
-        variables = self._kinds.get("variables")
-        if variables is not None:
-            for chain_result in done.tool_results:
-                self._renamed(index, variables, chain_result)
-        owner_of = self._owner
-        if not owner_of:  # no extension of the run has tools: no call is one's own
-            return
-        # Most steps call none of the extensions' own tools: then nothing is carried, and
-        # their calls are not paired with what they showed (as below) to find it out.
-        # (Loops, not any(): a generator costs more than the two names it looks at.)
-        for chain_result in done.tool_results:
-            for seen in chain_result.observations:
-                if seen.name in owner_of:
-                    break
-            else:
-                continue
-            break
-        else:
-            return
-        owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
-        others = False
-        for chain_result in done.tool_results:
-            for seen, call in zip(chain_result.observations, chain_result.raw.calls, strict=False):
-                owner = self._owner.get(seen.name)
-                if owner is None:
-                    others = True
-                else:
-                    written = self._count(seen.name) + self._count(_json(call.args))
-                    owned.append((owner, written + self._count(seen.text)))
-        owners = {owner for owner, _ in owned}
-        if others or len(owners) != 1 or request is None:
-            for owner, tokens in owned:  # the calls and results stay in later requests
-                self._carried.append(_Carried(index, owner, tokens, kept=False))
-            return
-        # Without the extension this step would not have been taken: its request is all
-        # cost (nothing it left out counts as kept), and so are its messages, which
-        # every later request carries.
-        owner = owners.pop()
-        self._extra[index] = owner
-        self._cost[owner] += self._request_tokens(request)
-        step_tokens = self._count(done.output)
-        if self._native:
-            step_tokens += sum(tokens for _, tokens in owned)
-        else:  # the reply as written, and the observation as wrapped
-            step_tokens += sum(self._count(result.text) for result in done.tool_results)
-        self._carried.append(_Carried(index, owner, step_tokens, kept=False))
 
     def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:
         """What the variables changed in each output shown (a name beside it, or a
@@ -510,13 +502,19 @@ class Ledger:
         described = {"name": spec.name, "description": spec.description}
         return json.dumps({**described, "parameters": spec.parameters}, separators=(",", ":"))
 
-    def _request_tokens(self, request: StepRequest | _PlainRequest) -> int:
-        if isinstance(request, _PlainRequest):
-            messages: Sequence[Message] = request.call.messages[1 : request.sent]
-            shown = request.call.tools
+    def _request_tokens(self, request: StepRequest | int) -> int:
+        if isinstance(request, int):  # the plain call, of which so many messages were sent
+            assert self._plain is not None  # set with the first such step
+            system_prompt, call = self._plain
+            messages: Sequence[Message] = call.messages[1:request]
+            shown = call.tools
         else:
-            messages, shown = request.messages, request.shown_tools
-        total = self._count(request.system_prompt)
+            system_prompt, messages, shown = (
+                request.system_prompt,
+                request.messages,
+                request.shown_tools,
+            )
+        total = self._count(system_prompt)
         for message in messages:
             total += self._message(message)
         if self._native:
