@@ -6,10 +6,11 @@ none and counts nothing. The ledger reads what the extensions tell observers on
 ``ctx.events`` (outputs boxed, references resolved in a call's arguments) and what
 the step engine hands it itself, as no event would be made for it alone: each
 request as sent, with the tools it could call and those it described
-(`note_request`); each step's calls and results (`Ledger.step_done`); each step's
-extension sections (`note_sections`). Multipliers are settled when
-the run ends, once it is known how many requests followed each step and which
-requests only served an extension (a search, a read of a boxed output).
+(`note_request`; a step nothing had a say in is told as the run's plain call,
+`Ledger.plain_step`, with no request made for it); each step's calls and results
+(`Ledger.step_done`); each step's extension sections (`note_sections`). Multipliers
+are settled when the run ends, once it is known how many requests followed each step
+and which requests only served an extension (a search, a read of a boxed output).
 """
 
 from __future__ import annotations
