@@ -131,6 +131,7 @@ class Ledger:
         self._output_limit: int = getattr(chain, "max_output_chars", 0)
         self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
         self._fixed_for: _FixedFor | None = None
+        self._deferred_for: _Kept[int] | None = None
 
     # -- the run -----------------------------------------------------------------------
 
@@ -232,6 +233,7 @@ class Ledger:
         self._requests.append(index)
         if self._owner:  # read back only for a step that served one extension alone
             self._pending[index] = request
+        registered: Mapping[str, Tool[Any, Any]] | None = None  # read once, if at all
         if self._guide or self._owner:  # else nothing is fixed (the variables alone)
             # Worked out now (the tools shown, as registered now), spread out when read.
             shown, registered = request.shown_tools, chain_tools(self._chain)
@@ -250,8 +252,16 @@ class Ledger:
         if search is not None and request.described is not None:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
-            registered = chain_tools(self._chain)
-            self._per_request.append((index, search, self._deferred(request, registered), True))
+            if registered is None:
+                registered = chain_tools(self._chain)
+            key = (request.tools, request.described)
+            kept = self._deferred_for  # the last step's, which most steps defer again
+            deferred = (
+                kept.value
+                if kept is not None and kept.holds(key, registered)
+                else self._deferred(request, key, registered)
+            )
+            self._per_request.append((index, search, deferred, True))
 
     def _fixed(
         self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
@@ -462,24 +472,32 @@ class Ledger:
 
     # -- counting ------------------------------------------------------------------
 
-    def _deferred(self, request: StepRequest, registered: Mapping[str, Tool[Any, Any]]) -> int:
-        """The definitions of the tools ``request`` may call but does not describe.
+    def _deferred(
+        self,
+        request: StepRequest,
+        key: tuple[tuple[str, ...], tuple[str, ...] | None],
+        registered: Mapping[str, Tool[Any, Any]],
+    ) -> int:
+        """The definitions of the tools ``request`` may call but does not describe
+        (``key``: its tools and those it describes).
 
         The same sets of tools recur step after step and run after run, so the sum is
         kept while the request's tools and what it describes (compared in C) and the
         chain's registry stay the same (`_Kept.holds`); a chain that hands out copies
-        is summed again each step. The sum itself is a Python loop over every deferred
-        tool.
+        is summed again each step. Asked for only when the run's last sum
+        (``_deferred_for``) does not hold, tested where a step is told. The sum itself
+        is a Python loop over every deferred tool.
         """
-        key = (request.tools, request.described)
         kept = _DEFERRED.setdefault(self._chain, {})
         last = kept.get(self._protocol)
-        if last is not None and last.holds(key, registered):
-            return last.value
-        described = set(request.shown_tools)
-        total = sum(self._definition(t, registered) for t in request.tools if t not in described)
-        kept[self._protocol] = _Kept(key, registered, len(registered), total)
-        return total
+        if last is None or not last.holds(key, registered):
+            described = set(request.shown_tools)
+            total = sum(
+                self._definition(t, registered) for t in request.tools if t not in described
+            )
+            last = kept[self._protocol] = _Kept(key, registered, len(registered), total)
+        self._deferred_for = last
+        return last.value
 
     def _definition(self, tool: str, registered: Mapping[str, Tool[Any, Any]]) -> int:
         """A tool's definition as the model is shown it: its block of the prompt's
