@@ -378,11 +378,13 @@ class StepEngine(ABC, Generic[AnswerT]):
                     ctx.events.emit(StepStarted(ctx, index))
                 started = time.perf_counter()
                 call = plain
-                # Without hooks, extensions, a ledger or a StepReady observer, no
-                # StepRequest is built.
-                if hooked or live.ledger is not None or ctx.events.has_subscribers(StepReady):
+                # Without hooks, prompt sections or a StepReady observer, no StepRequest
+                # is built: the step sends the plain call, and a ledger is told so.
+                if hooked or ctx.events.has_subscribers(StepReady):
                     made = steps.call(ctx, index, messages)
                     call = made if isinstance(made, StepCall) else await made
+                elif live.ledger is not None:
+                    live.ledger.plain_step(index, plain, steps.system_text)
                 response: ModelResponse | None = None
                 if live.stream is None:
                     response = await model_reply(ctx, index, call, messages, deadline)

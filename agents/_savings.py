@@ -6,10 +6,11 @@ none and counts nothing. The ledger reads what the extensions tell observers on
 ``ctx.events`` (outputs boxed, references resolved in a call's arguments) and what
 the step engine hands it itself, as no event would be made for it alone: each
 request as sent, with the tools it could call and those it described
-(`note_request`); each step's calls and results (`Ledger.step_done`); each step's
-extension sections (`note_sections`). Multipliers are settled when
-the run ends, once it is known how many requests followed each step and which
-requests only served an extension (a search, a read of a boxed output).
+(`note_request`; a step nothing had a say in is told as the run's plain call,
+`Ledger.plain_step`, with no request made for it); each step's calls and results
+(`Ledger.step_done`); each step's extension sections (`note_sections`). Multipliers
+are settled when the run ends, once it is known how many requests followed each step
+and which requests only served an extension (a search, a read of a boxed output).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import toolchain.runtime
 from agents._step_log import log
@@ -42,6 +43,7 @@ from toolchain import (
 )
 
 if TYPE_CHECKING:
+    from agents._step_state import StepCall
     from agents.steps import StepRequest
     from toolchain.relay import OutputBoxed
     from toolchain.variables import ToolVariables
@@ -104,7 +106,11 @@ class Ledger:
         figures only when they are read (`tally`)."""
         self._requests: list[int] = []
         self._extra: dict[int, str] = {}  # request → the extension it alone served
-        self._pending: dict[int, StepRequest] = {}  # requests whose reply is not read yet
+        self._pending: dict[int, StepRequest | int] = {}  # requests whose reply is not read yet
+        """Step → its request; for a plain step (`plain_step`), how many messages of the
+        plain call's conversation it sent (the call is ``_plain``)."""
+        self._plain: tuple[str, StepCall] | None = None
+        """The run's plain call and its system prompt, once a step sent it."""
         self._sections: list[tuple[str, str]] = []
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
@@ -125,6 +131,7 @@ class Ledger:
         self._output_limit: int = getattr(chain, "max_output_chars", 0)
         self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
         self._fixed_for: _FixedFor | None = None
+        self._deferred_for: _Kept[int] | None = None
 
     # -- the run -----------------------------------------------------------------------
 
@@ -195,14 +202,47 @@ class Ledger:
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
+    def plain_step(self, index: int, call: StepCall, system_prompt: str) -> None:
+        """Step ``index`` sends the run's plain ``call`` (``system_prompt`` and the
+        conversation as it is now, every tool of ``call`` shown): no step hook, prompt
+        section or ``StepReady`` observer had a say in it, and the engine made no
+        `StepRequest` for it; this is told instead of `request_ready`."""
+        try:  # (the work itself in the try: no second call a step, as request_ready has)
+            self._step = index
+            self._requests.append(index)
+            if self._owner:  # read back only for a step that served one extension alone
+                # The conversation is only added to until the step is done (`step_done`):
+                # its length now says which of its messages the request sent.
+                self._pending[index] = len(call.messages)
+                if self._plain is None:
+                    self._plain = (system_prompt, call)
+            if self._guide or self._owner:  # else nothing is fixed (the variables alone)
+                shown, registered = call.tools, chain_tools(self._chain)
+                last = self._fixed_for  # the last step's, which most steps show again
+                fixed = (
+                    last.value[0]
+                    if last is not None and last.holds(shown, registered)
+                    else self._fixed(shown, registered)
+                )
+                self._fixed_at.append((index, fixed))
+        except Exception:  # as an observer's would be: the run goes on without it
+            log.exception("the savings ledger failed on a step's request; the run goes on")
+
     def _step_ready(self, request: StepRequest) -> None:
         index = self._step = request.index
         self._requests.append(index)
         if self._owner:  # read back only for a step that served one extension alone
             self._pending[index] = request
+        registered: Mapping[str, Tool[Any, Any]] | None = None  # read once, if at all
         if self._guide or self._owner:  # else nothing is fixed (the variables alone)
             # Worked out now (the tools shown, as registered now), spread out when read.
-            fixed = self._fixed(request.shown_tools, chain_tools(self._chain))
+            shown, registered = request.shown_tools, chain_tools(self._chain)
+            last = self._fixed_for  # the last step's, which most steps show again
+            fixed = (
+                last.value[0]
+                if last is not None and last.holds(shown, registered)
+                else self._fixed(shown, registered)
+            )
             self._fixed_at.append((index, fixed))
         if self._sections:
             for name, text in self._sections:
@@ -212,104 +252,103 @@ class Ledger:
         if search is not None and request.described is not None:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
-            registered = chain_tools(self._chain)
-            self._per_request.append((index, search, self._deferred(request, registered), True))
+            if registered is None:
+                registered = chain_tools(self._chain)
+            key = (request.tools, request.described)
+            kept = self._deferred_for  # the last step's, which most steps defer again
+            deferred = (
+                kept.value
+                if kept is not None and kept.holds(key, registered)
+                else self._deferred(request, key, registered)
+            )
+            self._per_request.append((index, search, deferred, True))
 
     def _fixed(
         self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
     ) -> tuple[tuple[str, int, bool], ...]:
         """What every request showing ``shown`` costs: each guide, and the definitions of
         the extensions' own tools among ``shown``. A run's steps mostly show the same
-        tools from the same registry (compared as ``_deferred`` does): worked out once."""
-        last = self._fixed_for
-        if (
-            last is not None
-            and last[1] is registered
-            and last[2] == len(registered)
-            and (last[0] is shown or last[0] == shown)
-        ):
-            return last[3]
+        tools from the same registry: worked out once, and asked for only when the run's
+        last (``_fixed_for``) does not hold (`_Kept.holds`, tested where a step is told,
+        with no call of this a step)."""
         # The run's first step: the agent's last run may have worked out the same, with
         # the same guides and extension tools (compared: another run may differ).
         runs = _FIXED.setdefault(self._chain, {})
         last = runs.get(self._protocol)
         if (
             last is not None
-            and last[1] is registered
-            and last[2] == len(registered)
-            and (last[0] is shown or last[0] == shown)
-            and last[4] == self._guide
-            and last[5] == self._owner
+            and last.holds(shown, registered)
+            and last.value[1] == self._guide
+            and last.value[2] == self._owner
         ):
             self._fixed_for = last
-            return last[3]
+            return last.value[0]
         fixed = [(name, tokens, False) for name, tokens in self._guide.items()]
         for tool in shown:
             owner = self._owner.get(tool)
             if owner is not None:
                 fixed.append((owner, self._definition(tool, registered), False))
         # The ledger's guides and owners are not changed after it is made: kept as they are.
-        made = (shown, registered, len(registered), tuple(fixed), self._guide, self._owner)
+        made = _Kept(shown, registered, len(registered), (tuple(fixed), self._guide, self._owner))
         self._fixed_for = runs[self._protocol] = made
-        return made[3]
+        return made.value[0]
 
     def step_done(self, done: StepResult) -> None:
         """A step's record, once made (the engine tells it where ``StepFinished`` is
         emitted: the ledger is no observer of its own run's steps)."""
-        try:
-            self._step_done(done)
+        try:  # (the work itself in the try: no second call a step)
+            index = done.index
+            request = self._pending.pop(index, None)
+            variables = self._kinds.get("variables")
+            if variables is not None:
+                for chain_result in done.tool_results:
+                    self._renamed(index, variables, chain_result)
+            owner_of = self._owner
+            if not owner_of:  # no extension of the run has tools: no call is one's own
+                return
+            # Most steps call none of the extensions' own tools: then nothing is carried, and
+            # their calls are not paired with what they showed (as below) to find it out.
+            # (Loops, not any(): a generator costs more than the two names it looks at.)
+            for chain_result in done.tool_results:
+                for seen in chain_result.observations:
+                    if seen.name in owner_of:
+                        break
+                else:
+                    continue
+                break
+            else:
+                return
+            owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
+            others = False
+            for chain_result in done.tool_results:
+                for seen, call in zip(
+                    chain_result.observations, chain_result.raw.calls, strict=False
+                ):
+                    owner = self._owner.get(seen.name)
+                    if owner is None:
+                        others = True
+                    else:
+                        written = self._count(seen.name) + self._count(_json(call.args))
+                        owned.append((owner, written + self._count(seen.text)))
+            owners = {owner for owner, _ in owned}
+            if others or len(owners) != 1 or request is None:
+                for owner, tokens in owned:  # the calls and results stay in later requests
+                    self._carried.append(_Carried(index, owner, tokens, kept=False))
+                return
+            # Without the extension this step would not have been taken: its request is all
+            # cost (nothing it left out counts as kept), and so are its messages, which
+            # every later request carries.
+            owner = owners.pop()
+            self._extra[index] = owner
+            self._cost[owner] += self._request_tokens(request)
+            step_tokens = self._count(done.output)
+            if self._native:
+                step_tokens += sum(tokens for _, tokens in owned)
+            else:  # the reply as written, and the observation as wrapped
+                step_tokens += sum(self._count(result.text) for result in done.tool_results)
+            self._carried.append(_Carried(index, owner, step_tokens, kept=False))
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's record; the run goes on")
-
-    def _step_done(self, done: StepResult) -> None:
-        index = done.index
-        request = self._pending.pop(index, None)
-        variables = self._kinds.get("variables")
-        if variables is not None:
-            for chain_result in done.tool_results:
-                self._renamed(index, variables, chain_result)
-        owner_of = self._owner
-        if not owner_of:  # no extension of the run has tools: no call is one's own
-            return
-        # Most steps call none of the extensions' own tools: then nothing is carried, and
-        # their calls are not paired with what they showed (as below) to find it out.
-        # (Loops, not any(): a generator costs more than the two names it looks at.)
-        for chain_result in done.tool_results:
-            for seen in chain_result.observations:
-                if seen.name in owner_of:
-                    break
-            else:
-                continue
-            break
-        else:
-            return
-        owned: list[tuple[str, int]] = []  # each call to an extension's own tool: its tokens
-        others = False
-        for chain_result in done.tool_results:
-            for seen, call in zip(chain_result.observations, chain_result.raw.calls, strict=False):
-                owner = self._owner.get(seen.name)
-                if owner is None:
-                    others = True
-                else:
-                    written = self._count(seen.name) + self._count(_json(call.args))
-                    owned.append((owner, written + self._count(seen.text)))
-        owners = {owner for owner, _ in owned}
-        if others or len(owners) != 1 or request is None:
-            for owner, tokens in owned:  # the calls and results stay in later requests
-                self._carried.append(_Carried(index, owner, tokens, kept=False))
-            return
-        # Without the extension this step would not have been taken: its request is all
-        # cost (nothing it left out counts as kept), and so are its messages, which
-        # every later request carries.
-        owner = owners.pop()
-        self._extra[index] = owner
-        self._cost[owner] += self._request_tokens(request)
-        step_tokens = self._count(done.output)
-        if self._native:
-            step_tokens += sum(tokens for _, tokens in owned)
-        else:  # the reply as written, and the observation as wrapped
-            step_tokens += sum(self._count(result.text) for result in done.tool_results)
-        self._carried.append(_Carried(index, owner, step_tokens, kept=False))
 
     def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:
         """What the variables changed in each output shown (a name beside it, or a
@@ -433,30 +472,32 @@ class Ledger:
 
     # -- counting ------------------------------------------------------------------
 
-    def _deferred(self, request: StepRequest, registered: Mapping[str, Tool[Any, Any]]) -> int:
-        """The definitions of the tools ``request`` may call but does not describe.
+    def _deferred(
+        self,
+        request: StepRequest,
+        key: tuple[tuple[str, ...], tuple[str, ...] | None],
+        registered: Mapping[str, Tool[Any, Any]],
+    ) -> int:
+        """The definitions of the tools ``request`` may call but does not describe
+        (``key``: its tools and those it describes).
 
         The same sets of tools recur step after step and run after run, so the sum is
         kept while the request's tools and what it describes (compared in C) and the
-        chain's registry stay the same: the same mapping of the same length, as a
-        registry only grows (``ToolChainBase.registry``); a chain that hands out copies
-        is summed again each step. The sum itself is a Python loop over every deferred
-        tool.
+        chain's registry stay the same (`_Kept.holds`); a chain that hands out copies
+        is summed again each step. Asked for only when the run's last sum
+        (``_deferred_for``) does not hold, tested where a step is told. The sum itself
+        is a Python loop over every deferred tool.
         """
-        key = (request.tools, request.described)
         kept = _DEFERRED.setdefault(self._chain, {})
         last = kept.get(self._protocol)
-        if (
-            last is not None
-            and last[1] is registered
-            and last[2] == len(registered)
-            and last[0] == key
-        ):
-            return last[3]
-        described = set(request.shown_tools)
-        total = sum(self._definition(t, registered) for t in request.tools if t not in described)
-        kept[self._protocol] = (key, registered, len(registered), total)
-        return total
+        if last is None or not last.holds(key, registered):
+            described = set(request.shown_tools)
+            total = sum(
+                self._definition(t, registered) for t in request.tools if t not in described
+            )
+            last = kept[self._protocol] = _Kept(key, registered, len(registered), total)
+        self._deferred_for = last
+        return last.value
 
     def _definition(self, tool: str, registered: Mapping[str, Tool[Any, Any]]) -> int:
         """A tool's definition as the model is shown it: its block of the prompt's
@@ -480,13 +521,24 @@ class Ledger:
         described = {"name": spec.name, "description": spec.description}
         return json.dumps({**described, "parameters": spec.parameters}, separators=(",", ":"))
 
-    def _request_tokens(self, request: StepRequest) -> int:
-        total = self._count(request.system_prompt)
-        for message in request.messages:
+    def _request_tokens(self, request: StepRequest | int) -> int:
+        if isinstance(request, int):  # the plain call, of which so many messages were sent
+            assert self._plain is not None  # set with the first such step
+            system_prompt, call = self._plain
+            messages: Sequence[Message] = call.messages[1:request]
+            shown = call.tools
+        else:
+            system_prompt, messages, shown = (
+                request.system_prompt,
+                request.messages,
+                request.shown_tools,
+            )
+        total = self._count(system_prompt)
+        for message in messages:
             total += self._message(message)
         if self._native:
             registered = self._chain.tools
-            total += sum(self._definition(tool, registered) for tool in request.shown_tools)
+            total += sum(self._definition(tool, registered) for tool in shown)
         return total
 
     def _message(self, message: Message) -> int:
@@ -608,26 +660,44 @@ _DEFINITIONS: weakref.WeakKeyDictionary[ToolChain, dict[str, dict[str, tuple[obj
 )
 """chain → protocol → tool name → (the tool, the tokens of its definition as shown)."""
 
-_FixedFor = tuple[
-    tuple[str, ...],
-    Mapping[str, Tool[Any, Any]],
-    int,
-    tuple[tuple[str, int, bool], ...],
-    dict[str, int],
-    dict[str, str],
-]
-"""(the tools shown, the chain's registry and its length, what each request showing
-them costs, the guides' tokens and the extension tools' owners it was worked out with)."""
+_V = TypeVar("_V")
+
+
+class _Kept(Generic[_V]):
+    """A figure worked out for ``key`` (the tools a request shows, say) over a chain's
+    registry as it then was; kept for the next steps and runs of an agent."""
+
+    __slots__ = ("key", "registry", "size", "value")
+
+    def __init__(
+        self, key: object, registry: Mapping[str, Tool[Any, Any]], size: int, value: _V
+    ) -> None:
+        self.key = key
+        self.registry = registry
+        self.size = size
+        self.value = value
+
+    def holds(self, key: object, registered: Mapping[str, Tool[Any, Any]]) -> bool:
+        """Whether the figure is still right for ``key`` over ``registered``: the same
+        mapping of the same length, as a registry only grows (``ToolChainBase.registry``),
+        and an equal key (the same object, most steps: compared by identity first)."""
+        return (
+            self.registry is registered
+            and self.size == len(registered)
+            and (self.key is key or self.key == key)
+        )
+
+
+_FixedFor = _Kept[tuple[tuple[tuple[str, int, bool], ...], dict[str, int], dict[str, str]]]
+"""For the tools shown (the key): what each request showing them costs, and the guides'
+tokens and the extension tools' owners it was worked out with."""
 
 _FIXED: weakref.WeakKeyDictionary[ToolChain, dict[str, _FixedFor]] = weakref.WeakKeyDictionary()
 """chain → protocol → the last `_FixedFor` worked out: for the next run of the agent."""
 
-_DEFERRED: weakref.WeakKeyDictionary[
-    ToolChain, dict[str, tuple[object, Mapping[str, Tool[Any, Any]], int, int]]
-] = weakref.WeakKeyDictionary()
-"""chain → protocol → (the request's tools and described ones, the chain's registry and
-its length, the tokens of the definitions deferred): the last sum, for the runs of one
-agent."""
+_DEFERRED: weakref.WeakKeyDictionary[ToolChain, dict[str, _Kept[int]]] = weakref.WeakKeyDictionary()
+"""chain → protocol → for the request's tools and described ones (the key): the tokens
+of the definitions deferred. The last sum, for the runs of one agent."""
 
 
 def _guide_of(text_format: TextFormat, name: str, text: str) -> int:

@@ -105,8 +105,17 @@ class EventBus:
         if not handlers:
             return False
         known = listened.get(event_type)
-        if known is None:
-            known = listened[event_type] = any(issubclass(event_type, t) for t, _ in handlers)
+        if known is not None:
+            return known
+        # Worked out once per event class a run asks about (each run's context has its
+        # own bus, and its ledger subscribes): a loop, not any(<generator>), which
+        # costs a generator each time.
+        known = False
+        for listened_type, _ in handlers:
+            if issubclass(event_type, listened_type):
+                known = True
+                break
+        listened[event_type] = known
         return known
 
     def _failed(self, event: object, error: BaseException) -> None:

@@ -28,10 +28,12 @@ import toolchain._tokens
 import toolchain.runtime
 import toolchain.stores._protocol
 from agents import AgentResult, Prompt, Savings, run_prompt
+from agents._step_request import StepCalls
+from agents.events import StepReady
 from agents.models import Message, ScriptedModel, ScriptedReply, ToolCallRequest
 from formats import FormattedSection, TextFormat, XMLFormat
 from tests.support.agent_kinds import KINDS, Kind, agent, answer
-from toolchain import Extension, JSONToolChain, Tool, tool
+from toolchain import ExecutionContext, Extension, JSONToolChain, Tool, tool
 from toolchain._tokens import count_tokens
 from toolchain.discovery import ToolSearch
 from toolchain.relay import ContextRelay
@@ -191,6 +193,53 @@ def test_a_read_of_a_boxed_output_is_a_cost_with_its_whole_request(kind: Kind) -
         lambda seen: "sensor 0",
     ]
     check_against_measured(kind, [fetch_report], with_steps, without_steps, ContextRelay(2_000))
+
+
+@KINDS
+def test_a_plain_step_is_counted_as_its_request_would_be(
+    kind: Kind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A step nothing has a say in (the relay alone: no step hook, no prompt section)
+    # sends the run's plain call, and its ledger is told so without a StepRequest being
+    # made; a StepReady observer makes the engine build one. The read's step is an
+    # extra request, counted whole from what it sent: the same either way.
+    built: list[int] = []
+    made = StepCalls.call
+
+    def call(self: StepCalls, ctx: ExecutionContext, index: int, messages: list[Message]) -> Any:
+        built.append(index)
+        return made(self, ctx, index, messages)
+
+    monkeypatch.setattr(StepCalls, "call", call)
+
+    def read(seen: str) -> tuple[str, dict[str, object]]:
+        found = REFERENCE.search(seen)
+        assert found is not None
+        args: dict[str, object] = {"opaque_reference": found.group(), "start": 0, "length": 40}
+        return "internal_resource_read_slice", args
+
+    figures: list[Mapping[str, Savings]] = []
+    for observed in (False, True):
+        # The same reference id in both runs (seeded), for the same counts.
+        monkeypatch.setattr(toolchain.stores._protocol, "secrets", _SeededIds(0))
+        monkeypatch.setattr(toolchain.stores._protocol, "_drawn", collections.deque[str]())
+        relay = ContextRelay(2_000)
+        chain = JSONToolChain(extensions=[relay]).register_tool(fetch_report)
+        steps: list[Step] = [
+            lambda seen: ("fetch_report", {"station": "n"}),
+            read,
+            lambda seen: "0",
+        ]
+        runner = agent(kind, ScriptedModel(player(kind, steps)), chain, extensions=[relay])
+        ctx = ExecutionContext()
+        if observed:
+            ctx.events.subscribe(StepReady, lambda event: None)
+        result = runner.run_sync("Go", ctx=ctx)
+        assert result.ok and len(result.steps) == 3, result.stopped_by
+        assert built == ([1, 2, 3] if observed else [])
+        figures.append(dict(result.savings))
+    assert figures[0] == figures[1]
+    assert figures[0]["context_relay"].cost > count_tokens(REPORT[:40])
 
 
 def test_a_read_beside_another_call_is_carried_as_a_cost() -> None:

@@ -31,7 +31,7 @@ from toolchain.runtime import describe_exception
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store, StoreError
 from toolchain.stores._entries import decode_entry, encode_entry, scope_of
 from toolchain.stores._results import RunResults, results_of
-from toolchain.stores._strings import any_string
+from toolchain.stores._strings import any_string, flat_without
 
 __all__ = ["ContextRelay"]
 
@@ -106,7 +106,7 @@ class ContextRelay(Extension):
         results.enlist()
         if results.store is None:  # variables keep their values here too
             results.store = self.store
-        ctx.hooks.add(_RelayHook(self))
+        ctx.hooks.add(_RelayHook(self, ctx, results))
 
     def instructions(self) -> str:
         # Asked once per run by the agent and once by its savings ledger: the guide is
@@ -177,8 +177,18 @@ class _StoreReader(ReferenceReader):
 
 
 class _RelayHook(ToolHook):
-    def __init__(self, relay: ContextRelay) -> None:
+    def __init__(self, relay: ContextRelay, ctx: ExecutionContext, results: RunResults) -> None:
         self.relay = relay
+        self._ctx = ctx
+        self._results = results
+        """``results_of(ctx)`` of the run the hook was installed on (made there, never
+        replaced): read with no look-up in the context's state for each call."""
+        kind = type(relay)
+        self._measured = (
+            kind.limit_for is ContextRelay.limit_for and kind.size_of is ContextRelay.size_of
+        )
+        """Whether the relay measures as `ContextRelay` does (no subclass changed how):
+        then each call's output is measured here, without a call to either."""
 
     # Both hooks are plain functions that hand the chain a coroutine only when there is
     # store work to await: most calls pass no reference and return a short output.
@@ -187,7 +197,8 @@ class _RelayHook(ToolHook):
     ) -> Awaitable[ToolCall | None] | None:
         if call.name in self.relay.reader_names:  # the readers take references themselves
             return None
-        if not any_string(call.args, _may_be_reference):
+        args = call.args
+        if flat_without(args, "internal://") or not any_string(args, _may_be_reference):
             return None
         return self._unboxed(ctx, call)
 
@@ -238,18 +249,26 @@ class _RelayHook(ToolHook):
     def rewrite_observation(
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
     ) -> Awaitable[Shown] | None:
-        original = results_of(ctx).original(call.id, text)
-        limit = self.relay.limit_for(call.name)
-        if call.name in self.relay.reader_names or limit is None:
+        relay, name = self.relay, call.name
+        results = self._results if ctx is self._ctx else results_of(ctx)
+        # The only composer's text is the original (`RunResults.original`, not called).
+        original = text if results.composers == 1 else results.original(call.id, text)
+        measured = self._measured  # limit_for and size_of as ContextRelay's: not called
+        if measured:
+            per_tool = relay.per_tool
+            limit = per_tool.get(name, relay.threshold) if per_tool else relay.threshold
+        else:
+            limit = relay.limit_for(name)
+        if limit is None or name in relay.reader_names:
             return None
-        size = self.relay.size_of(original)
-        media = tuple(result.media)
+        size = len(original) if measured and relay.unit == "chars" else relay.size_of(original)
+        media = result.media  # a tuple (ToolResult makes it one)
         # No media (most results: no generator to look through them) or no text parts.
         if not media or not any(type(part) is TextContent for part in media):
             return None if size <= limit else self._boxed(ctx, call, result, original)
         # Text parts reach the model beside the output: they count, and are boxed, too.
         sizes = [size] + [
-            self.relay.size_of(part.text) if type(part) is TextContent else 0 for part in media
+            relay.size_of(part.text) if type(part) is TextContent else 0 for part in media
         ]
         if sum(sizes) <= limit:
             return None

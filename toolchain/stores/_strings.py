@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import cast
 
-__all__ = ["SCALAR_TYPES", "any_string"]
+__all__ = ["SCALAR_TYPES", "any_string", "flat_without"]
 
 
 def any_string(value: object, test: Callable[[str], bool]) -> bool:
@@ -40,6 +40,30 @@ def any_string(value: object, test: Callable[[str], bool]) -> bool:
         elif any_string(item, test):
             return True
     return False
+
+
+def flat_without(args: Mapping[str, object], marker: str) -> bool:
+    """Whether ``args`` is a dict of scalars and strings none of which holds ``marker``:
+    most calls' arguments, told so in one pass, without `any_string`'s call per string.
+    False whenever it is unsure (a nested value, another mapping): `any_string` looks then.
+
+    >>> flat_without({"city": "Oslo", "days": 3}, "internal://")
+    True
+    >>> flat_without({"city": "internal://abc"}, "internal://")
+    False
+    >>> flat_without({"cities": ["Oslo"]}, "internal://")
+    False
+    """
+    values = args.values()  # read before the type test: it narrows to dict[Unknown, ...]
+    if type(args) is not dict:
+        return False
+    for value in values:
+        if type(value) is str:
+            if marker in value:
+                return False
+        elif type(value) not in SCALAR_TYPES:
+            return False
+    return True
 
 
 SCALAR_TYPES = frozenset({int, float, bool, type(None)})

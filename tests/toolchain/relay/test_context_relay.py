@@ -116,6 +116,27 @@ def test_per_tool_thresholds_opt_outs_tokens_and_previews() -> None:
     assert run(by_tokens, ExecutionContext(), "word").observations[0].text.startswith("internal://")
 
 
+def test_a_relay_that_measures_its_own_way_is_asked_each_call() -> None:
+    # The hook measures an output itself only for a relay whose limit_for and size_of
+    # are ContextRelay's: a subclass's own are called, whatever the unit says.
+    class Lines(ContextRelay):
+        def size_of(self, text: str) -> int:
+            return text.count("\n") + 1
+
+    class NotWords(ContextRelay):
+        def limit_for(self, tool: str) -> int | None:
+            return None if tool == "word" else super().limit_for(tool)
+
+    def shown(relay: ContextRelay, name: str) -> str:
+        return run(chain(relay), ExecutionContext(), name).observations[0].text
+
+    assert shown(ContextRelay(threshold=10), "word").startswith("internal://")
+    assert shown(Lines(threshold=10), "word").startswith("token token")  # one line
+    assert shown(Lines(threshold=10), "summary").startswith("{")  # its parts are boxed
+    assert shown(NotWords(threshold=10), "word").startswith("token token")
+    assert shown(NotWords(threshold=10), "table").startswith("internal://")
+
+
 def test_json_mode_shows_a_resource_link_and_unboxes_it_as_an_object() -> None:
     made, ctx = chain(ContextRelay(threshold=1000, mode="json")), ExecutionContext()
     link = msgspec.json.decode(run(made, ctx, "word").observations[0].text)
