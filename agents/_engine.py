@@ -42,7 +42,7 @@ from agents._run_inputs import check_run_inputs
 from agents._run_record import RunRecord, check_limits, run_context, stopped_during_step
 from agents._savings import open_ledger
 from agents._step_log import log
-from agents._step_request import StepCalls
+from agents._step_request import UNSENT, StepCalls
 from agents._step_state import TASKS_PENDING, Done, RunStop, StepCall, StepRecord
 from agents._system_prompt import PromptBuilder, PromptContext
 from agents._tool_specs import chain_names
@@ -321,7 +321,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         stream = (
             Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
         )
-        run: RunRecord[AnswerT] = RunRecord(steps.plain.messages)
+        run: RunRecord[AnswerT] = RunRecord(steps.messages)
         live = LiveRun(ctx, steps, run, deadline, stream, ledger, settles)
         # Closed with this one: a stream let go early releases the run at once.
         async with contextlib.aclosing(self._steps(live)) as events:
@@ -337,8 +337,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         streaming = live.stream is not None  # call events are yielded only to a stream
         run: RunRecord[AnswerT] = live.run
         loop = asyncio.get_running_loop()
-        plain = steps.plain
-        messages = plain.messages
+        messages = steps.messages
         # Extensions whose hooks are all left at their defaults (tools only) leave a step
         # plain: only step hooks and prompt sections change what a step sends.
         hooked = bool(self.step_hooks or self._extensions.sectioned)
@@ -377,14 +376,15 @@ class StepEngine(ABC, Generic[AnswerT]):
                 if ctx.events.has_subscribers(StepStarted):
                     ctx.events.emit(StepStarted(ctx, index))
                 started = time.perf_counter()
-                call = plain
                 # Without hooks, prompt sections or a StepReady observer, no StepRequest
                 # is built: the step sends the plain call, and a ledger is told so.
                 if hooked or ctx.events.has_subscribers(StepReady):
                     made = steps.call(ctx, index, messages)
                     call = made if isinstance(made, StepCall) else await made
-                elif live.ledger is not None:
-                    live.ledger.plain_step(index, plain, steps.system_text)
+                else:
+                    call = steps.plain
+                    if live.ledger is not None:
+                        live.ledger.plain_step(index, call, steps.system_text())
                 response: ModelResponse | None = None
                 if live.stream is None:
                     response = await model_reply(ctx, index, call, messages, deadline)
@@ -453,6 +453,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                 yield event
 
         ctx.step = 0  # no step of this loop runs any more
+        steps.conversation()  # a run that made no call keeps the plain system message
         pending = held.pending if held is not None and stop.kind == "paused" else ()
         # On ctx.events too, as it is made.
         finished = run.finished(ctx, stop, self.extensions, live.ledger, pending)
@@ -624,20 +625,17 @@ class StepEngine(ABC, Generic[AnswerT]):
     ) -> StepCalls:
         """The run's plain call (its conversation so far), and how hooks change it."""
         tools = chain_names(self.tool_chain)
-        system_text = self.system_prompt()
-        messages = [
-            Message.text("system", system_text),
-            *self._history(history),
-            self._task_message(task),
-        ]
-        # Built once: with no hook changing them, every step sends the same system
-        # prompt and the same earlier messages, byte for byte (providers cache them).
-        base_options = self._base_options
-        plain = StepCall(self.model, messages, self._options(base_options, tools), tools)
+        # The system message is the one the first step's call sends (UNSENT until then):
+        # a run whose hooks narrow the tools never builds the prompt listing them all.
+        messages = [UNSENT, *self._history(history), self._task_message(task)]
+        # Built once, when first sent: with no hook changing them, every step sends the
+        # same system prompt and the same earlier messages, byte for byte (providers
+        # cache them).
         return StepCalls(
-            plain,
-            system_text=system_text,
-            base_options=base_options,
+            self.model,
+            messages,
+            tools,
+            base_options=self._base_options,
             task_index=len(messages) - 2,  # in messages[1:], which is what hooks see
             protocol=self.protocol,
             hooks=self.step_hooks,

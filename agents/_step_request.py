@@ -11,6 +11,7 @@ coroutine: the hooks run sync-first, and only an ``async`` hook makes one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
@@ -19,16 +20,28 @@ from agents._savings import note_request
 from agents._step_log import log
 from agents._step_state import RunStop, StepCall
 from agents.events import StepReady
-from agents.models import GenerateOptions, Message
-from agents.steps import StepHook, StepHookError, StepRequest, run_step_hooks, with_changes
+from agents.models import GenerateOptions, Message, Model
+from agents.steps import (
+    PromptLater,
+    StepHook,
+    StepHookError,
+    StepRequest,
+    raw_prompt,
+    run_step_hooks,
+    with_changes,
+)
 from formats import TextFormat
 from toolchain import ExecutionContext, ToolChain
 
 __all__ = ["StepCalls"]
 
 
+UNSENT = Message.text("system", "")
+"""The run's system message until a step's call is made (`StepCalls.messages`)."""
+
+
 class StepCalls:
-    """The calls of one run's steps, made from the run's ``plain`` call."""
+    """The calls of one run's steps, made from the run's conversation ``messages``."""
 
     __slots__ = (
         "_chain",
@@ -37,20 +50,26 @@ class StepCalls:
         "_hooks",
         "_message_for",
         "_options",
+        "_plain",
+        "_plain_options",
+        "_plain_system",
+        "_prompt",
         "_prompt_for",
         "_system_prompt",
         "base_options",
-        "plain",
+        "messages",
+        "model",
         "protocol",
-        "system_text",
         "task_index",
+        "tools",
     )
 
     def __init__(
         self,
-        plain: StepCall,
+        model: Model,
+        messages: list[Message],
+        tools: tuple[str, ...],
         *,
-        system_text: str,
         base_options: GenerateOptions,
         task_index: int,
         protocol: Literal["text", "native"],
@@ -61,9 +80,11 @@ class StepCalls:
         system_prompt: Callable[[Sequence[str] | None], str],
         options: Callable[[GenerateOptions, tuple[str, ...]], GenerateOptions],
     ) -> None:
-        self.plain = plain
-        """The call every step makes when nothing changes it."""
-        self.system_text = system_text
+        self.model = model
+        self.messages = messages
+        """The run's conversation: ``UNSENT`` first, until the first step's call is made
+        and its system message takes that place (`keep_system`)."""
+        self.tools = tools
         self.base_options = base_options
         self.task_index = task_index
         """Where the task sits in ``StepRequest.messages``."""
@@ -73,11 +94,63 @@ class StepCalls:
         self._format = text_format
         self._chain = tool_chain
         self._system_prompt = system_prompt
+        self._prompt = PromptLater(functools.partial(system_prompt, None))
+        """The plain prompt (every tool listed), made only when a step sends it or a
+        hook or observer reads it: a run whose hooks narrow the tools never needs it."""
+        self._plain: StepCall | None = None
+        self._plain_system: Message | None = None
+        self._plain_options: GenerateOptions | None = None
         self._prompt_for: tuple[tuple[str, ...], str] | None = None
         """The last tools shown and the system prompt listing them (a run's steps
         mostly show the same tools: each step reuses it instead of building it again)."""
         self._message_for: tuple[str, Message] | None = None
         self._options = options
+
+    @property
+    def plain(self) -> StepCall:
+        """The call a step makes when nothing changes it: the run's conversation itself
+        (made on first use); a copy with the plain system message in a run whose first
+        step sent another one."""
+        call = self._plain
+        if call is not None and self.messages[0] is self._plain_system:
+            return call  # each step of a run without hooks
+        system = self._plain_message()
+        if call is None:
+            call = self._plain = StepCall(self.model, self.messages, self._options_of(), self.tools)
+        if self.messages[0] is system:
+            return call
+        return StepCall(call.model, [system, *self.messages[1:]], call.options, call.tools)
+
+    def _plain_message(self) -> Message:
+        """The plain system message, made on first use; the run's too when no step's
+        call was made before (the conversation's own when its text is the same)."""
+        system = self._plain_system
+        if system is None:
+            system = Message.text("system", self._prompt.text())
+            first = self.keep_system(system)
+            if first == system:
+                system = first
+            self._plain_system = system
+        return system
+
+    def system_text(self) -> str:
+        """The plain system prompt's text (every tool listed), made on first read."""
+        return self._prompt.text()
+
+    def keep_system(self, system: Message) -> Message:
+        """The run's system message: ``system`` when no step's call was made before
+        (the run's conversation keeps the system message its first step sent)."""
+        messages = self.messages
+        if messages[0] is UNSENT:
+            messages[0] = system
+        return messages[0]
+
+    def conversation(self) -> list[Message]:
+        """The run's messages at its end: a run that made no call keeps the plain
+        system message."""
+        if self.messages[0] is UNSENT:
+            self._plain_message()
+        return self.messages
 
     def call(
         self, ctx: ExecutionContext, index: int, messages: list[Message]
@@ -86,13 +159,12 @@ class StepCalls:
         once a hook is ``async``. Raises ``RunStop`` when a hook failed, or cancelled
         or paused the run."""
         sent = self._extensions.with_sections(ctx, self._format, messages)
-        plain = self.plain
         request = StepRequest(
             index,
-            self.system_text,
+            self._prompt,  # type: ignore[arg-type]  # read as its text (PromptLater)
             tuple(sent[1:]),
-            plain.tools,
-            plain.model,
+            self.tools,
+            self.model,
             self.base_options,
             self.task_index,
             protocol=self.protocol,
@@ -137,7 +209,6 @@ class StepCalls:
     def _call_of(
         self, ctx: ExecutionContext, request: StepRequest, final: StepRequest, *, as_is: bool
     ) -> StepCall:
-        plain = self.plain
         # The tools first: what an extension's before_step changes (a new request whose
         # described differs answers at once, without comparing every field).
         changed = final is not request and (
@@ -145,30 +216,48 @@ class StepCalls:
         )
         if not changed and as_is:
             _ready(ctx, final, changed)
-            return plain
-        prompt = final.system_prompt
+            return self.plain
+        tools = self.tools
         shown = final.shown_tools
-        if shown != plain.tools and prompt == self.system_text:
-            prompt = self._prompt_showing(shown)  # the listing follows the tools shown
-            final = with_changes(final, system_prompt=prompt)
-        elif shown != plain.tools and self.protocol == "text":
-            # A hook changed the prompt too (a task's system part, say): the listing in
-            # it, wherever it kept it, still follows the tools shown.
-            listed = self._chain.available_tools_prompt(plain.tools)
-            if listed and prompt.count(listed) == 1:
-                now = self._chain.available_tools_prompt(shown) or "(no tools)"
-                prompt = prompt.replace(listed, now)
+        system: Message | None = None
+        # The plain prompt as the request held it, not yet read (made only when sent), or
+        # a hook's text that is the same (anything else makes it, to compare).
+        if raw_prompt(final) is self._prompt or final.system_prompt == self._prompt.text():
+            if shown != tools:  # the listing follows the tools shown
+                prompt = self._prompt_showing(shown)
                 final = with_changes(final, system_prompt=prompt)
-        _ready(ctx, final, changed)
-        system = plain.messages[0]
-        if prompt != self.system_text:
+                system = self._system_message(prompt)
+                self.keep_system(system)  # the run's, if its first call: what the model saw
+        else:
+            prompt = final.system_prompt
+            if shown != tools and self.protocol == "text":
+                # A hook changed the prompt too (a task's system part, say): the listing
+                # in it, wherever it kept it, still follows the tools shown.
+                listed = self._chain.available_tools_prompt(tools)
+                if listed and prompt.count(listed) == 1:
+                    now = self._chain.available_tools_prompt(shown) or "(no tools)"
+                    prompt = prompt.replace(listed, now)
+                    final = with_changes(final, system_prompt=prompt)
+            # A hook's own change holds for this call only: the run keeps the agent's
+            # prompt (made already: the hook's text was compared with it).
+            self._plain_message()
             system = self._system_message(prompt)
+        _ready(ctx, final, changed)
+        if system is None:  # the plain prompt, sent
+            system = self._plain_message()
         options = (
-            plain.options
-            if final.options is request.options and shown == plain.tools
+            self._options_of()
+            if final.options is request.options and shown == tools
             else self._options(final.options, shown)
         )
         return StepCall(final.model, [system, *final.messages], options, final.tools)
+
+    def _options_of(self) -> GenerateOptions:
+        """The plain options (every tool's spec, in native mode), made on first use."""
+        options = self._plain_options
+        if options is None:
+            options = self._plain_options = self._options(self.base_options, self.tools)
+        return options
 
     def _system_message(self, prompt: str) -> Message:
         """The system message of ``prompt``: the one of the last step when it is the same

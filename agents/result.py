@@ -140,6 +140,10 @@ class AgentResult(Generic[AnswerT]):
     steps: tuple[StepResult, ...]
     """Every step of the run, in order (``iterations`` until this release)."""
     messages: tuple[Message, ...]
+    """The run's conversation. Its system message is the one the run's first model call
+    sent (what the model saw: with tool discovery, the prompt listing the tools it
+    showed); a step hook's own change to the prompt holds for its call only, and the
+    run keeps the agent's prompt. A run that made no call keeps the agent's prompt."""
     stats: Mapping[str, int]
     usage: Usage
     limit: str | None = None

@@ -4,7 +4,8 @@ Before every model call an agent builds a `StepRequest` (the system prompt, the
 conversation so far, the active tools, the model and its options) and hands it to its
 step hooks in order. A hook returns a changed request (``dataclasses.replace``) or
 ``None`` to leave it as it is. Changes hold for that one call: the run keeps its whole
-conversation in ``AgentResult.messages``, and the next step starts again from it, so a
+conversation in ``AgentResult.messages`` (its system message the one the first call
+sent, when only the tools shown changed it), and the next step starts again from it, so a
 hook computes its view from the full conversation each time (compaction does exactly
 that, keeping what it computed in ``ctx.state``).
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, NoReturn, Self, TypeAlias, TypeVar
+from typing import Any, Final, Literal, NoReturn, Self, TypeAlias, TypeVar
 
 from agents._errors import AgentError
 from agents.models import GenerateOptions, Message, Model
@@ -106,6 +107,55 @@ class StepRequest:
         )
 
 
+class PromptLater:
+    """A system prompt made when first read: each step's ``StepRequest`` carries the
+    run's plain prompt as one, so a run whose hooks never read it (tool discovery
+    narrows the tools, and the prompt sent lists only those) never lists every tool.
+    ``StepRequest.system_prompt`` reads it as its text (made once, kept); only the step
+    engine sees the object itself (`raw_prompt`)."""
+
+    __slots__ = ("_make", "_text")
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self._make = make
+        self._text: str | None = None
+
+    def text(self) -> str:
+        """The prompt, made on the first call."""
+        text = self._text
+        if text is None:
+            text = self._text = self._make()
+        return text
+
+
+# The field's own slot, read and set below through a property that makes a PromptLater
+# into its text: hooks, observers, ``==``, ``repr`` and ``dataclasses.replace`` all read
+# the field by name, so each of them sees the text; frozen as before (the dataclass's
+# __setattr__ refuses the field first).
+_PROMPT_SLOT: Any = StepRequest.__dict__["system_prompt"]
+
+
+def _read_prompt(request: StepRequest) -> str:
+    value: str | PromptLater = _PROMPT_SLOT.__get__(request, StepRequest)
+    if isinstance(value, PromptLater):
+        value = value.text()
+        _PROMPT_SLOT.__set__(request, value)
+    return value
+
+
+setattr(  # noqa: B010 (the field's annotation stays what type checkers read)
+    StepRequest,
+    "system_prompt",
+    property(_read_prompt, _PROMPT_SLOT.__set__, doc="The system message's text."),
+)
+
+
+def raw_prompt(request: StepRequest) -> str | PromptLater:
+    """``request.system_prompt`` as it is held: a `PromptLater` not yet read stays one."""
+    value: str | PromptLater = _PROMPT_SLOT.__get__(request, StepRequest)
+    return value
+
+
 StepRequestT = TypeVar("StepRequestT", bound=StepRequest)
 
 
@@ -129,7 +179,8 @@ def with_changes(
         )
     return type(request)(
         request.index,
-        request.system_prompt if system_prompt is None else system_prompt,
+        # As held: a prompt made only when read (`PromptLater`) stays so in the copy.
+        raw_prompt(request) if system_prompt is None else system_prompt,  # type: ignore[arg-type]
         request.messages,
         request.tools if tools is None else tools,
         request.model,

@@ -25,6 +25,7 @@ from agents import (
     ToolCallingAgent,
 )
 from agents.models import (
+    GenerateOptions,
     Message,
     OpenAIChatModel,
     ScriptedModel,
@@ -121,11 +122,11 @@ async def test_react_active_tools_narrow_the_prompts_tool_listing() -> None:
     model = ScriptedModel([call("react", "add"), answer("react")])
     result = await build("react", model, [only_add]).run("2 + 3?")
     assert result.ok, result.error
-    full = system_text(result.messages)
-    assert "- add:" in full and "- mul:" in full
     for request in model.requests:
         sent = system_text(request.messages)
         assert "- add:" in sent and "- mul:" not in sent
+    # The run keeps the system message its first step sent: what the model saw.
+    assert result.messages[0] == model.requests[0].messages[0]
     assert "5" in model.requests[1].messages[-1].text_content()  # the active tool ran
 
 
@@ -615,3 +616,35 @@ async def test_on_the_wire_native_requests_extend_the_one_before(server: Loopbac
         "tool",
         "tool",
     ]
+
+
+def test_the_prompt_a_step_request_holds_is_read_as_its_text() -> None:
+    """The engine hands hooks the agent's prompt as a `PromptLater`, made on the first
+    read: every way of reading the field (and copying the request) gets the text."""
+    import copy
+
+    from agents.steps import PromptLater, raw_prompt
+
+    made: list[str] = []
+    model = ScriptedModel([])
+
+    def make() -> str:
+        made.append("made")
+        return "the prompt"
+
+    def later() -> StepRequest:
+        prompt = PromptLater(make)
+        return StepRequest(1, prompt, (), ("add",), model, GenerateOptions())  # type: ignore[arg-type]
+
+    step = later()
+    narrowed = step.replace(described=())
+    assert isinstance(raw_prompt(narrowed), PromptLater) and not made  # not read yet
+    assert narrowed.system_prompt == "the prompt" and made == ["made"]
+    assert raw_prompt(narrowed) == "the prompt"
+    assert step.system_prompt == "the prompt" and made == ["made"]  # made once
+    other = later()
+    assert other == step and "system_prompt='the prompt'" in repr(later())
+    assert copy.copy(later()).system_prompt == "the prompt"
+    assert dataclasses.replace(later(), index=2).system_prompt == "the prompt"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        step.system_prompt = "changed"  # type: ignore[misc]

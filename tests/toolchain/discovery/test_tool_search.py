@@ -5,6 +5,7 @@ request sends (the text-mode prompt stays byte-identical; native specs are appen
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 
@@ -13,6 +14,7 @@ import pytest
 from agents import ReActAgent, ResumeError
 from agents.models import Message, ScriptedModel
 from tests.support.agent_kinds import KINDS, Kind, Output, answer, call
+from tests.support.agent_kinds import agent as agent_of
 from tests.toolchain.discovery.cms import (
     WORKFLOWS,
     build,
@@ -441,3 +443,91 @@ def test_memory_lines_cannot_be_forged_by_entity_names() -> None:
     lines = memory.prompt_section(ctx).splitlines()
     assert len(lines) == 2 and lines[1].startswith("- page: Home - page: Admin (p0)xxx")
     assert len(lines[1]) < 110
+
+
+# -- the run's system message -------------------------------------------------------------
+
+
+@KINDS
+def test_the_run_keeps_the_system_message_the_model_received(kind: Kind) -> None:
+    model = ScriptedModel([call(kind, "list_pages"), answer(kind, "none")])
+    agent = build(kind, model, search_for())
+    result = agent.run_sync("List the pages")
+    assert result.ok, result.error
+    sent = model.requests[0].messages[0]
+    assert result.messages[0] == sent  # what the model saw, not the prompt listing all
+    assert all(request.messages[0] == sent for request in model.requests)
+    if kind == "react":  # the listing follows the tools shown
+        assert result.messages[0].text_content() != agent.system_prompt()
+        assert "- send_email:" not in sent.text_content()
+
+
+@KINDS
+def test_a_run_whose_hooks_narrow_the_tools_never_lists_them_all(kind: Kind) -> None:
+    from agents import PromptContext, default_system_prompt, native_system_prompt
+
+    listed: list[tuple[str, ...] | None] = []
+    builder = default_system_prompt if kind == "react" else native_system_prompt
+
+    def prompt(context: PromptContext) -> str:
+        listed.append(context.tools)
+        return builder(context)
+
+    model = ScriptedModel([call(kind, "list_pages"), answer(kind, "none")])
+    made = agent_of(kind, model, JSONToolChain(), extensions=[search_for()], prompt_builder=prompt)
+    assert made.run_sync("List the pages").ok
+    assert listed and None not in listed  # the plain prompt was never made
+    native = [spec.name for spec in model.requests[0].options.tools]
+    assert "send_email" not in native
+
+
+def test_a_hook_reading_the_prompt_reads_the_one_listing_every_tool() -> None:
+    from agents.steps import StepRequest
+
+    seen: list[str] = []
+
+    def read(ctx: ExecutionContext, step: StepRequest) -> None:
+        seen.append(step.system_prompt)
+
+    model = ScriptedModel([answer("react", "hi")])
+    agent = ReActAgent(
+        model, tool_chain=JSONToolChain(), extensions=[search_for()], step_hooks=[read]
+    )
+    result = agent.run_sync("Hi")
+    assert result.ok
+    # The hook runs after ToolSearch's before_step (which narrowed only the tools): the
+    # prompt it reads is the agent's own, listing every tool, as before.
+    assert seen == [agent.system_prompt()] and "- send_email:" in seen[0]
+    sent = model.requests[0].messages[0]
+    assert "- send_email:" not in sent.text_content()
+    assert result.messages[0] == sent
+
+
+def test_a_hook_that_writes_the_agents_own_prompt_leaves_it_the_agents() -> None:
+    """A prompt a hook set to the agent's own text (without reading the request's) is
+    compared with it, so the listing still follows the tools shown."""
+    from agents.steps import StepRequest
+
+    def same(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        return dataclasses.replace(step, system_prompt=agent.system_prompt())
+
+    model = ScriptedModel([answer("react", "hi")])
+    agent = ReActAgent(
+        model, tool_chain=JSONToolChain(), extensions=[search_for()], step_hooks=[same]
+    )
+    result = agent.run_sync("Hi")
+    assert result.ok
+    sent = model.requests[0].messages[0].text_content()
+    assert "- tool_search:" in sent and "- send_email:" not in sent
+    assert result.messages[0].text_content() == sent
+
+
+@KINDS
+def test_a_run_that_made_no_call_keeps_the_agents_prompt(kind: Kind) -> None:
+    model = ScriptedModel([answer(kind, "never asked")])
+    made = build(kind, model, search_for())
+    ctx = ExecutionContext()
+    ctx.cancel("before it starts")
+    result = made.run_sync("Hi", ctx=ctx)
+    assert result.stopped_by == "cancelled" and not model.requests
+    assert result.messages[0] == Message.text("system", made.system_prompt())
