@@ -217,14 +217,7 @@ class Ledger:
                 if self._plain is None:
                     self._plain = (system_prompt, call)
             if self._guide or self._owner:  # else nothing is fixed (the variables alone)
-                shown, registered = call.tools, chain_tools(self._chain)
-                last = self._fixed_for  # the last step's, which most steps show again
-                fixed = (
-                    last.value[0]
-                    if last is not None and last.holds(shown, registered)
-                    else self._fixed(shown, registered)
-                )
-                self._fixed_at.append((index, fixed))
+                self._fix(index, call.tools, chain_tools(self._chain))
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
@@ -235,15 +228,8 @@ class Ledger:
             self._pending[index] = request
         registered: Mapping[str, Tool[Any, Any]] | None = None  # read once, if at all
         if self._guide or self._owner:  # else nothing is fixed (the variables alone)
-            # Worked out now (the tools shown, as registered now), spread out when read.
-            shown, registered = request.shown_tools, chain_tools(self._chain)
-            last = self._fixed_for  # the last step's, which most steps show again
-            fixed = (
-                last.value[0]
-                if last is not None and last.holds(shown, registered)
-                else self._fixed(shown, registered)
-            )
-            self._fixed_at.append((index, fixed))
+            registered = chain_tools(self._chain)
+            self._fix(index, request.shown_tools, registered)
         if self._sections:
             for name, text in self._sections:
                 self._per_request.append((index, name, self._count(text), False))
@@ -263,14 +249,27 @@ class Ledger:
             )
             self._per_request.append((index, search, deferred, True))
 
+    def _fix(
+        self, index: int, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
+    ) -> None:
+        """Step ``index`` shows ``shown`` (as registered now): its fixed cost, worked out
+        now and spread out when read; the last step's, which most steps show again,
+        unless it no longer holds (`_Kept.holds`)."""
+        last = self._fixed_for
+        fixed = (
+            last.value[0]
+            if last is not None and last.holds(shown, registered)
+            else self._fixed(shown, registered)
+        )
+        self._fixed_at.append((index, fixed))
+
     def _fixed(
         self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
     ) -> tuple[tuple[str, int, bool], ...]:
         """What every request showing ``shown`` costs: each guide, and the definitions of
         the extensions' own tools among ``shown``. A run's steps mostly show the same
         tools from the same registry: worked out once, and asked for only when the run's
-        last (``_fixed_for``) does not hold (`_Kept.holds`, tested where a step is told,
-        with no call of this a step)."""
+        last (``_fixed_for``) does not hold (`_fix`)."""
         # The run's first step: the agent's last run may have worked out the same, with
         # the same guides and extension tools (compared: another run may differ).
         runs = _FIXED.setdefault(self._chain, {})
