@@ -341,6 +341,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         # Extensions whose hooks are all left at their defaults (tools only) leave a step
         # plain: only step hooks and prompt sections change what a step sends.
         hooked = bool(self.step_hooks or self._extensions.sectioned)
+        plain: StepCall | None = None  # the run's plain call, once a step sends it
         stop: RunStop | None = None
         held: PausedRun | None = None  # the step that pauses the run, its calls held
         if paused is not None:
@@ -382,7 +383,8 @@ class StepEngine(ABC, Generic[AnswerT]):
                     made = steps.call(ctx, index, messages)
                     call = made if isinstance(made, StepCall) else await made
                 else:
-                    call = steps.plain
+                    # The same call every step (nothing changes it): asked for once.
+                    call = plain = steps.plain if plain is None else plain
                     if live.ledger is not None:
                         live.ledger.plain_step(index, call, steps.system_text())
                 response: ModelResponse | None = None
