@@ -179,16 +179,11 @@ class _StoreReader(ReferenceReader):
 class _RelayHook(ToolHook):
     def __init__(self, relay: ContextRelay, ctx: ExecutionContext, results: RunResults) -> None:
         self.relay = relay
-        self._ctx = ctx
+        # The record of the run the hook is installed on, found once, not at every call
+        # (as the variables' hook does): kept with the context's state bag, where it is
+        # made and never replaced; a call of another bag looks its own up.
+        self._state = ctx.state
         self._results = results
-        """``results_of(ctx)`` of the run the hook was installed on (made there, never
-        replaced): read with no look-up in the context's state for each call."""
-        kind = type(relay)
-        self._measured = (
-            kind.limit_for is ContextRelay.limit_for and kind.size_of is ContextRelay.size_of
-        )
-        """Whether the relay measures as `ContextRelay` does (no subclass changed how):
-        then each call's output is measured here, without a call to either."""
 
     # Both hooks are plain functions that hand the chain a coroutine only when there is
     # store work to await: most calls pass no reference and return a short output.
@@ -250,18 +245,12 @@ class _RelayHook(ToolHook):
         self, ctx: ExecutionContext, call: ToolCall, result: ToolResult[Any], text: str
     ) -> Awaitable[Shown] | None:
         relay, name = self.relay, call.name
-        results = self._results if ctx is self._ctx else results_of(ctx)
-        # The only composer's text is the original (`RunResults.original`, not called).
-        original = text if results.composers == 1 else results.original(call.id, text)
-        measured = self._measured  # limit_for and size_of as ContextRelay's: not called
-        if measured:
-            per_tool = relay.per_tool
-            limit = per_tool.get(name, relay.threshold) if per_tool else relay.threshold
-        else:
-            limit = relay.limit_for(name)
+        results = self._results if ctx.state is self._state else results_of(ctx)
+        original = results.original(call.id, text)
+        limit = relay.limit_for(name)
         if limit is None or name in relay.reader_names:
             return None
-        size = len(original) if measured and relay.unit == "chars" else relay.size_of(original)
+        size = relay.size_of(original)
         media = result.media  # a tuple (ToolResult makes it one)
         # No media (most results: no generator to look through them) or no text parts.
         if not media or not any(type(part) is TextContent for part in media):

@@ -315,9 +315,7 @@ class _VariablesHook(ToolHook):
         # after-hook has run), so a boxed output and its variable are one entry.
         results = self._results if ctx.state is self._state else results_of(ctx)
         call_id, tool = call.id, call.name
-        # The only composer (no relay): the text handed over is the original, as
-        # `RunResults.original` would say, without its call.
-        original = text if results.composers == 1 else results.original(call_id, text)
+        original = results.original(call_id, text)
         boxed = results.boxed_entries.pop(call_id, None) if results.boxed_entries else None
         n = results.counts.get(tool, 0) + 1
         results.counts[tool] = n
