@@ -386,7 +386,7 @@ class StepEngine(ABC, Generic[AnswerT]):
                     # The same call every step (nothing changes it): asked for once.
                     call = plain = steps.plain if plain is None else plain
                     if live.ledger is not None:
-                        live.ledger.plain_step(index, call, steps.system_text())
+                        live.ledger.plain_step(index, call)
                 response: ModelResponse | None = None
                 if live.stream is None:
                     response = await model_reply(ctx, index, call, messages, deadline)

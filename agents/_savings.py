@@ -109,8 +109,9 @@ class Ledger:
         self._pending: dict[int, StepRequest | int] = {}  # requests whose reply is not read yet
         """Step → its request; for a plain step (`plain_step`), how many messages of the
         plain call's conversation it sent (the call is ``_plain``)."""
-        self._plain: tuple[str, StepCall] | None = None
-        """The run's plain call and its system prompt, once a step sent it."""
+        self._plain: StepCall | None = None
+        """The run's plain call, once a step sent it (its conversation, the system
+        message first, is the run's own: it grows step by step)."""
         self._sections: list[tuple[str, str]] = []
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
@@ -202,8 +203,8 @@ class Ledger:
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
-    def plain_step(self, index: int, call: StepCall, system_prompt: str) -> None:
-        """Step ``index`` sends the run's plain ``call`` (``system_prompt`` and the
+    def plain_step(self, index: int, call: StepCall) -> None:
+        """Step ``index`` sends the run's plain ``call`` (its system message and the
         conversation as it is now, every tool of ``call`` shown): no step hook, prompt
         section or ``StepReady`` observer had a say in it, and the engine made no
         `StepRequest` for it; this is told instead of `request_ready`."""
@@ -215,7 +216,7 @@ class Ledger:
                 # its length now says which of its messages the request sent.
                 self._pending[index] = len(call.messages)
                 if self._plain is None:
-                    self._plain = (system_prompt, call)
+                    self._plain = call
             if self._guide or self._owner:  # else nothing is fixed (the variables alone)
                 self._fix(index, call.tools, chain_tools(self._chain))
         except Exception:  # as an observer's would be: the run goes on without it
@@ -522,8 +523,9 @@ class Ledger:
 
     def _request_tokens(self, request: StepRequest | int) -> int:
         if isinstance(request, int):  # the plain call, of which so many messages were sent
-            assert self._plain is not None  # set with the first such step
-            system_prompt, call = self._plain
+            call = self._plain
+            assert call is not None  # set with the first such step
+            system_prompt = call.messages[0].text_content()
             messages: Sequence[Message] = call.messages[1:request]
             shown = call.tools
         else:

@@ -133,10 +133,6 @@ class StepCalls:
             self._plain_system = system
         return system
 
-    def system_text(self) -> str:
-        """The plain system prompt's text (every tool listed), made on first read."""
-        return self._prompt.text()
-
     def keep_system(self, system: Message) -> Message:
         """The run's system message: ``system`` when no step's call was made before
         (the run's conversation keeps the system message its first step sent)."""
