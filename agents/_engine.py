@@ -400,7 +400,9 @@ class StepEngine(ABC, Generic[AnswerT]):
                                 yield item
                 assert response is not None
             except RunStop as stopped:
-                stop = stopped
+                # Without its traceback, which holds this frame (that keeps it): no cycle
+                # for the collector to free; only its kind and detail are read.
+                stop = stopped.with_traceback(None)
                 if stop.kind == "limit":
                     yield LimitReached(index, stop.detail)
                 break
@@ -422,8 +424,8 @@ class StepEngine(ABC, Generic[AnswerT]):
                         raise
                 else:  # nothing to yield: awaited
                     await self._read_whole(ctx, index, response, step, call.tools, deadline)
-            except RunStop as stopped:
-                halted = stopped  # e.g. the deadline passed while tools ran
+            except RunStop as stopped:  # e.g. the deadline passed while tools ran
+                halted = stopped.with_traceback(None)  # as above
             except Exception as error:  # a bug in a user's section, chain or termination
                 log.exception("handling the model's output failed")
                 why = f"handling the model's output failed: {describe_exception(error)}"

@@ -183,6 +183,9 @@ def _worker() -> None:
             job.run()
         if not _rejoin(job):
             return
+        # Let go of it before waiting for the next: an idle worker kept the last job (its
+        # event loop's futures and callbacks) until it took another.
+        del job
 
 
 def _begin(job: _Job) -> bool:
@@ -333,7 +336,9 @@ async def run_in_worker(fn: Callable[[], T], *, tool: str = "", call_id: str = "
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[None] = loop.create_future()
-    context = contextvars.copy_context()
+    # Taken out by the thread that runs it: once it ran, the job holds neither the call
+    # (a tool's arguments, its run's context) nor the context variables.
+    work = [(contextvars.copy_context(), fn)]
     outcome: _Outcome[T] = _Outcome()
 
     waiters = [future]
@@ -344,11 +349,13 @@ async def run_in_worker(fn: Callable[[], T], *, tool: str = "", call_id: str = "
                 waiter.set_result(None)
 
     def run() -> None:
+        context, call = work.pop()
         outcome.started = True
         try:
-            outcome.value = context.run(fn)
+            outcome.value = context.run(call)
         except BaseException as error:
             outcome.error = error
+        del context, call  # before the caller is woken: it may end its run at once
         outcome.done = True
         if not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed in between
@@ -376,12 +383,18 @@ async def run_in_worker(fn: Callable[[], T], *, tool: str = "", call_id: str = "
             await finished
         if not outcome.done:
             raise
-    if outcome.error is not None:
-        error = outcome.error
-        if isinstance(error, StopIteration | StopAsyncIteration):
-            raise RuntimeError(f"the tool raised {type(error).__name__}") from error
-        raise error
-    return cast(T, outcome.value)  # set whenever error is None
+    # Taken out of the outcome, which the job (and an idle worker) may still hold: a
+    # result or a traceback kept there would keep the call's run alive.
+    error, value = outcome.error, outcome.value
+    outcome.error = outcome.value = None
+    if error is not None:
+        try:
+            if isinstance(error, StopIteration | StopAsyncIteration):
+                raise RuntimeError(f"the tool raised {type(error).__name__}") from error
+            raise error
+        finally:  # its traceback holds this frame: no cycle through this local
+            del error
+    return cast(T, value)  # set whenever error is None
 
 
 # Eager tasks: run a coroutine up to its first real suspension inside its own task.

@@ -408,6 +408,15 @@ def _uuid4_hex() -> str:
     return drawn.hex()
 
 
+def _observer_failed(stats: Stats) -> Callable[[BaseException], None]:
+    """What a context's event bus does when an observer fails: counts it on ``stats``."""
+
+    def count(error: BaseException) -> None:
+        stats.increment(Stats.OBSERVER_ERRORS)
+
+    return count
+
+
 class Cancelled(ToolchainError):
     """Raised by ``ExecutionContext.raise_if_cancelled`` once the run was cancelled."""
 
@@ -453,7 +462,9 @@ class ExecutionContext:
         # imports this one (typing.get_type_hints resolves them), not the other way round.
         from toolchain._events import EventBus
 
-        self.events: EventBus = EventBus(on_error=self._observer_failed)
+        # Counted on the stats, not through a method of this context: the bus would hold
+        # the context that holds it, a cycle only the garbage collector frees (every run).
+        self.events: EventBus = EventBus(on_error=_observer_failed(self.stats))
         self._cancelled = False  # set once, under the lock; read anywhere
         self._cancel_reason = ""
         self.pause_reason = ""
@@ -479,9 +490,6 @@ class ExecutionContext:
         ('call_1', 'call_2')
         """
         return f"call_{next(self._call_ids)}"  # count() is atomic under the GIL
-
-    def _observer_failed(self, error: BaseException) -> None:
-        self.stats.increment(Stats.OBSERVER_ERRORS)
 
     def child(self, name: str, *, limits: Limits | None = None) -> ExecutionContext:
         """A context for a sub-run: cancelled with this one, its stats added into this one's.
