@@ -39,7 +39,7 @@ from toolchain.variables._listing import (
     listing,
     note_guide_pays,
 )
-from toolchain.variables._naming import Naming, base_name, clean_name, name_output
+from toolchain.variables._naming import Naming, clean_name, default_name, name_output
 from toolchain.variables._problems import ReferenceProblem, UnknownVariable
 from toolchain.variables._state import saved_variables, take_up
 from toolchain.variables._text import StreamResolver
@@ -322,7 +322,7 @@ class _VariablesHook(ToolHook):
         value = _snapshot(result.text)
         extension = self.extension
         if extension.naming is None and type(extension).name_for is _NAME_FOR:
-            name = f"{base_name(tool)}_{n}"  # default_name's, without its call
+            name = default_name(tool, n)
         else:
             name = extension.name_for(tool, call.args, value, n)
         # Positional: keywords cost their parsing, and every output is kept here.
