@@ -325,8 +325,9 @@ class _VariablesHook(ToolHook):
             name = default_name(tool, n)
         else:
             name = extension.name_for(tool, call.args, value, n)
-        # Positional: keywords cost their parsing, and every output is kept here.
-        keeping = keep_value(extension, ctx, results, name, tool, value, call_id, original, boxed)
+        keeping = keep_value(
+            extension, ctx, results, name, tool, value, call_id, shown=original, boxed=boxed
+        )
         # A store that answers at once (a MemoryStore, the default) keeps it at once,
         # and the observation is then returned as it is, with no coroutine of this
         # hook's, nor the hook stage's, around it.
