@@ -74,11 +74,7 @@ class MemoryStore:
     def _put(self, scope: str, data: bytes, kind: str, tool: str, ttl: float | None) -> str:
         # A float in range is the common case (DEFAULT_TTL, a setting): no call for it.
         lifetime = ttl if type(ttl) is float and 0.0 < ttl < math.inf else resolve_ttl(ttl)
-        # acquire/release around try/finally, not `with`: the same guarantee, and its
-        # __exit__ takes three arguments as a tuple (every call's output is put here).
-        lock = self._lock
-        lock.acquire()
-        try:
+        with self._lock:
             entries = self._scopes.get(scope)
             if entries is None:  # a run's first put (setdefault made a dict every time)
                 entries = self._scopes[scope] = {}
@@ -90,8 +86,6 @@ class MemoryStore:
             self._puts_left -= 1
             if self._puts_left <= 0:
                 self._sweep(now)
-        finally:
-            lock.release()
         return id
 
     async def get(self, scope: str, id: str) -> StoredEntry | None:

@@ -59,6 +59,7 @@ def keep_value(
     tool: str,
     value: object,
     call_id: str,
+    *,
     shown: str | None = None,
     boxed: tuple[str, int] | None = None,
 ) -> Variable | Awaitable[Variable | None] | None:

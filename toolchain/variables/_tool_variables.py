@@ -39,7 +39,7 @@ from toolchain.variables._listing import (
     listing,
     note_guide_pays,
 )
-from toolchain.variables._naming import Naming, base_name, clean_name, name_output
+from toolchain.variables._naming import Naming, clean_name, default_name, name_output
 from toolchain.variables._problems import ReferenceProblem, UnknownVariable
 from toolchain.variables._state import saved_variables, take_up
 from toolchain.variables._text import StreamResolver
@@ -322,11 +322,12 @@ class _VariablesHook(ToolHook):
         value = _snapshot(result.text)
         extension = self.extension
         if extension.naming is None and type(extension).name_for is _NAME_FOR:
-            name = f"{base_name(tool)}_{n}"  # default_name's, without its call
+            name = default_name(tool, n)
         else:
             name = extension.name_for(tool, call.args, value, n)
-        # Positional: keywords cost their parsing, and every output is kept here.
-        keeping = keep_value(extension, ctx, results, name, tool, value, call_id, original, boxed)
+        keeping = keep_value(
+            extension, ctx, results, name, tool, value, call_id, shown=original, boxed=boxed
+        )
         # A store that answers at once (a MemoryStore, the default) keeps it at once,
         # and the observation is then returned as it is, with no coroutine of this
         # hook's, nor the hook stage's, around it.
