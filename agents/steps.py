@@ -179,8 +179,9 @@ def with_changes(
         )
     return type(request)(
         request.index,
-        # As held: a prompt made only when read (`PromptLater`) stays so in the copy.
-        raw_prompt(request) if system_prompt is None else system_prompt,  # type: ignore[arg-type]
+        # As held: a prompt made only when read (`PromptLater`) stays so in the copy (the
+        # slot read here, not through `raw_prompt`: a call less, once or twice a step).
+        _PROMPT_SLOT.__get__(request, StepRequest) if system_prompt is None else system_prompt,
         request.messages,
         request.tools if tools is None else tools,
         request.model,
