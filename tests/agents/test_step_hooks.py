@@ -686,3 +686,24 @@ def test_the_prompt_a_step_request_holds_is_read_as_its_text() -> None:
     assert dataclasses.replace(later(), index=2).system_prompt == "the prompt"
     with pytest.raises(dataclasses.FrozenInstanceError):
         step.system_prompt = "changed"  # type: ignore[misc]
+
+
+def test_replace_keeps_every_field_and_a_subclass_its_own() -> None:
+    """``StepRequest.replace`` changes the tools it is given and nothing else; a hook's
+    own subclass keeps its type and its own fields too."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Noted(StepRequest):
+        note: str = ""
+
+    model = ScriptedModel([])
+    options = GenerateOptions(temperature=0.5)
+    messages = (Message.text("user", "hi"),)
+    step = StepRequest(3, "p", messages, ("a", "b"), model, options, 1, None, "native")
+    changed = step.replace(described=("a",))
+    assert type(changed) is StepRequest
+    assert changed == dataclasses.replace(step, described=("a",))
+    assert step.replace(tools=("b",)) == dataclasses.replace(step, tools=("b",))
+    noted = Noted(3, "p", messages, ("a", "b"), model, options, 1, None, "native", "kept")
+    again = noted.replace(described=("b",))
+    assert type(again) is Noted and again.note == "kept" and again.described == ("b",)
