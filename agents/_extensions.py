@@ -107,11 +107,11 @@ class AgentExtensions:
         last message; ``messages`` itself when no extension has anything to say."""
         if not self.sectioned:
             return messages
-        named = [
-            (extension.name, fmt.format_section(extension.name, text))
-            for extension in self.sectioned
-            if (text := extension.prompt_section(ctx).strip())
-        ]
+        named: list[tuple[str, str]] = []
+        for extension in self.sectioned:  # (a loop, not a comprehension: a call fewer a step)
+            text = extension.prompt_section(ctx).strip()
+            if text:
+                named.append((extension.name, fmt.format_section(extension.name, text)))
         note_sections(ctx, named)  # what each extension's section costs the request
         if not named:
             return messages

@@ -49,6 +49,7 @@ class StepCalls:
         "_format",
         "_hooks",
         "_message_for",
+        "_narrowed",
         "_options",
         "_plain",
         "_plain_options",
@@ -100,10 +101,14 @@ class StepCalls:
         self._plain: StepCall | None = None
         self._plain_system: Message | None = None
         self._plain_options: GenerateOptions | None = None
-        self._prompt_for: tuple[tuple[str, ...], str] | None = None
-        """The last tools shown and the system prompt listing them (a run's steps
-        mostly show the same tools: each step reuses it instead of building it again)."""
+        self._prompt_for: tuple[tuple[str, ...], str, Message] | None = None
+        """The last tools shown, the system prompt listing them and its message (a run's
+        steps mostly show the same tools: each step reuses them instead of building them
+        again)."""
         self._message_for: tuple[str, Message] | None = None
+        self._narrowed: StepCall | None = None
+        """The last call a step's hooks changed (other tools shown, other options) that
+        sends the run's conversation itself (`_call_of`)."""
         self._options = options
 
     @property
@@ -154,7 +159,13 @@ class StepCalls:
         """Step ``index``'s call over the conversation ``messages``; awaitable only
         once a hook is ``async``. Raises ``RunStop`` when a hook failed, or cancelled
         or paused the run."""
-        sent = self._extensions.with_sections(ctx, self._format, messages)
+        extensions = self._extensions
+        # Asked only when an extension has a section (most steps with hooks have none).
+        sent = (
+            extensions.with_sections(ctx, self._format, messages)
+            if extensions.sectioned
+            else messages
+        )
         request = StepRequest(
             index,
             self._prompt,  # type: ignore[arg-type]  # read as its text (PromptLater)
@@ -165,7 +176,7 @@ class StepCalls:
             self.task_index,
             protocol=self.protocol,
         )
-        as_is = sent is messages
+        as_is = sent is messages is self.messages  # the run's conversation, no section
         if not self._hooks:
             return self._made(ctx, request, request, as_is=as_is)
         try:
@@ -214,16 +225,17 @@ class StepCalls:
             _ready(ctx, final, changed)
             return self.plain
         tools = self.tools
-        shown = final.shown_tools
+        described = final.described  # (`shown_tools`, read here without a call)
+        shown = final.tools if described is None else described
         system: Message | None = None
         # The plain prompt as the request held it, not yet read (made only when sent), or
         # a hook's text that is the same (anything else makes it, to compare).
         if raw_prompt(final) is self._prompt or final.system_prompt == self._prompt.text():
             if shown != tools:  # the listing follows the tools shown
-                prompt = self._prompt_showing(shown)
+                prompt, system = self._showing(shown)
                 final = with_changes(final, system_prompt=prompt)
-                system = self._system_message(prompt)
-                self.keep_system(system)  # the run's, if its first call: what the model saw
+                if self.messages[0] is UNSENT:  # the run's first call: what the model saw
+                    self.messages[0] = system
         else:
             prompt = final.system_prompt
             if shown != tools and self.protocol == "text":
@@ -246,6 +258,21 @@ class StepCalls:
             if final.options is request.options and shown == tools
             else self._options(final.options, shown)
         )
+        if as_is and final.messages is request.messages and system is self.messages[0]:
+            # The run's conversation itself, as the plain call sends it (its system
+            # message the one this step sends: a run whose hooks narrow the tools keeps
+            # the first step's): no copy of it a step, and the last step's call while
+            # the model, options and tools are the same objects.
+            known = self._narrowed
+            if (
+                known is not None
+                and known.model is final.model
+                and known.options is options
+                and known.tools is final.tools
+            ):
+                return known
+            call = self._narrowed = StepCall(final.model, self.messages, options, final.tools)
+            return call
         return StepCall(final.model, [system, *final.messages], options, final.tools)
 
     def _options_of(self) -> GenerateOptions:
@@ -265,13 +292,16 @@ class StepCalls:
         self._message_for = (prompt, message)
         return message
 
-    def _prompt_showing(self, shown: tuple[str, ...]) -> str:
+    def _showing(self, shown: tuple[str, ...]) -> tuple[str, Message]:
+        """The system prompt listing ``shown`` and its message: the last step's when it
+        showed the same tools (the same tuple, most steps: compared by identity first)."""
         known = self._prompt_for
-        if known is not None and known[0] == shown:
-            return known[1]
+        if known is not None and (known[0] is shown or known[0] == shown):
+            return known[1], known[2]
         prompt = self._system_prompt(shown)
-        self._prompt_for = (shown, prompt)
-        return prompt
+        system = self._system_message(prompt)
+        self._prompt_for = (shown, prompt, system)
+        return prompt, system
 
 
 def _hook_failed(error: StepHookError) -> RunStop:

@@ -254,6 +254,44 @@ async def test_what_a_hook_changes_step_by_step_is_sent_step_by_step(kind: Kind)
     assert not any(error for step in result.steps for error in step_errors(step))
 
 
+@KINDS
+async def test_a_step_that_only_narrows_the_tools_sends_the_conversation_as_it_is_then(
+    kind: Kind,
+) -> None:
+    # A step whose hooks only narrow the tools is sent the run's conversation itself (the
+    # last such step's call again, while its model, options and tools are the same);
+    # a step whose hook changes anything else is sent as the hook made it, and the steps
+    # after it are narrowed as before.
+    other = ScriptedModel([call(kind, "add")], name="other")
+
+    def per_step(ctx: ExecutionContext, step: StepRequest) -> StepRequest:
+        step = step.replace(tools=("add",))
+        if step.index == 2:
+            return dataclasses.replace(step, model=other)
+        if step.index == 3:
+            return dataclasses.replace(step, messages=step.messages[:-1])
+        if step.index == 4:
+            return dataclasses.replace(
+                step, options=dataclasses.replace(step.options, temperature=0.25)
+            )
+        return step
+
+    model = ScriptedModel([call(kind, "add")] * 4 + [answer(kind)])
+    result = await build(kind, model, [per_step]).run("2 + 3?")
+    assert result.ok, result.error
+    assert [len(request.messages) for request in model.requests] == [2, 5, 8, 10, 12]
+    assert [len(request.messages) for request in other.requests] == [4]
+    for request in (*model.requests, *other.requests):
+        assert request.messages == tuple(result.messages[: len(request.messages)])
+        if kind == "native":
+            assert [spec.name for spec in request.options.tools] == ["add"]
+        else:
+            assert "- add:" in system_text(request.messages)
+            assert "- mul:" not in system_text(request.messages)
+    temperatures = [request.options.temperature for request in model.requests]
+    assert temperatures == [None, None, 0.25, None, None]
+
+
 def step_errors(step: Any) -> list[object]:
     return [e for made in step.tool_results for e in made.raw.errors if e is not None]
 
@@ -648,3 +686,24 @@ def test_the_prompt_a_step_request_holds_is_read_as_its_text() -> None:
     assert dataclasses.replace(later(), index=2).system_prompt == "the prompt"
     with pytest.raises(dataclasses.FrozenInstanceError):
         step.system_prompt = "changed"  # type: ignore[misc]
+
+
+def test_replace_keeps_every_field_and_a_subclass_its_own() -> None:
+    """``StepRequest.replace`` changes the tools it is given and nothing else; a hook's
+    own subclass keeps its type and its own fields too."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Noted(StepRequest):
+        note: str = ""
+
+    model = ScriptedModel([])
+    options = GenerateOptions(temperature=0.5)
+    messages = (Message.text("user", "hi"),)
+    step = StepRequest(3, "p", messages, ("a", "b"), model, options, 1, None, "native")
+    changed = step.replace(described=("a",))
+    assert type(changed) is StepRequest
+    assert changed == dataclasses.replace(step, described=("a",))
+    assert step.replace(tools=("b",)) == dataclasses.replace(step, tools=("b",))
+    noted = Noted(3, "p", messages, ("a", "b"), model, options, 1, None, "native", "kept")
+    again = noted.replace(described=("b",))
+    assert type(again) is Noted and again.note == "kept" and again.described == ("b",)
