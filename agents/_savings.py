@@ -46,8 +46,8 @@ from toolchain.chain import ToolChainBase
 if TYPE_CHECKING:
     from agents._step_state import StepCall
     from agents.steps import StepRequest
-    from toolchain.relay import OutputBoxed
-    from toolchain.variables import ToolVariables
+    from toolchain.relay import OutputBoxed, ReferencesResolved
+    from toolchain.variables import ToolVariables, VariablesResolved
 
 __all__ = ["Ledger", "note_request", "note_sections", "open_ledger", "run_savings"]
 
@@ -69,6 +69,46 @@ class _Carried:
 class Ledger:
     """One run's account of its extensions' tokens (see the module text)."""
 
+    # Slots: a ledger is made for every run with an extension and sets all of these.
+    __slots__ = (
+        "_boxed",
+        "_carried",
+        "_chain",
+        "_cost",
+        "_count",
+        "_ctx",
+        "_deferred_for",
+        "_extra",
+        "_fixed_at",
+        "_fixed_for",
+        "_fixing",
+        "_format",
+        "_growing",
+        "_guide",
+        "_kinds",
+        "_message_tokens",
+        "_named",
+        "_names",
+        "_native",
+        "_observation_limit",
+        "_output_limit",
+        "_owner",
+        "_pending",
+        "_per_request",
+        "_plain",
+        "_protocol",
+        "_requests",
+        "_resolved",
+        "_sections",
+        "_shown",
+        "_step",
+        "_tallied",
+        "_tool_tokens",
+        "_unsubscribe",
+        "_variables",
+        "_watching_calls",
+    )
+
     def __init__(
         self,
         ctx: ExecutionContext,
@@ -85,9 +125,8 @@ class Ledger:
         self._format = text_format
         self._native = protocol == "native"
         self._kinds = {kind: extension.name for kind, extension in kinds.items()}
-        variables = kinds.get("variables")
-        self._variables = cast("ToolVariables", variables) if variables is not None else None
-        """The run's ToolVariables (``_kinds`` found it by its class)."""
+        self._variables = kinds.get("variables")
+        """The run's ToolVariables (``_kinds`` found it by its class: cast where asked)."""
         self._names = tuple(dict.fromkeys(self._kinds.values()))
         self._owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
         self._guide: dict[str, int] = {}
@@ -131,8 +170,8 @@ class Ledger:
         too. See `_outputs_shown`."""
         self._tallied: dict[str, Savings] | None = None
         self._step = 0
-        # Counted once per chain and tool, for every run (a search index may be large).
-        self._tool_tokens = _DEFINITIONS.setdefault(chain, {}).setdefault(protocol, {})
+        self._tool_tokens: dict[str, tuple[object, int]] | None = None
+        """The chain's tools' definitions counted (`_definition`): found when first asked."""
         self._message_tokens: dict[int, tuple[Message, int]] = {}
         self._protocol = protocol
         self._unsubscribe: list[Callable[[], None]] = []
@@ -147,11 +186,20 @@ class Ledger:
     # -- the run -----------------------------------------------------------------------
 
     def open(self) -> None:
-        """Start listening on the run's context."""
+        """Start listening on the run's context: to what the relay and the variables tell."""
         events = self._ctx.events
         watch = self._unsubscribe.append
-        for event_type, handler in self._handlers().items():
-            watch(events.subscribe(event_type, handler))
+        relay = self._kinds.get("relay")
+        if relay is not None:
+            boxed, resolved = _relay_events()
+            watch(events.subscribe(boxed, lambda event: self._output_boxed(relay, event)))
+            watch(events.subscribe(resolved, lambda event: self._resolved_by(relay, event.call_id)))
+        variables = self._kinds.get("variables")
+        if variables is not None:
+            named = _variables_event()
+            watch(
+                events.subscribe(named, lambda event: self._resolved_by(variables, event.call_id))
+            )
         self._ctx.state.set(_LEDGER, self)
 
     def close(self) -> dict[str, Savings]:
@@ -431,7 +479,8 @@ class Ledger:
         ``$`` first): the name before it, where the variables still name its call so; else
         (the name since dropped or reused, or none given) the output written again, as
         `_outputs_shown` writes any other, to compare with (`_rewritten`)."""
-        name = self._variables.named(self._ctx, seen.id) if self._variables is not None else None
+        variables = cast("ToolVariables | None", self._variables)
+        name = variables.named(self._ctx, seen.id) if variables is not None else None
         text = seen.text
         if name is not None and text.startswith(prefix := f"${name} = "):
             return self._changed(seen.name, text[len(prefix) :], text)
@@ -459,21 +508,6 @@ class Ledger:
         return self._count(self._observed(tool, written), minus=self._observed(tool, shown))
 
     # -- what the extensions tell ----------------------------------------------------
-
-    def _handlers(self) -> dict[type[Any], Callable[[Any], None]]:
-        found: dict[type[Any], Callable[[Any], None]] = {}
-        relay = self._kinds.get("relay")
-        if relay is not None:
-            from toolchain.relay import OutputBoxed, ReferencesResolved
-
-            found[OutputBoxed] = lambda event: self._output_boxed(relay, event)
-            found[ReferencesResolved] = lambda event: self._resolved_by(relay, event.call_id)
-        variables = self._kinds.get("variables")
-        if variables is not None:
-            from toolchain.variables import VariablesResolved
-
-            found[VariablesResolved] = lambda event: self._resolved_by(variables, event.call_id)
-        return found
 
     def _output_boxed(self, relay: str, event: OutputBoxed) -> None:
         kept = event.original_tokens - event.shown_tokens
@@ -542,12 +576,16 @@ class Ledger:
         """A tool's definition as the model is shown it: its block of the prompt's
         listing (text), or its spec (native); counted again only when the chain holds
         another tool under that name."""
+        counted = self._tool_tokens
+        if counted is None:  # counted once per chain and tool, for every run
+            counted = _DEFINITIONS.setdefault(self._chain, {}).setdefault(self._protocol, {})
+            self._tool_tokens = counted
         current = registered.get(tool)
-        known = self._tool_tokens.get(tool)
+        known = counted.get(tool)
         if known is not None and known[0] is current:
             return known[1]
         tokens = self._count(self._definition_text(tool))
-        self._tool_tokens[tool] = (current, tokens)
+        counted[tool] = (current, tokens)
         return tokens
 
     def _definition_text(self, name: str) -> str:
@@ -774,6 +812,22 @@ def _guide_tokens(text: str) -> int:
     return count_tokens(text)
 
 
+@functools.cache
+def _relay_events() -> tuple[type[OutputBoxed], type[ReferencesResolved]]:
+    """The relay's events a ledger listens to (imported once: the run has a relay)."""
+    from toolchain.relay import OutputBoxed, ReferencesResolved
+
+    return OutputBoxed, ReferencesResolved
+
+
+@functools.cache
+def _variables_event() -> type[VariablesResolved]:
+    """The variables' event a ledger listens to (imported once: the run has them)."""
+    from toolchain.variables import VariablesResolved
+
+    return VariablesResolved
+
+
 def _only_grows(chain: ToolChain) -> bool:
     """Whether ``chain`` only ever gains tools, never holds another under a name it has:
     a `ToolChainBase` whose ``register_tool`` refuses a name taken and whose ``registry``
@@ -818,6 +872,8 @@ def _overhead_tools(kind: str, extension: Extension) -> tuple[str, ...]:
     Worked out once while the extension offers the same tools: a search's index may
     hold thousands, and every run of an agent asks again."""
     tools = tuple(extension.tools())
+    if not tools:  # (the variables': none, and nothing to remember)
+        return ()
     try:
         known = _OVERHEAD.get(extension)
     except TypeError:  # a subclass that cannot be a key (an eq dataclass): every run
