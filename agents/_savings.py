@@ -41,12 +41,13 @@ from toolchain import (
     ToolChain,
     ToolChainResult,
 )
+from toolchain.chain import ToolChainBase
 
 if TYPE_CHECKING:
     from agents._step_state import StepCall
     from agents.steps import StepRequest
-    from toolchain.relay import OutputBoxed
-    from toolchain.variables import ToolVariables
+    from toolchain.relay import OutputBoxed, ReferencesResolved
+    from toolchain.variables import ToolVariables, VariablesResolved
 
 __all__ = ["Ledger", "note_request", "note_sections", "open_ledger", "run_savings"]
 
@@ -68,6 +69,46 @@ class _Carried:
 class Ledger:
     """One run's account of its extensions' tokens (see the module text)."""
 
+    # Slots: a ledger is made for every run with an extension and sets all of these.
+    __slots__ = (
+        "_boxed",
+        "_carried",
+        "_chain",
+        "_cost",
+        "_count",
+        "_ctx",
+        "_deferred_for",
+        "_extra",
+        "_fixed_at",
+        "_fixed_for",
+        "_fixing",
+        "_format",
+        "_growing",
+        "_guide",
+        "_kinds",
+        "_message_tokens",
+        "_named",
+        "_names",
+        "_native",
+        "_observation_limit",
+        "_output_limit",
+        "_owner",
+        "_pending",
+        "_per_request",
+        "_plain",
+        "_protocol",
+        "_requests",
+        "_resolved",
+        "_sections",
+        "_shown",
+        "_step",
+        "_tallied",
+        "_tool_tokens",
+        "_unsubscribe",
+        "_variables",
+        "_watching_calls",
+    )
+
     def __init__(
         self,
         ctx: ExecutionContext,
@@ -84,9 +125,8 @@ class Ledger:
         self._format = text_format
         self._native = protocol == "native"
         self._kinds = {kind: extension.name for kind, extension in kinds.items()}
-        variables = kinds.get("variables")
-        self._variables = cast("ToolVariables", variables) if variables is not None else None
-        """The run's ToolVariables (``_kinds`` found it by its class)."""
+        self._variables = kinds.get("variables")
+        """The run's ToolVariables (``_kinds`` found it by its class: cast where asked)."""
         self._names = tuple(dict.fromkeys(self._kinds.values()))
         self._owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
         self._guide: dict[str, int] = {}
@@ -100,10 +140,18 @@ class Ledger:
         self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
         self._carried: list[_Carried] = []
         self._per_request: list[tuple[int, str, int, bool]] = []  # request, name, tokens, kept
+        self._fixing = bool(self._guide or self._owner or "discovery" in self._kinds)
+        """Whether a request costs anything for the tools it shows or defers (else the
+        variables alone: nothing is fixed)."""
+        self._growing = _only_grows(chain)
+        self._shown: list[tuple[int, tuple[str, ...], tuple[str, ...] | None]] = []
+        """Each request of a chain that only gains tools (`_only_grows`): its tools and
+        those it described (None: all of them), tuples the request holds anyway. What
+        they cost is worked out when the figures are read (`tally`), from the tools the
+        chain has then: the same ones under those names."""
         self._fixed_at: list[tuple[int, tuple[tuple[str, int, bool], ...]]] = []
-        """Each request and what it cost every time (`_fixed`: name, tokens, kept): the
-        tuple itself, shared by the steps that show the same tools, spread into the
-        figures only when they are read (`tally`)."""
+        """Any other chain's requests and what each cost every time (`_fixed`: name,
+        tokens, kept), worked out as the step is told (its tools may change)."""
         self._requests: list[int] = []
         self._extra: dict[int, str] = {}  # request → the extension it alone served
         self._pending: dict[int, StepRequest | int] = {}  # requests whose reply is not read yet
@@ -112,17 +160,18 @@ class Ledger:
         self._plain: StepCall | None = None
         """The run's plain call, once a step sent it (its conversation, the system
         message first, is the run's own: it grows step by step)."""
-        self._sections: list[tuple[str, str]] = []
+        self._sections: tuple[int, list[tuple[str, str]]] | None = None
+        """The requests told before the sections were, and the sections (`sections`)."""
         self._resolved: dict[str, str] = {}  # call id → the extension that resolved it
         self._boxed: dict[str, int] = {}  # call id → what boxing its output kept out
-        self._unsized: list[tuple[int, str, str, str, int]] = []
-        """Outputs shown with a name before them, not counted yet: (step, the variables'
-        name, the tool, the output as shown, where the output as the chain wrote it
-        starts in it). See `_renamed`."""
+        self._named: list[tuple[int, CallObservation, object]] = []
+        """Outputs shown whole with (most likely) a name before them, not counted yet:
+        the step, the call's observation and its output, which the step's record holds
+        too. See `_outputs_shown`."""
         self._tallied: dict[str, Savings] | None = None
         self._step = 0
-        # Counted once per chain and tool, for every run (a search index may be large).
-        self._tool_tokens = _DEFINITIONS.setdefault(chain, {}).setdefault(protocol, {})
+        self._tool_tokens: dict[str, tuple[object, int]] | None = None
+        """The chain's tools' definitions counted (`_definition`): found when first asked."""
         self._message_tokens: dict[int, tuple[Message, int]] = {}
         self._protocol = protocol
         self._unsubscribe: list[Callable[[], None]] = []
@@ -131,17 +180,26 @@ class Ledger:
         # chain that does not say, and every output is then compared as written again.
         self._output_limit: int = getattr(chain, "max_output_chars", 0)
         self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
-        self._fixed_for: _FixedFor | None = None
+        self._fixed_for: _FixedFor | None = None  # the last step's (chains read each step)
         self._deferred_for: _Kept[int] | None = None
 
     # -- the run -----------------------------------------------------------------------
 
     def open(self) -> None:
-        """Start listening on the run's context."""
+        """Start listening on the run's context: to what the relay and the variables tell."""
         events = self._ctx.events
         watch = self._unsubscribe.append
-        for event_type, handler in self._handlers().items():
-            watch(events.subscribe(event_type, handler))
+        relay = self._kinds.get("relay")
+        if relay is not None:
+            boxed, resolved = _relay_events()
+            watch(events.subscribe(boxed, lambda event: self._output_boxed(relay, event)))
+            watch(events.subscribe(resolved, lambda event: self._resolved_by(relay, event.call_id)))
+        variables = self._kinds.get("variables")
+        if variables is not None:
+            named = _variables_event()
+            watch(
+                events.subscribe(named, lambda event: self._resolved_by(variables, event.call_id))
+            )
         self._ctx.state.set(_LEDGER, self)
 
     def close(self) -> dict[str, Savings]:
@@ -169,10 +227,13 @@ class Ledger:
         # Nothing of the ledger changes here: two threads reading a result at once
         # each count the same figures.
         items = list(self._carried)
-        for step, variables, tool, shown, start in self._unsized:
-            difference = self._changed(tool, shown[start:], shown)
-            if difference:
-                items.append(_Carried(step, variables, abs(difference), difference >= 0))
+        variables = self._kinds.get("variables")
+        if variables is not None:
+            for step, seen, output in self._named:
+                difference = self._named_output(seen, output)
+                if difference:
+                    items.append(_Carried(step, variables, abs(difference), difference >= 0))
+        fixed_at = [*self._fixed_at, *self._fixed_shown()] if self._shown else self._fixed_at
         kept, cost = dict.fromkeys(self._names, 0), dict(self._cost)
         counted = sorted(r for r in self._requests if r not in self._extra)
         for item in items:
@@ -181,25 +242,65 @@ class Ledger:
         for request, name, tokens, is_kept in self._per_request:
             if request not in self._extra:
                 _add(kept if is_kept else cost, name, tokens)
-        for request, fixed in self._fixed_at:
+        for request, fixed in fixed_at:
             if request not in self._extra:
                 for name, tokens, is_kept in fixed:
                     _add(kept if is_kept else cost, name, tokens)
         self._tallied = {name: Savings(kept[name], cost[name]) for name in self._names}
         return self._tallied
 
+    def _fixed_shown(self) -> list[tuple[int, tuple[tuple[str, int, bool], ...]]]:
+        """What each request in ``_shown`` cost every time: the guides and the extensions'
+        own tools it showed (`_fixed`) and, with discovery, the definitions of the tools
+        it could call but did not describe (`_deferred`). Steps mostly show the same
+        tools: the last step's figures are used again while they hold (`_Kept.holds`)."""
+        registered = chain_tools(self._chain)
+        search = self._kinds.get("discovery")
+        fixes = bool(self._guide or self._owner)
+        fixed_for, deferred_for = self._fixed_for, self._deferred_for
+        out: list[tuple[int, tuple[tuple[str, int, bool], ...]]] = []
+        for index, tools, described in self._shown:
+            shown = tools if described is None else described
+            fixed: tuple[tuple[str, int, bool], ...] = ()
+            if fixes:
+                if fixed_for is None or not fixed_for.holds(shown, registered):
+                    fixed_for = self._fixed(shown, registered)
+                fixed = fixed_for.value[0]
+            if search is not None and described is not None:
+                key = (tools, described)
+                if deferred_for is None or not deferred_for.holds(key, registered):
+                    deferred_for = self._deferred(key, registered)
+                fixed = (*fixed, (search, deferred_for.value, True))
+            out.append((index, fixed))
+        return out
+
     # -- what the engine tells -------------------------------------------------------
 
     def sections(self, texts: list[tuple[str, str]]) -> None:
-        """The extension sections of the request about to be made (name, formatted)."""
-        self._sections = (
-            [(name, text) for name, text in texts if name in self._names] if texts else []
-        )
+        """The extension sections of the request about to be made (name, formatted);
+        `note_sections` tells only a step that has some. Noted with the requests told
+        so far: the next request's, not a later one's (were that one never made)."""
+        made = len(self._requests)
+        self._sections = (made, [(name, text) for name, text in texts if name in self._names])
 
     def request_ready(self, request: StepRequest) -> None:
         """A step's request, as the model is called with it (`note_request`)."""
-        try:
-            self._step_ready(request)
+        try:  # (the work itself in the try: no second call a step, as in plain_step)
+            index = self._step = request.index
+            sections = self._sections
+            if sections is not None:
+                self._sections = None
+                if sections[0] == len(self._requests):  # this request's
+                    for name, text in sections[1]:
+                        self._per_request.append((index, name, self._count(text), False))
+            self._requests.append(index)
+            if self._owner:  # read back only for a step that served one extension alone
+                self._pending[index] = request
+            if self._fixing:
+                if self._growing:  # worked out when the figures are read (`tally`)
+                    self._shown.append((index, request.tools, request.described))
+                else:
+                    self._fix_now(index, request.tools, request.described)
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
@@ -217,60 +318,46 @@ class Ledger:
                 self._pending[index] = len(call.messages)
                 if self._plain is None:
                     self._plain = call
-            if self._guide or self._owner:  # else nothing is fixed (the variables alone)
-                self._fix(index, call.tools, chain_tools(self._chain))
+            if self._fixing:
+                if self._growing:  # worked out when the figures are read (`tally`)
+                    self._shown.append((index, call.tools, None))
+                else:
+                    self._fix_now(index, call.tools, None)
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
-    def _step_ready(self, request: StepRequest) -> None:
-        index = self._step = request.index
-        self._requests.append(index)
-        if self._owner:  # read back only for a step that served one extension alone
-            self._pending[index] = request
-        registered: Mapping[str, Tool[Any, Any]] | None = None  # read once, if at all
-        if self._guide or self._owner:  # else nothing is fixed (the variables alone)
-            registered = chain_tools(self._chain)
-            self._fix(index, request.shown_tools, registered)
-        if self._sections:
-            for name, text in self._sections:
-                self._per_request.append((index, name, self._count(text), False))
-            self._sections = []
+    def _fix_now(
+        self, index: int, tools: tuple[str, ...], described: tuple[str, ...] | None
+    ) -> None:
+        """Step ``index``'s request (its tools, and those it described: None, all of
+        them) on a chain whose tools may change (`_only_grows`): what it costs every
+        time, worked out over the chain's tools as they are now, and spread out when
+        read; the last step's, which most steps show again, unless it no longer holds
+        (`_Kept.holds`)."""
+        registered = chain_tools(self._chain)
+        shown = tools if described is None else described
+        fixed: tuple[tuple[str, int, bool], ...] = ()
+        if self._guide or self._owner:
+            last = self._fixed_for
+            if last is None or not last.holds(shown, registered):
+                last = self._fixed_for = self._fixed(shown, registered)
+            fixed = last.value[0]
         search = self._kinds.get("discovery")
-        if search is not None and request.described is not None:
+        if search is not None and described is not None:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
-            if registered is None:
-                registered = chain_tools(self._chain)
-            key = (request.tools, request.described)
+            key = (tools, described)
             kept = self._deferred_for  # the last step's, which most steps defer again
-            deferred = (
-                kept.value
-                if kept is not None and kept.holds(key, registered)
-                else self._deferred(request, key, registered)
-            )
-            self._per_request.append((index, search, deferred, True))
-
-    def _fix(
-        self, index: int, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
-    ) -> None:
-        """Step ``index`` shows ``shown`` (as registered now): its fixed cost, worked out
-        now and spread out when read; the last step's, which most steps show again,
-        unless it no longer holds (`_Kept.holds`)."""
-        last = self._fixed_for
-        fixed = (
-            last.value[0]
-            if last is not None and last.holds(shown, registered)
-            else self._fixed(shown, registered)
-        )
+            if kept is None or not kept.holds(key, registered):
+                kept = self._deferred_for = self._deferred(key, registered)
+            fixed = (*fixed, (search, kept.value, True))
         self._fixed_at.append((index, fixed))
 
-    def _fixed(
-        self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]
-    ) -> tuple[tuple[str, int, bool], ...]:
+    def _fixed(self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]) -> _FixedFor:
         """What every request showing ``shown`` costs: each guide, and the definitions of
         the extensions' own tools among ``shown``. A run's steps mostly show the same
         tools from the same registry: worked out once, and asked for only when the run's
-        last (``_fixed_for``) does not hold (`_fix`)."""
+        last does not hold."""
         # The run's first step: the agent's last run may have worked out the same, with
         # the same guides and extension tools (compared: another run may differ).
         runs = _FIXED.setdefault(self._chain, {})
@@ -281,8 +368,7 @@ class Ledger:
             and last.value[1] == self._guide
             and last.value[2] == self._owner
         ):
-            self._fixed_for = last
-            return last.value[0]
+            return last
         fixed = [(name, tokens, False) for name, tokens in self._guide.items()]
         for tool in shown:
             owner = self._owner.get(tool)
@@ -290,22 +376,21 @@ class Ledger:
                 fixed.append((owner, self._definition(tool, registered), False))
         # The ledger's guides and owners are not changed after it is made: kept as they are.
         made = _Kept(shown, registered, len(registered), (tuple(fixed), self._guide, self._owner))
-        self._fixed_for = runs[self._protocol] = made
-        return made.value[0]
+        runs[self._protocol] = made
+        return made
 
     def step_done(self, done: StepResult) -> None:
         """A step's record, once made (the engine tells it where ``StepFinished`` is
         emitted: the ledger is no observer of its own run's steps)."""
         try:  # (the work itself in the try: no second call a step)
             index = done.index
-            request = self._pending.pop(index, None)
             variables = self._kinds.get("variables")
-            if variables is not None:
-                for chain_result in done.tool_results:
-                    self._renamed(index, variables, chain_result)
+            if variables is not None and done.tool_results:
+                self._outputs_shown(index, variables, done.tool_results)
             owner_of = self._owner
             if not owner_of:  # no extension of the run has tools: no call is one's own
                 return
+            request = self._pending.pop(index, None)
             # Most steps call none of the extensions' own tools: then nothing is carried, and
             # their calls are not paired with what they showed (as below) to find it out.
             # (Loops, not any(): a generator costs more than the two names it looks at.)
@@ -350,49 +435,56 @@ class Ledger:
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's record; the run goes on")
 
-    def _renamed(self, step: int, variables: str, chain_result: ToolChainResult) -> None:
+    def _outputs_shown(
+        self, step: int, variables: str, results: tuple[ToolChainResult, ...]
+    ) -> None:
         """What the variables changed in each output shown (a name beside it, or a
         shorter form): the output as the chain writes it against what was shown, less
         what the relay's boxing already accounts for.
 
-        Counted where the two differ (a name before the output): the output itself is
-        neither written again nor counted again, whatever its size. Where the text
-        shown is not simply the name and the text the chain wrote (boxed, cut by the
-        chain), the output is written again to compare with."""
-        observations = chain_result.observations
-        if not observations:
-            return
-        share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
-        named = self._variables.named if self._variables is not None else None
+        An output shown whole with a name before it (``$name = ``, as `_named_output`
+        finds when the figures are read) is only noted now: the output is neither
+        written again nor counted, whatever its size, and a run whose savings nobody
+        reads never asks the variables its name. Any other (boxed, cut by the chain, no
+        name) is written again now to compare with, as its output may change later."""
         kept = cost = 0  # added up over the step: carried from it as one figure each
-        unsized, ctx, owner, boxed = self._unsized, self._ctx, self._owner, self._boxed
-        # zip's strict=False is its default, not passed: a keyword costs its parsing.
-        for seen, result in zip(observations, chain_result.raw.results):  # noqa: B905
-            if result is None or seen.error is not None or seen.name in owner:
+        owner, boxed, named = self._owner, self._boxed, self._named
+        for chain_result in results:
+            observations = chain_result.observations
+            if not observations:
                 continue
-            name = named(ctx, seen.id) if named is not None else None
-            text = seen.text
-            if (
-                name is not None
-                and len(text) <= share  # not cut by the chain
-                and seen.id not in boxed
-                and text.startswith(prefix := f"${name} = ")
-            ):
-                # Counted when the savings are read (`_tally`): both texts are final, and
-                # a run whose report nobody reads never counts them (nor copies them).
-                unsized.append((step, variables, seen.name, text, len(prefix)))
-                continue
-            rewritten = self._rewritten(seen, result.output)
-            if rewritten is None:
-                continue
-            difference = rewritten - self._boxed.pop(seen.id, 0)
-            if difference > 0:
-                kept += difference
-            else:
-                cost += difference
+            share = min(self._output_limit, max(1, self._observation_limit // len(observations)))
+            # zip's strict=False is its default, not passed: a keyword costs its parsing.
+            for seen, result in zip(observations, chain_result.raw.results):  # noqa: B905
+                if result is None or seen.error is not None or seen.name in owner:
+                    continue
+                text = seen.text
+                if text[:1] == "$" and len(text) <= share and seen.id not in boxed:
+                    named.append((step, seen, result.output))  # not cut, not boxed
+                    continue
+                rewritten = self._rewritten(seen, result.output)
+                if rewritten is None:
+                    continue
+                difference = rewritten - boxed.pop(seen.id, 0)
+                if difference > 0:
+                    kept += difference
+                else:
+                    cost += difference
         for difference in (kept, cost):
             if difference:
                 self._carry(variables, difference, step)
+
+    def _named_output(self, seen: CallObservation, output: object) -> int | None:
+        """What the variables changed in an output noted by `_outputs_shown` (shown whole,
+        ``$`` first): the name before it, where the variables still name its call so; else
+        (the name since dropped or reused, or none given) the output written again, as
+        `_outputs_shown` writes any other, to compare with (`_rewritten`)."""
+        variables = cast("ToolVariables | None", self._variables)
+        name = variables.named(self._ctx, seen.id) if variables is not None else None
+        text = seen.text
+        if name is not None and text.startswith(prefix := f"${name} = "):
+            return self._changed(seen.name, text[len(prefix) :], text)
+        return self._rewritten(seen, output)
 
     def _rewritten(self, seen: CallObservation, output: object) -> int | None:
         """The tokens ``output``, written as the chain writes it, has beyond the text
@@ -416,21 +508,6 @@ class Ledger:
         return self._count(self._observed(tool, written), minus=self._observed(tool, shown))
 
     # -- what the extensions tell ----------------------------------------------------
-
-    def _handlers(self) -> dict[type[Any], Callable[[Any], None]]:
-        found: dict[type[Any], Callable[[Any], None]] = {}
-        relay = self._kinds.get("relay")
-        if relay is not None:
-            from toolchain.relay import OutputBoxed, ReferencesResolved
-
-            found[OutputBoxed] = lambda event: self._output_boxed(relay, event)
-            found[ReferencesResolved] = lambda event: self._resolved_by(relay, event.call_id)
-        variables = self._kinds.get("variables")
-        if variables is not None:
-            from toolchain.variables import VariablesResolved
-
-            found[VariablesResolved] = lambda event: self._resolved_by(variables, event.call_id)
-        return found
 
     def _output_boxed(self, relay: str, event: OutputBoxed) -> None:
         kept = event.original_tokens - event.shown_tokens
@@ -474,41 +551,41 @@ class Ledger:
 
     def _deferred(
         self,
-        request: StepRequest,
-        key: tuple[tuple[str, ...], tuple[str, ...] | None],
+        key: tuple[tuple[str, ...], tuple[str, ...]],
         registered: Mapping[str, Tool[Any, Any]],
-    ) -> int:
-        """The definitions of the tools ``request`` may call but does not describe
+    ) -> _Kept[int]:
+        """The definitions of the tools a request may call but does not describe
         (``key``: its tools and those it describes).
 
         The same sets of tools recur step after step and run after run, so the sum is
         kept while the request's tools and what it describes (compared in C) and the
         chain's registry stay the same (`_Kept.holds`); a chain that hands out copies
-        is summed again each step. Asked for only when the run's last sum
-        (``_deferred_for``) does not hold, tested where a step is told. The sum itself
-        is a Python loop over every deferred tool.
+        is summed again each step. Asked for only when the last sum does not hold. The
+        sum itself is a Python loop over every deferred tool.
         """
         kept = _DEFERRED.setdefault(self._chain, {})
         last = kept.get(self._protocol)
         if last is None or not last.holds(key, registered):
-            described = set(request.shown_tools)
-            total = sum(
-                self._definition(t, registered) for t in request.tools if t not in described
-            )
+            tools, described = key
+            shown = set(described)
+            total = sum(self._definition(t, registered) for t in tools if t not in shown)
             last = kept[self._protocol] = _Kept(key, registered, len(registered), total)
-        self._deferred_for = last
-        return last.value
+        return last
 
     def _definition(self, tool: str, registered: Mapping[str, Tool[Any, Any]]) -> int:
         """A tool's definition as the model is shown it: its block of the prompt's
         listing (text), or its spec (native); counted again only when the chain holds
         another tool under that name."""
+        counted = self._tool_tokens
+        if counted is None:  # counted once per chain and tool, for every run
+            counted = _DEFINITIONS.setdefault(self._chain, {}).setdefault(self._protocol, {})
+            self._tool_tokens = counted
         current = registered.get(tool)
-        known = self._tool_tokens.get(tool)
+        known = counted.get(tool)
         if known is not None and known[0] is current:
             return known[1]
         tokens = self._count(self._definition_text(tool))
-        self._tool_tokens[tool] = (current, tokens)
+        counted[tool] = (current, tokens)
         return tokens
 
     def _definition_text(self, name: str) -> str:
@@ -574,7 +651,10 @@ def open_ledger(
 
 
 def note_sections(ctx: ExecutionContext, texts: list[tuple[str, str]]) -> None:
-    """Tell the run's ledger, if it has one, this step's extension sections."""
+    """Tell the run's ledger, if it has one, this step's extension sections (a step
+    without any is not told: its request finds none noted for it, `Ledger.sections`)."""
+    if not texts:
+        return
     ledger = ctx.state.get(_LEDGER)
     if ledger is not None:
         ledger.sections(texts)
@@ -732,6 +812,36 @@ def _guide_tokens(text: str) -> int:
     return count_tokens(text)
 
 
+@functools.cache
+def _relay_events() -> tuple[type[OutputBoxed], type[ReferencesResolved]]:
+    """The relay's events a ledger listens to (imported once: the run has a relay)."""
+    from toolchain.relay import OutputBoxed, ReferencesResolved
+
+    return OutputBoxed, ReferencesResolved
+
+
+@functools.cache
+def _variables_event() -> type[VariablesResolved]:
+    """The variables' event a ledger listens to (imported once: the run has them)."""
+    from toolchain.variables import VariablesResolved
+
+    return VariablesResolved
+
+
+def _only_grows(chain: ToolChain) -> bool:
+    """Whether ``chain`` only ever gains tools, never holds another under a name it has:
+    a `ToolChainBase` whose ``register_tool`` refuses a name taken and whose ``registry``
+    is what was registered (a subclass may change either, a chain written against the
+    protocol may hand out any tools). The tools a request showed are then the same
+    when the figures are read, and what they cost is worked out then (`Ledger.tally`)."""
+    kind = type(chain)
+    return (
+        issubclass(kind, ToolChainBase)
+        and kind.register_tool is ToolChainBase.register_tool
+        and kind.registry is ToolChainBase.registry
+    )
+
+
 def _kinds(extensions: Sequence[Extension]) -> dict[str, Extension]:
     """The run's extensions that replace content, by kind (the first of each kind). An
     extension package not imported has no extension in the run, and is not imported."""
@@ -762,6 +872,8 @@ def _overhead_tools(kind: str, extension: Extension) -> tuple[str, ...]:
     Worked out once while the extension offers the same tools: a search's index may
     hold thousands, and every run of an agent asks again."""
     tools = tuple(extension.tools())
+    if not tools:  # (the variables': none, and nothing to remember)
+        return ()
     try:
         known = _OVERHEAD.get(extension)
     except TypeError:  # a subclass that cannot be a key (an eq dataclass): every run
