@@ -148,7 +148,10 @@ def run_stage(
             return stage.failed(HookFailed(hook, error), value, extra)
         if returned is None:
             continue
-        if type(returned) is not str and inspect.isawaitable(returned):
+        # A value of the stage's own type (the text, call or request it was handed, or a
+        # new one) is no awaitable: only anything else is asked (`isawaitable` walks the
+        # ABC's registry, and a step hook's request came back every step).
+        if type(returned) is not type(value) and inspect.isawaitable(returned):
             return _finish(stage, hooks, at, returned, args, value, extra)
         taken = stage.accept(returned, value, extra)
         if taken is None:
