@@ -180,7 +180,7 @@ class Ledger:
         # chain that does not say, and every output is then compared as written again.
         self._output_limit: int = getattr(chain, "max_output_chars", 0)
         self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
-        self._fixed_for: _FixedFor | None = None  # the last step's (chains read each step)
+        self._fixed_for: _FixedFor | None = None  # the last request's (`_request_cost`)
         self._deferred_for: _Kept[int] | None = None
 
     # -- the run -----------------------------------------------------------------------
@@ -224,8 +224,8 @@ class Ledger:
         """Each extension's savings over the run (after `stop`); counted once."""
         if self._tallied is not None:
             return self._tallied
-        # Nothing of the ledger changes here: two threads reading a result at once
-        # each count the same figures.
+        # Nothing of the ledger changes here but its kept figures (each right for its
+        # own key): two threads reading a result at once each count the same figures.
         items = list(self._carried)
         variables = self._kinds.get("variables")
         if variables is not None:
@@ -250,29 +250,14 @@ class Ledger:
         return self._tallied
 
     def _fixed_shown(self) -> list[tuple[int, tuple[tuple[str, int, bool], ...]]]:
-        """What each request in ``_shown`` cost every time: the guides and the extensions'
-        own tools it showed (`_fixed`) and, with discovery, the definitions of the tools
-        it could call but did not describe (`_deferred`). Steps mostly show the same
-        tools: the last step's figures are used again while they hold (`_Kept.holds`)."""
+        """What each request in ``_shown`` cost every time (`_request_cost`), over the
+        chain's tools as they are now: the same ones under the names the requests showed
+        (`_only_grows`)."""
         registered = chain_tools(self._chain)
-        search = self._kinds.get("discovery")
-        fixes = bool(self._guide or self._owner)
-        fixed_for, deferred_for = self._fixed_for, self._deferred_for
-        out: list[tuple[int, tuple[tuple[str, int, bool], ...]]] = []
-        for index, tools, described in self._shown:
-            shown = tools if described is None else described
-            fixed: tuple[tuple[str, int, bool], ...] = ()
-            if fixes:
-                if fixed_for is None or not fixed_for.holds(shown, registered):
-                    fixed_for = self._fixed(shown, registered)
-                fixed = fixed_for.value[0]
-            if search is not None and described is not None:
-                key = (tools, described)
-                if deferred_for is None or not deferred_for.holds(key, registered):
-                    deferred_for = self._deferred(key, registered)
-                fixed = (*fixed, (search, deferred_for.value, True))
-            out.append((index, fixed))
-        return out
+        return [
+            (index, self._request_cost(tools, described, registered))
+            for index, tools, described in self._shown
+        ]
 
     # -- what the engine tells -------------------------------------------------------
 
@@ -297,10 +282,7 @@ class Ledger:
             if self._owner:  # read back only for a step that served one extension alone
                 self._pending[index] = request
             if self._fixing:
-                if self._growing:  # worked out when the figures are read (`tally`)
-                    self._shown.append((index, request.tools, request.described))
-                else:
-                    self._fix_now(index, request.tools, request.described)
+                self._note_shown(index, request.tools, request.described)
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
@@ -319,22 +301,34 @@ class Ledger:
                 if self._plain is None:
                     self._plain = call
             if self._fixing:
-                if self._growing:  # worked out when the figures are read (`tally`)
-                    self._shown.append((index, call.tools, None))
-                else:
-                    self._fix_now(index, call.tools, None)
+                self._note_shown(index, call.tools, None)
         except Exception:  # as an observer's would be: the run goes on without it
             log.exception("the savings ledger failed on a step's request; the run goes on")
 
-    def _fix_now(
+    def _note_shown(
         self, index: int, tools: tuple[str, ...], described: tuple[str, ...] | None
     ) -> None:
-        """Step ``index``'s request (its tools, and those it described: None, all of
-        them) on a chain whose tools may change (`_only_grows`): what it costs every
-        time, worked out over the chain's tools as they are now, and spread out when
-        read; the last step's, which most steps show again, unless it no longer holds
-        (`_Kept.holds`)."""
-        registered = chain_tools(self._chain)
+        """Step ``index``'s request shows ``tools`` (and described those of
+        ``described``; None, all of them). On a chain that only gains tools
+        (`_only_grows`) only noted: what it costs is worked out when the figures are
+        read (`tally`); on any other, worked out now, over the tools the chain has now."""
+        if self._growing:
+            self._shown.append((index, tools, described))
+        else:
+            cost = self._request_cost(tools, described, chain_tools(self._chain))
+            self._fixed_at.append((index, cost))
+
+    def _request_cost(
+        self,
+        tools: tuple[str, ...],
+        described: tuple[str, ...] | None,
+        registered: Mapping[str, Tool[Any, Any]],
+    ) -> tuple[tuple[str, int, bool], ...]:
+        """What a request showing ``tools`` (described: those it described; None, all of
+        them) costs every time, over ``registered``: the guides and the extensions' own
+        tools it showed (`_fixed`) and, with discovery, the definitions of the tools it
+        could call but did not describe (`_deferred`). Steps mostly show the same tools:
+        the last request's figures are used again while they hold (`_Kept.holds`)."""
         shown = tools if described is None else described
         fixed: tuple[tuple[str, int, bool], ...] = ()
         if self._guide or self._owner:
@@ -347,11 +341,11 @@ class Ledger:
             # Tools callable but not described: without discovery every request would
             # have described them (text: in the prompt's listing; native: as specs).
             key = (tools, described)
-            kept = self._deferred_for  # the last step's, which most steps defer again
+            kept = self._deferred_for  # the last request's, which most defer again
             if kept is None or not kept.holds(key, registered):
                 kept = self._deferred_for = self._deferred(key, registered)
             fixed = (*fixed, (search, kept.value, True))
-        self._fixed_at.append((index, fixed))
+        return fixed
 
     def _fixed(self, shown: tuple[str, ...], registered: Mapping[str, Tool[Any, Any]]) -> _FixedFor:
         """What every request showing ``shown`` costs: each guide, and the definitions of

@@ -159,13 +159,7 @@ class StepCalls:
         """Step ``index``'s call over the conversation ``messages``; awaitable only
         once a hook is ``async``. Raises ``RunStop`` when a hook failed, or cancelled
         or paused the run."""
-        extensions = self._extensions
-        # Asked only when an extension has a section (most steps with hooks have none).
-        sent = (
-            extensions.with_sections(ctx, self._format, messages)
-            if extensions.sectioned
-            else messages
-        )
+        sent = self._extensions.with_sections(ctx, self._format, messages)
         request = StepRequest(
             index,
             self._prompt,  # type: ignore[arg-type]  # read as its text (PromptLater)
@@ -225,8 +219,7 @@ class StepCalls:
             _ready(ctx, final, changed)
             return self.plain
         tools = self.tools
-        described = final.described  # (`shown_tools`, read here without a call)
-        shown = final.tools if described is None else described
+        shown = final.shown_tools
         system: Message | None = None
         # The plain prompt as the request held it, not yet read (made only when sent), or
         # a hook's text that is the same (anything else makes it, to compare).
@@ -234,8 +227,7 @@ class StepCalls:
             if shown != tools:  # the listing follows the tools shown
                 prompt, system = self._showing(shown)
                 final = with_changes(final, system_prompt=prompt)
-                if self.messages[0] is UNSENT:  # the run's first call: what the model saw
-                    self.messages[0] = system
+                self.keep_system(system)  # the run's, if its first call: what the model saw
         else:
             prompt = final.system_prompt
             if shown != tools and self.protocol == "text":

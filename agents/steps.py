@@ -102,23 +102,8 @@ class StepRequest:
         >>> step.replace(described=("a",)).shown_tools
         ('a',)
         """
-        if type(self) is not StepRequest:  # a hook's subclass: its own fields too
-            return with_changes(
-                self, tools=None if isinstance(tools, _Unchanged) else tools, described=described
-            )
-        # Built directly, not through `with_changes`: an extension's before_step makes one
-        # every step (tool discovery's hides the deferred tools), and a call fewer counts.
-        return type(self)(
-            self.index,
-            # As held: a prompt made only when read (`PromptLater`) stays so in the copy.
-            _PROMPT_SLOT.__get__(self, StepRequest),
-            self.messages,
-            self.tools if isinstance(tools, _Unchanged) else tools,
-            self.model,
-            self.options,
-            self.task_index,
-            self.described if isinstance(described, _Unchanged) else described,
-            self.protocol,
+        return with_changes(
+            self, tools=None if isinstance(tools, _Unchanged) else tools, described=described
         )
 
 
@@ -194,9 +179,8 @@ def with_changes(
         )
     return type(request)(
         request.index,
-        # As held: a prompt made only when read (`PromptLater`) stays so in the copy (the
-        # slot read here, not through `raw_prompt`: a call less, once or twice a step).
-        _PROMPT_SLOT.__get__(request, StepRequest) if system_prompt is None else system_prompt,
+        # As held: a prompt made only when read (`PromptLater`) stays so in the copy.
+        raw_prompt(request) if system_prompt is None else system_prompt,  # type: ignore[arg-type]
         request.messages,
         request.tools if tools is None else tools,
         request.model,

@@ -330,20 +330,7 @@ def _gated(ctx: ExecutionContext, name: str) -> tuple[Gated, Risk] | None:
 def waits(ctx: ExecutionContext, tool: Tool[Any, Any]) -> bool:
     """Whether a call of ``tool`` in ``ctx``'s run may wait for a decision: its own
     ``requires_approval``, or an extension gates it (`gate_by_name`)."""
-    if tool.requires_approval is not False:
-        return True
-    if not gating:
-        return False
-    # `_gated`'s walk, ended at the first gate on the tool (any gate will do here, not
-    # the outermost): a chain asks this of every call once any ToolSearch is installed.
-    name = tool.name
-    current: ExecutionContext | None = ctx
-    while current is not None:
-        for gated in current.state.get(_GATED) or ():
-            if gated.risk_of(name) is not None:
-                return True
-        current = current.parent
-    return False
+    return tool.requires_approval is not False or (gating and _gated(ctx, tool.name) is not None)
 
 
 # -- the check ----------------------------------------------------------------------------

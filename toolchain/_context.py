@@ -9,7 +9,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, overload
 
 from typing_extensions import deprecated
 
@@ -52,7 +52,7 @@ class StateBag:
     """Typed per-run storage for tools and extensions."""
 
     def __init__(self) -> None:
-        self._values: dict[StateKey[Any], object] = {}
+        self._values: dict[StateKey[Any], Any] = {}  # each value a T of its StateKey[T]
 
     @overload
     def get(self, key: StateKey[T]) -> T | None: ...
@@ -70,9 +70,13 @@ class StateBag:
 
     def setdefault(self, key: StateKey[T], factory: Callable[[], T]) -> T:
         """The value under ``key``, storing ``factory()`` first if there is none."""
-        if key not in self._values:
-            self._values[key] = factory()
-        return cast(T, self._values[key])  # stored under a StateKey[T]: a T
+        values = self._values
+        if key not in values:
+            values[key] = factory()
+        # Stored under a StateKey[T]: a T (annotated, not cast(), a call on a path that
+        # extensions take every step).
+        found: T = values[key]
+        return found
 
     def __contains__(self, key: StateKey[object]) -> bool:
         return key in self._values

@@ -43,10 +43,7 @@ _STATE = StateKey[Discovery]("toolchain.discovery")
 
 def discovery(ctx: ExecutionContext) -> Discovery:
     """The discovery state of ``ctx``'s run, made on first use."""
-    # Read first: made once a run, read every step (and every call of a deferred tool),
-    # and a plain read is a call fewer than setdefault's (which casts what it returns).
-    state = ctx.state.get(_STATE)
-    return ctx.state.setdefault(_STATE, Discovery) if state is None else state
+    return ctx.state.setdefault(_STATE, Discovery)
 
 
 def found_tools(ctx: ExecutionContext) -> tuple[str, ...]:

@@ -179,11 +179,7 @@ class ToolSearch(Extension):
         if not self.defers:
             return None
         tools = request.tools
-        known = self._shown
-        if known is not None and known[0] is tools:  # the run's tools again: most steps
-            shown, offered = known[1], known[2]
-        else:
-            shown, offered = self._visible(tools)
+        shown, offered = self._visible(tools)
         if state.protocol == "native" and state.active:
             shown += tuple(name for name in state.active if name in offered)
         if ctx.events.has_subscribers(SchemasDeferred):

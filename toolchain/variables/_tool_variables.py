@@ -23,7 +23,7 @@ from toolchain._errors import ToolchainValueError
 from toolchain._redact import logger
 from toolchain.stores import DEFAULT_TTL, MemoryStore, Store
 from toolchain.stores._results import RunResults, Variable, results_of
-from toolchain.stores._strings import SCALAR_TYPES, any_string
+from toolchain.stores._strings import any_string, flat_without
 from toolchain.variables._arguments import resolve_arguments
 from toolchain.variables._events import VariablesResolved
 from toolchain.variables._expansion import MAX_EXPANSION
@@ -281,7 +281,7 @@ class _VariablesHook(ToolHook):
     def before_tool_call(
         self, ctx: ExecutionContext, call: ToolCall
     ) -> ToolCall | Awaitable[ToolCall | None] | None:
-        if _plain_without_dollar(call.args) or not any_string(call.args, _mentions_dollar):
+        if flat_without(call.args, "$") or not any_string(call.args, _mentions_dollar):
             return None
         if results_of(ctx).waiting:  # a run continued without the agents' first step
             return self._loaded_then_resolved(ctx, call)
@@ -384,19 +384,3 @@ def _snapshot(output: object) -> object:
 
 def _mentions_dollar(text: str) -> bool:
     return "$" in text
-
-
-def _plain_without_dollar(args: Mapping[str, object]) -> bool:
-    """Whether ``args`` is a dict of strings without a ``$`` and scalars: most calls'
-    arguments, told so here without ``any_string``'s calls (one per string). False
-    whenever it is unsure (a nested value, another mapping): ``any_string`` then looks."""
-    values = args.values()  # read before the type test: it narrows to dict[Unknown, ...]
-    if type(args) is not dict:
-        return False
-    for value in values:
-        if type(value) is str:
-            if "$" in value:
-                return False
-        elif type(value) not in SCALAR_TYPES:
-            return False
-    return True
