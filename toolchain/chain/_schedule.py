@@ -403,9 +403,18 @@ async def _drive_alone(
         for handle in (timer, grace):
             if handle is not None:
                 handle.cancel()
+        # `signal` and `cut_in` name each other (a cut-in arms the grace with `signal`):
+        # left so, each call that waited would be a cycle only the collector frees. A
+        # signal that comes after the end (a wake-up of what the call awaited) never
+        # cuts in: nothing passes through any more.
+        cut_in = _ended
     if _cancelled_since(this, cancels):
         raise asyncio.CancelledError()  # the caller's: the call ignored it, or ended first
     return outcome
+
+
+def _ended(kind: Wake) -> None:
+    """`_drive_alone`'s cut-in once the call has ended (never called: see there)."""
 
 
 def _cancelled_since(task: asyncio.Task[Any] | None, cancels: int) -> bool:
