@@ -12,6 +12,7 @@ import dataclasses
 import math
 import re
 import typing
+import weakref
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar, cast
 
@@ -40,6 +41,7 @@ __all__ = [
     "InputCodec",
     "Schema",
     "accepts",
+    "codec_for",
     "is_input_type",
     "items_schema",
     "json_kind",
@@ -424,6 +426,28 @@ class InputCodec(Generic[T]):
             self._schema = _inline_root(cast("dict[str, object]", _strip_titles(raw)))
             self._text_keys = text_keys(self._schema)
         return self._schema
+
+
+def codec_for(tp: type[T]) -> InputCodec[T]:
+    """The codec of input type ``tp``, one for every tool that takes it: validation and
+    the JSON Schema follow from the type alone, and the schema is pydantic's most costly
+    work (an agent built per request with a fresh extension, whose tools are new objects
+    of the same input types, would otherwise make them again every run).
+
+    >>> from pydantic import BaseModel
+    >>> class City(BaseModel):
+    ...     name: str
+    >>> codec_for(City) is codec_for(City)
+    True
+    """
+    codec = _CODECS.get(tp)
+    if codec is None:
+        codec = _CODECS[tp] = InputCodec(tp)
+    return cast("InputCodec[T]", codec)
+
+
+_CODECS: weakref.WeakKeyDictionary[type[Any], InputCodec[Any]] = weakref.WeakKeyDictionary()
+"""Input type → its codec (`codec_for`); a type made at run time goes with its tools."""
 
 
 _TYPES_THAT_WORK = (

@@ -14,7 +14,7 @@ import pydantic
 
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolDefinitionError, ToolInputTypeError
-from toolchain._input import InputCodec, is_input_type, prompt_schema, unmodelled
+from toolchain._input import InputCodec, codec_for, is_input_type, prompt_schema, unmodelled
 from toolchain._result import ToolResult
 
 __all__ = ["Tool", "tool"]
@@ -212,7 +212,7 @@ class Tool(ABC, Generic[InputT, OutputT]):
 
     @property
     def codec(self) -> InputCodec[InputT]:
-        """Validation and schema for ``InputT`` (built once per tool class)."""
+        """Validation and schema for ``InputT`` (one for every tool of that input type)."""
         codec = self.__dict__.get("_codec")
         if codec is None:
             if not hasattr(self, "input_type"):
@@ -220,7 +220,7 @@ class Tool(ABC, Generic[InputT, OutputT]):
                     f"{type(self).__name__} has no input type: subclass "
                     "Tool[YourInput, YourOutput] with concrete types"
                 )
-            codec = InputCodec(self.input_type)
+            codec = codec_for(self.input_type)
             # vars(self) is self.__dict__, which pyright types as a read-only mappingproxy
             # in ABC subclasses.
             vars(self)["_codec"] = codec

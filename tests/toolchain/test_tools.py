@@ -7,7 +7,7 @@ import sys
 import typing
 
 import pytest
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from formats import XMLFormat
 from tests.support.tools import Flight, Policy, SeatMap, Weather, add
@@ -336,3 +336,40 @@ def test_an_input_model_built_on_first_use_validates_and_refuses() -> None:
     error = bad.raw.errors[0]
     assert error is not None and error.kind == "invalid_arguments"
     assert error.message.startswith("invalid arguments for book: floor: ")
+
+
+def test_tools_of_one_input_type_share_its_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schema is made once per input type, not per tool object: an agent built per
+    request with a fresh extension (its tools new objects of the same input types) does
+    not have pydantic make them again every run."""
+    from toolchain.relay import ContextRelay
+
+    made: list[object] = []
+    generate = TypeAdapter[object].json_schema
+
+    def counted(self: TypeAdapter[object], *args: object, **kwargs: object) -> object:
+        made.append(self)
+        return generate(self, *args, **kwargs)  # type: ignore[arg-type]  # passed on as given
+
+    monkeypatch.setattr(TypeAdapter, "json_schema", counted)
+
+    class Lookup(BaseModel):
+        key: str
+
+    class Find(Tool[Lookup, str]):
+        description = "Find a record."
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def call(self, ctx: ExecutionContext, input: Lookup) -> ToolResult[str]:
+            return ToolResult(input.key)
+
+    first, second = Find("find"), Find("find_again")
+    assert first.input_schema() is second.input_schema()
+    assert len(made) == 1  # one schema made, for the two tools
+    made.clear()
+    schemas = [t.input_schema() for t in ContextRelay().tools()]
+    assert [t.input_schema() for t in ContextRelay().tools()] == schemas
+    # A second relay's tools are new objects: their schemas were not made again.
+    assert len(made) <= len(schemas)
