@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from toolchain._errors import ToolchainValueError
 from toolchain.discovery._documents import Hit, SearchOutcome, ToolDocument
@@ -109,13 +110,27 @@ class BM25Search:
         self._index: _Index | None = None
 
     def index(self, documents: Sequence[ToolDocument]) -> None:
+        analyser = self._analyser = self._analyser or _Analyser()
+        # The same documents with the same settings make the same index: built once for
+        # every backend given them (a ToolSearch made per request over one ToolIndex
+        # would otherwise index all its tools again each time).
+        docs = tuple(documents)
+        key = (type(self), self._name_weight, self._k1, self._b, self._parameters, docs)
+        known = _BUILT.get(key, _NOT_BUILT)
+        if known is _NOT_BUILT:
+            known = self._built(analyser, docs)
+            with _BUILDING:  # (two threads indexing at once each keep a right index)
+                if len(_BUILT) >= _BUILT_KEPT:
+                    del _BUILT[next(iter(_BUILT))]  # the oldest
+                _BUILT[key] = known
+        self._index = cast("_Index | None", known)
+
+    def _built(self, analyser: _Analyser, documents: tuple[ToolDocument, ...]) -> _Index | None:
         import bm25s
 
-        analyser = self._analyser = self._analyser or _Analyser()
         corpus = [analyser.terms(self._text(doc)) for doc in documents]
         if not corpus:
-            self._index = None
-            return
+            return None
         model = bm25s.BM25(k1=self._k1, b=self._b, method="lucene")
         model.index(corpus, show_progress=False)
         vocabulary = dict(model.vocab_dict)
@@ -125,7 +140,7 @@ class BM25Search:
             for term in terms:
                 df[term] = df.get(term, 0) + 1
         n = len(corpus)
-        self._index = _Index(
+        return _Index(
             names=tuple(doc.name for doc in documents),
             model=model,
             vocabulary=vocabulary,
@@ -166,6 +181,14 @@ class BM25Search:
         if self._parameters:
             parts += [f"{name} {text}" for name, text in doc.parameters]
         return "\n".join(parts)
+
+
+_BUILT: dict[tuple[object, ...], _Index | None] = {}
+"""(settings, documents) → the index they make (`BM25Search.index`); an index is only
+read once built (searches share it). The last `_BUILT_KEPT` are kept."""
+_BUILT_KEPT = 8
+_BUILDING = threading.Lock()
+_NOT_BUILT = object()
 
 
 def _idf(documents: int, containing: int) -> float:

@@ -48,7 +48,9 @@ create_page is not active: search for it first, e.g. tool_search(query="add a pa
 from __future__ import annotations
 
 import dataclasses
+import threading
 import warnings
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NoReturn
 
@@ -142,10 +144,11 @@ class ToolSearch(Extension):
         self.backend: SearchBackend = backend if backend is not None else _default_backend()
         self.backend.index(self.index.documents())
         self.deferred = frozenset(self.index.tools) - frozenset(self.always_active)
-        self.schemas = Schemas()
-        """Each index tool's schema as searches show it, compacted once per tool."""
-        self.definition_tokens = _definition_tokens(
-            (self.index.tools[name] for name in sorted(self.deferred)), self.schemas
+        self.schemas = _schemas_of(self.index)
+        """Each index tool's schema as searches show it, compacted once per tool (for
+        every ToolSearch over this index: one made per request compacts none again)."""
+        self.definition_tokens = _counted(
+            _definitions((self.index.tools[name] for name in sorted(self.deferred)), self.schemas)
         )
         self.defers = defer is True or (defer == "auto" and self.definition_tokens > budget_tokens)
         self._tokens_per_tool: dict[str, int] = {}  # counted when first asked
@@ -294,14 +297,56 @@ class _Hidden:
     tokens: int
 
 
-def _definition_tokens(tools: Iterable[AnyTool], schemas: Schemas) -> int:
-    from toolchain._tokens import count_tokens
-
-    text = "\n".join(
+def _definitions(tools: Iterable[AnyTool], schemas: Schemas) -> str:
+    """The tools' definitions as the model would read them (name, description, schema)."""
+    return "\n".join(
         f"{tool.name}: {tool.description}\n{msgspec.json.encode(schemas.of(tool)).decode()}"
         for tool in tools
     )
+
+
+def _definition_tokens(tools: Iterable[AnyTool], schemas: Schemas) -> int:
+    from toolchain._tokens import count_tokens
+
+    text = _definitions(tools, schemas)
     return count_tokens(text) if text else 0
+
+
+def _counted(text: str) -> int:
+    """The o200k tokens of ``text`` (all of an index's deferred definitions): counted
+    once for every ToolSearch over the same definitions (the last `_COUNTED_KEPT`)."""
+    from toolchain._tokens import count_tokens
+
+    if not text:
+        return 0
+    key = (count_tokens, text)  # the counter too: a test may count with its own
+    tokens = _COUNTED.get(key)
+    if tokens is None:
+        tokens = count_tokens(text)
+        with _COUNTING:
+            if len(_COUNTED) >= _COUNTED_KEPT:
+                del _COUNTED[next(iter(_COUNTED))]  # the oldest
+            _COUNTED[key] = tokens
+    return tokens
+
+
+_COUNTED: dict[tuple[object, str], int] = {}
+_COUNTED_KEPT = 8
+_COUNTING = threading.Lock()
+
+
+def _schemas_of(index: ToolIndex) -> Schemas:
+    """The compacted schemas of ``index``'s tools, one `Schemas` for every ToolSearch
+    over it (it makes an entry again for a tool, or schema, that is not the one it was
+    made from)."""
+    with _COUNTING:
+        schemas = _SCHEMAS.get(index)
+        if schemas is None:
+            schemas = _SCHEMAS[index] = Schemas()
+    return schemas
+
+
+_SCHEMAS: weakref.WeakKeyDictionary[ToolIndex, Schemas] = weakref.WeakKeyDictionary()
 
 
 def _default_backend() -> SearchBackend:
