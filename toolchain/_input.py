@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import threading
 import typing
 import weakref
 from collections.abc import Mapping
@@ -48,6 +49,7 @@ __all__ = [
     "number_problems",
     "property_schema",
     "resolve",
+    "shown_schema",
     "text_keys",
     "unfit_number",
     "unmodelled",
@@ -510,6 +512,34 @@ def prompt_schema(schema: dict[str, object]) -> dict[str, object]:
     {'properties': {'seat': {'type': 'string'}}, 'type': 'object'}
     """
     return cast(dict[str, object], _compact(schema))
+
+
+def shown_schema(schema: dict[str, object]) -> dict[str, object]:
+    """`prompt_schema` of ``schema``, made once per schema object (an input type's
+    schema is one object for every tool of that type: ``codec_for``) and the same dict
+    each time after: like the input schema it is read, never changed.
+
+    >>> schema = {"properties": {"n": {"type": "integer"}}, "type": "object"}
+    >>> shown_schema(schema) is shown_schema(schema)
+    True
+    """
+    key = id(schema)
+    known = _SHOWN.get(key)
+    if known is not None and known[0] is schema:
+        return known[1]
+    shown = prompt_schema(schema)
+    with _SHOWING:
+        if len(_SHOWN) >= _SHOWN_KEPT:
+            del _SHOWN[next(iter(_SHOWN))]  # the oldest
+        _SHOWN[key] = (schema, shown)
+    return shown
+
+
+_SHOWN: dict[int, tuple[dict[str, object], dict[str, object]]] = {}
+"""id of an input schema → the schema (kept: its id stays its own) and its prompt
+schema (`shown_schema`). The last `_SHOWN_KEPT` are kept."""
+_SHOWN_KEPT = 1024
+_SHOWING = threading.Lock()
 
 
 def _compact(node: object) -> object:

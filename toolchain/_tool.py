@@ -14,7 +14,7 @@ import pydantic
 
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolDefinitionError, ToolInputTypeError
-from toolchain._input import InputCodec, codec_for, is_input_type, prompt_schema, unmodelled
+from toolchain._input import InputCodec, codec_for, is_input_type, shown_schema, unmodelled
 from toolchain._result import ToolResult
 
 __all__ = ["Tool", "tool"]
@@ -235,8 +235,9 @@ class Tool(ABC, Generic[InputT, OutputT]):
         return (self.codec if codec is None else codec).json_schema()
 
     def prompt_schema(self) -> dict[str, object]:
-        """The input schema as shown in prompts (optional fields simplified)."""
-        return prompt_schema(self.input_schema())
+        """The input schema as shown in prompts (optional fields simplified): one dict
+        per input schema, read and never changed, as the input schema itself."""
+        return shown_schema(self.input_schema())
 
     @functools.cached_property
     def is_async(self) -> bool:

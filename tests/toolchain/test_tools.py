@@ -373,3 +373,39 @@ def test_tools_of_one_input_type_share_its_schema(monkeypatch: pytest.MonkeyPatc
     assert [t.input_schema() for t in ContextRelay().tools()] == schemas
     # A second relay's tools are new objects: their schemas were not made again.
     assert len(made) <= len(schemas)
+
+
+def test_a_listing_writes_a_schema_once_for_every_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain (or agent) made per request lists tools whose input types it listed
+    before: the prompt schema is one object per input schema, and its YAML is written
+    once, whichever chain lists it."""
+    from toolchain._observations import to_yaml
+
+    written: list[object] = []
+
+    def counted(value: object) -> str:
+        written.append(value)
+        return to_yaml(value)
+
+    monkeypatch.setattr("toolchain._syntax._yaml.to_yaml", counted)
+
+    class Booking(BaseModel):
+        room: str
+        seats: int | None = None
+
+    class Book(Tool[Booking, str]):
+        description = "Book a room."
+        name = "book"
+
+        def call(self, ctx: ExecutionContext, input: Booking) -> ToolResult[str]:
+            return ToolResult(input.room)
+
+    assert Book().prompt_schema() is Book().prompt_schema()
+    assert Book().prompt_schema()["properties"] == {  # still the compact form
+        "room": {"type": "string"},
+        "seats": {"type": "integer"},
+    }
+    listings = [YAMLToolChain().register_tool(Book()).available_tools_prompt() for _ in range(3)]
+    assert len(written) == 1
+    assert listings[0] == listings[1] == listings[2]
+    assert "room:" in listings[0]

@@ -8,6 +8,7 @@ import functools
 import math
 import re
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Unpack, cast
 
@@ -53,6 +54,7 @@ __all__ = [
     "YAMLToolChain",
     "load_yaml",
     "load_yaml_calls",
+    "schema_yaml",
 ]
 
 MAX_NODES = 10_000
@@ -490,6 +492,30 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
 # ``YAMLToolChain``: the chain whose calls are schema-aware YAML, and outputs YAML.
 
 
+def schema_yaml(schema: Mapping[str, object]) -> str:
+    """A tool's parameter schema as YAML, for a listing: written once per schema object
+    (a tool's prompt schema is one object, for every tool of its input type: a chain,
+    view or agent made per request lists it again, and YAML is slow to write). The
+    schema is read, never changed, as ``Tool.prompt_schema`` says."""
+    key = id(schema)
+    known = _WRITTEN.get(key)
+    if known is not None and known[0] is schema:
+        return known[1]
+    text = to_yaml(dict(schema))
+    with _WRITING:
+        if len(_WRITTEN) >= _WRITTEN_KEPT:
+            del _WRITTEN[next(iter(_WRITTEN))]  # the oldest
+        _WRITTEN[key] = (schema, text)
+    return text
+
+
+_WRITTEN: dict[int, tuple[Mapping[str, object], str]] = {}
+"""id of a schema → the schema (kept: its id stays its own) and its YAML (`schema_yaml`).
+The last `_WRITTEN_KEPT` are kept."""
+_WRITTEN_KEPT = 1024
+_WRITING = threading.Lock()
+
+
 class YAMLSyntax:
     """Calls as a YAML list of ``tool:`` / ``args:`` items, each argument typed by its
     tool's schema (a ``string`` stays the text written); outputs as YAML."""
@@ -509,7 +535,7 @@ class YAMLSyntax:
         return to_yaml(output)
 
     def schema_text(self, schema: Mapping[str, object]) -> str:
-        return to_yaml(dict(schema))
+        return schema_yaml(schema)
 
     def guidance(self) -> str:
         return (

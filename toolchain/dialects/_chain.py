@@ -10,6 +10,7 @@ import msgspec
 from toolchain._errors import ToolCallParseError
 from toolchain._observations import to_json, to_yaml
 from toolchain._result import ToolCall
+from toolchain._syntax._yaml import schema_yaml
 from toolchain.chain._base import ChainOptions, ToolChainBase
 from toolchain.chain._check import too_many
 from toolchain.chain._stages import AnyTool
@@ -63,7 +64,7 @@ class DialectSyntax:
 
     def schema_text(self, schema: Mapping[str, object]) -> str:
         if self.output == "yaml":
-            return to_yaml(dict(schema))
+            return schema_yaml(schema)
         return msgspec.json.encode(schema).decode("utf-8")
 
     def guidance(self) -> str:
