@@ -51,6 +51,8 @@ fewest o200k tokens of the three, per output):
 #   _redact        credentials blanked before text leaves, and the redacting loggers
 #   _tokens        offline o200k token counts
 #   _oneline       text on one bounded line (names, previews, log lines)
+#   _kept          what follows from a value alone (a schema's prompt form, an index),
+#                  made once per process and bounded
 #   _extras        an optional dependency that is missing, named with its extra
 #   chain/         public: ToolChain, CallSyntax, ToolChainBase, ChainOptions; the stages
 #   _syntax/       the JSON and YAML call syntaxes and their chains

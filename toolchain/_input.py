@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import threading
 import typing
 import weakref
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ import pydantic
 from typing_extensions import is_typeddict
 
 from toolchain._errors import ToolchainError, ToolInputTypeError
+from toolchain._kept import Kept, kept_for
 
 # Where a value sits in a JSON Schema: the schema of a key or an item, and whether a JSON
 # type may stand there.
@@ -523,23 +523,11 @@ def shown_schema(schema: dict[str, object]) -> dict[str, object]:
     >>> shown_schema(schema) is shown_schema(schema)
     True
     """
-    key = id(schema)
-    known = _SHOWN.get(key)
-    if known is not None and known[0] is schema:
-        return known[1]
-    shown = prompt_schema(schema)
-    with _SHOWING:
-        if len(_SHOWN) >= _SHOWN_KEPT:
-            del _SHOWN[next(iter(_SHOWN))]  # the oldest
-        _SHOWN[key] = (schema, shown)
-    return shown
+    return kept_for(_SHOWN, schema, prompt_schema)
 
 
-_SHOWN: dict[int, tuple[dict[str, object], dict[str, object]]] = {}
-"""id of an input schema → the schema (kept: its id stays its own) and its prompt
-schema (`shown_schema`). The last `_SHOWN_KEPT` are kept."""
-_SHOWN_KEPT = 1024
-_SHOWING = threading.Lock()
+_SHOWN = Kept[int, tuple[dict[str, object], dict[str, object]]](1024)
+"""Input schemas and their prompt schemas (`shown_schema`)."""
 
 
 def _compact(node: object) -> object:

@@ -8,7 +8,6 @@ import functools
 import math
 import re
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Unpack, cast
 
@@ -17,6 +16,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from toolchain._errors import ToolCallParseError, ToolchainError
 from toolchain._input import Schema, accepts, items_schema, property_schema, resolve
+from toolchain._kept import Kept, kept_for
 from toolchain._observations import to_yaml
 from toolchain._result import ToolCall
 from toolchain._syntax._json import ARGS_KEYS, NAME_KEYS, check_text, unfence
@@ -497,23 +497,15 @@ def schema_yaml(schema: Mapping[str, object]) -> str:
     (a tool's prompt schema is one object, for every tool of its input type: a chain,
     view or agent made per request lists it again, and YAML is slow to write). The
     schema is read, never changed, as ``Tool.prompt_schema`` says."""
-    key = id(schema)
-    known = _WRITTEN.get(key)
-    if known is not None and known[0] is schema:
-        return known[1]
-    text = to_yaml(dict(schema))
-    with _WRITING:
-        if len(_WRITTEN) >= _WRITTEN_KEPT:
-            del _WRITTEN[next(iter(_WRITTEN))]  # the oldest
-        _WRITTEN[key] = (schema, text)
-    return text
+    return kept_for(_WRITTEN, schema, _written)
 
 
-_WRITTEN: dict[int, tuple[Mapping[str, object], str]] = {}
-"""id of a schema → the schema (kept: its id stays its own) and its YAML (`schema_yaml`).
-The last `_WRITTEN_KEPT` are kept."""
-_WRITTEN_KEPT = 1024
-_WRITING = threading.Lock()
+def _written(schema: Mapping[str, object]) -> str:
+    return to_yaml(dict(schema))
+
+
+_WRITTEN = Kept[int, tuple[Mapping[str, object], str]](1024)
+"""Schemas and their YAML (`schema_yaml`)."""
 
 
 class YAMLSyntax:

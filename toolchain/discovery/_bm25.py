@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from toolchain._errors import ToolchainValueError
+from toolchain._kept import Kept
 from toolchain.discovery._documents import Hit, SearchOutcome, ToolDocument
 from toolchain.discovery._text import split_identifiers
 
@@ -118,11 +118,7 @@ class BM25Search:
         key = (type(self), self._name_weight, self._k1, self._b, self._parameters, docs)
         known = _BUILT.get(key, _NOT_BUILT)
         if known is _NOT_BUILT:
-            known = self._built(analyser, docs)
-            with _BUILDING:  # (two threads indexing at once each keep a right index)
-                if len(_BUILT) >= _BUILT_KEPT:
-                    del _BUILT[next(iter(_BUILT))]  # the oldest
-                _BUILT[key] = known
+            known = _BUILT.put(key, self._built(analyser, docs))
         self._index = cast("_Index | None", known)
 
     def _built(self, analyser: _Analyser, documents: tuple[ToolDocument, ...]) -> _Index | None:
@@ -183,11 +179,9 @@ class BM25Search:
         return "\n".join(parts)
 
 
-_BUILT: dict[tuple[object, ...], _Index | None] = {}
-"""(settings, documents) → the index they make (`BM25Search.index`); an index is only
-read once built (searches share it). The last `_BUILT_KEPT` are kept."""
-_BUILT_KEPT = 8
-_BUILDING = threading.Lock()
+_BUILT = Kept[tuple[object, ...], "_Index | object | None"](8)
+"""(settings, documents) → the index they make (`BM25Search.index`): an index is only
+read once built, and searches share it."""
 _NOT_BUILT = object()
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from toolchain._errors import ToolchainError
+from toolchain._kept import Kept, kept_for
 from toolchain._tool import Tool
 from toolchain.discovery._documents import ToolDocument
 from toolchain.discovery._metadata import Extractor, ToolInfo
@@ -131,7 +132,9 @@ class ToolIndex:
             (info.description or tool.description).strip(),
             info.category,
             info.phrases,
-            _parameters(tool.input_schema()),  # the names and descriptions: no need to compact
+            # The names and descriptions (no need to compact): read once per schema, for
+            # every index and search made of its tools (one made per request, say).
+            kept_for(_PARAMETERS, tool.input_schema(), _parameters),
             info.hint,
         )
 
@@ -139,6 +142,10 @@ class ToolIndex:
         """The guidance of ``categories`` (each once, in the order given)."""
         seen: dict[str, None] = dict.fromkeys(c for c in categories if c in self.workflows)
         return "\n\n".join(self.workflows[c].strip() for c in seen)
+
+
+_PARAMETERS = Kept[int, tuple[dict[str, object], tuple[tuple[str, str], ...]]](4096)
+"""Input schemas and their parameters' names and descriptions (`ToolIndex.document`)."""
 
 
 def _parameters(schema: Mapping[str, object]) -> tuple[tuple[str, str], ...]:

@@ -61,6 +61,7 @@ from toolchain import _approvals as approvals
 from toolchain._context import ExecutionContext
 from toolchain._errors import ToolchainTypeError
 from toolchain._extension import Extension, StepView
+from toolchain._kept import Kept
 from toolchain._tool import Tool
 from toolchain.discovery import _saved
 from toolchain.discovery._activation import discovery
@@ -321,29 +322,24 @@ def _counted(text: str) -> int:
         return 0
     key = (count_tokens, text)  # the counter too: a test may count with its own
     tokens = _COUNTED.get(key)
-    if tokens is None:
-        tokens = count_tokens(text)
-        with _COUNTING:
-            if len(_COUNTED) >= _COUNTED_KEPT:
-                del _COUNTED[next(iter(_COUNTED))]  # the oldest
-            _COUNTED[key] = tokens
-    return tokens
+    return _COUNTED.put(key, count_tokens(text)) if tokens is None else tokens
 
 
-_COUNTED: dict[tuple[object, str], int] = {}
-_COUNTED_KEPT = 8
-_COUNTING = threading.Lock()
+_COUNTED = Kept[tuple[object, str], int](8)
 
 
 def _schemas_of(index: ToolIndex) -> Schemas:
     """The compacted schemas of ``index``'s tools, one `Schemas` for every ToolSearch
     over it (it makes an entry again for a tool, or schema, that is not the one it was
     made from)."""
-    with _COUNTING:
+    with _FINDING:  # one Schemas for an index, whichever thread asks first
         schemas = _SCHEMAS.get(index)
         if schemas is None:
             schemas = _SCHEMAS[index] = Schemas()
     return schemas
+
+
+_FINDING = threading.Lock()
 
 
 _SCHEMAS: weakref.WeakKeyDictionary[ToolIndex, Schemas] = weakref.WeakKeyDictionary()
