@@ -42,7 +42,7 @@ from toolchain.discovery import ToolIndex, ToolSearch
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
 
-__all__ = ["run_extension_rows"]
+__all__ = ["EXTENSIONS", "TOOLS", "ApiTool", "agent_for", "run_extension_rows"]
 
 TOOLS = 200
 TARGET_RATIO = 1.3
@@ -87,7 +87,8 @@ EXTENSIONS: dict[str, Callable[[], Sequence[Extension]]] = {
 Built = tuple[ReActAgent[str] | ToolCallingAgent[str], loop.InstantModel, loop.Clock]
 
 
-def _agent(*, native: bool, extensions: Sequence[Extension]) -> Built:
+def agent_for(*, native: bool, extensions: Sequence[Extension]) -> Built:
+    """The loop benchmark's agent (its chain, instant model and clock) with ``extensions``."""
     clock = loop.Clock()
     model = loop.InstantModel(loop.native_script() if native else loop.script(), clock)
     chain = YAMLToolChain().register_tool(loop.Lookup(clock))
@@ -141,7 +142,7 @@ def run_extension_rows(settings: Settings) -> None:
     """Time the loop benchmark's run plain and with each extension, both agents."""
     modes = (("ReActAgent (text)", False), ("ToolCallingAgent (native)", True))
     built = [
-        _agent(native=native, extensions=make())
+        agent_for(native=native, extensions=make())
         for _, native in modes
         for make in EXTENSIONS.values()
     ]

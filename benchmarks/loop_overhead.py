@@ -251,5 +251,7 @@ def run(settings: Settings) -> None:
         )
     print()
     from benchmarks._extension_overhead import run_extension_rows
+    from benchmarks._fresh_agents import run_fresh_rows
 
     run_extension_rows(settings)
+    run_fresh_rows(settings)
