@@ -18,8 +18,9 @@ leave the cyclic garbage collector on while timing.
   text, one-shot and streamed;
 * ``benchmarks.import_time``: import time and memory of each package, in fresh
   interpreters, against a bare interpreter;
-* ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration, and what each
-  extension installed adds to it (``_extension_overhead``);
+* ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration, what each
+  extension installed adds to it (``_extension_overhead``), and what an agent built per
+  request costs against one reused (``_fresh_agents``);
 * ``benchmarks.pass_by_reference``: tokens saved by ToolVariables and ContextRelay, and
   their cost per call (its tasks in ``_reference_tasks`` and ``_record_flow``, its timing
   in ``_reference_overhead``, ToolVariables over a 100-iteration run in

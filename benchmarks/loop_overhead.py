@@ -23,7 +23,9 @@ group of interleaved runs.
 
 Then the same run with each extension installed (``ToolSearch`` of 200 deferred tools,
 ``ToolVariables``, ``ContextRelay`` below its threshold), against the plain run
-(``benchmarks._extension_overhead``; target: at most 1.3x per iteration).
+(``benchmarks._extension_overhead``; target: at most 1.3x per iteration); and the run on
+an agent built for it, with its chain and extension, against one reused
+(``benchmarks._fresh_agents``; target: at most 2x).
 """
 
 from __future__ import annotations
