@@ -12,7 +12,6 @@ import dataclasses
 import math
 import re
 import typing
-import weakref
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar, cast
 
@@ -444,12 +443,13 @@ def codec_for(tp: type[T]) -> InputCodec[T]:
     """
     codec = _CODECS.get(tp)
     if codec is None:
-        codec = _CODECS[tp] = InputCodec(tp)
+        codec = _CODECS.put(tp, InputCodec(tp))
     return cast("InputCodec[T]", codec)
 
 
-_CODECS: weakref.WeakKeyDictionary[type[Any], InputCodec[Any]] = weakref.WeakKeyDictionary()
-"""Input type → its codec (`codec_for`); a type made at run time goes with its tools."""
+_CODECS = Kept[type[Any], InputCodec[Any]](4096)
+"""Input type → its codec (`codec_for`). Bounded, not weak: a codec holds its type, and
+a type made at run time (a ``@tool`` function defined per request) must not stay."""
 
 
 _TYPES_THAT_WORK = (

@@ -11,12 +11,12 @@ each keep some, and it depends on nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 __all__ = ["Kept", "kept_for"]
 
-K = TypeVar("K", bound=Hashable)
+K = TypeVar("K")  # a dict key: hashable (a class, too, which Hashable does not say)
 V = TypeVar("V")
 Obj = TypeVar("Obj")
 
