@@ -447,9 +447,10 @@ def codec_for(tp: type[T]) -> InputCodec[T]:
     return cast("InputCodec[T]", codec)
 
 
-_CODECS = Kept[type[Any], InputCodec[Any]](4096)
+_CODECS = Kept[type[Any], InputCodec[Any]](1024)
 """Input type → its codec (`codec_for`). Bounded, not weak: a codec holds its type, and
-a type made at run time (a ``@tool`` function defined per request) must not stay."""
+a type made at run time (a ``@tool`` function defined per request) must not stay; the
+types no tool uses any more hold some 9 KB each, 1,024 of them at most."""
 
 
 _TYPES_THAT_WORK = (

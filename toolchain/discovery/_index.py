@@ -144,7 +144,7 @@ class ToolIndex:
         return "\n\n".join(self.workflows[c].strip() for c in seen)
 
 
-_PARAMETERS = Kept[int, tuple[dict[str, object], tuple[tuple[str, str], ...]]](4096)
+_PARAMETERS = Kept[int, tuple[dict[str, object], tuple[tuple[str, str], ...]]](1024)
 """Input schemas and their parameters' names and descriptions (`ToolIndex.document`)."""
 
 
