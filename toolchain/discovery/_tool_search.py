@@ -48,9 +48,7 @@ create_page is not active: search for it first, e.g. tool_search(query="add a pa
 from __future__ import annotations
 
 import dataclasses
-import threading
 import warnings
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NoReturn
 
@@ -145,9 +143,9 @@ class ToolSearch(Extension):
         self.backend: SearchBackend = backend if backend is not None else _default_backend()
         self.backend.index(self.index.documents())
         self.deferred = frozenset(self.index.tools) - frozenset(self.always_active)
-        self.schemas = _schemas_of(self.index)
-        """Each index tool's schema as searches show it, compacted once per tool (for
-        every ToolSearch over this index: one made per request compacts none again)."""
+        self.schemas = Schemas()
+        """Each index tool's schema as searches show it (each tool's prompt schema, made
+        once per input schema: ``Tool.prompt_schema``)."""
         self.definition_tokens = _counted(
             _definitions((self.index.tools[name] for name in sorted(self.deferred)), self.schemas)
         )
@@ -315,7 +313,7 @@ def _definition_tokens(tools: Iterable[AnyTool], schemas: Schemas) -> int:
 
 def _counted(text: str) -> int:
     """The o200k tokens of ``text`` (all of an index's deferred definitions): counted
-    once for every ToolSearch over the same definitions (the last `_COUNTED_KEPT`)."""
+    once for every ToolSearch over the same definitions (one made per request, say)."""
     from toolchain._tokens import count_tokens
 
     if not text:
@@ -326,23 +324,7 @@ def _counted(text: str) -> int:
 
 
 _COUNTED = Kept[tuple[object, str], int](8)
-
-
-def _schemas_of(index: ToolIndex) -> Schemas:
-    """The compacted schemas of ``index``'s tools, one `Schemas` for every ToolSearch
-    over it (it makes an entry again for a tool, or schema, that is not the one it was
-    made from)."""
-    with _FINDING:  # one Schemas for an index, whichever thread asks first
-        schemas = _SCHEMAS.get(index)
-        if schemas is None:
-            schemas = _SCHEMAS[index] = Schemas()
-    return schemas
-
-
-_FINDING = threading.Lock()
-
-
-_SCHEMAS: weakref.WeakKeyDictionary[ToolIndex, Schemas] = weakref.WeakKeyDictionary()
+"""(the counter, a text) → its tokens (`_counted`): the last eight texts counted."""
 
 
 def _default_backend() -> SearchBackend:
