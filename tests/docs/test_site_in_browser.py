@@ -69,7 +69,13 @@ def test_the_site_reads_well_in_chromium(site_url: str, tmp_path: Path) -> None:
         page.goto(f"{site_url}/")
         search = page.locator("input.md-search__input")
         search.click()  # at this width the search box is in the header
-        search.fill("approval")
+        # Typed key by key once the search index is loaded (its placeholder replaces
+        # "Initializing search"): the search runs on the keys typed, or on the text there
+        # when the index is ready. A text set at once (fill) after that was never searched:
+        # on a busy host the index was sometimes ready first (a 300 s timeout, once).
+        meta = page.locator(".md-search-result__meta")
+        meta.filter(has_text="Type to start searching").wait_for()
+        search.press_sequentially("approval")
         results = page.locator(".md-search-result__item")
         results.first.wait_for()
         found = page.locator(".md-search-result").inner_text()
