@@ -115,11 +115,19 @@ class BM25Search:
         # every backend given them (a ToolSearch made per request over one ToolIndex
         # would otherwise index all its tools again each time).
         docs = tuple(documents)
-        key = (type(self), self._name_weight, self._k1, self._b, self._parameters, docs)
+        settings = (type(self), self._name_weight, self._k1, self._b, self._parameters)
+        last = _LAST[0]
+        if last is not None and last[0] is docs and last[1] == settings:
+            # The tuple a ToolIndex hands out again while its tools are the same: found
+            # without hashing every document (a tuple's hash is not kept).
+            self._index = last[2]
+            return
+        key = (*settings, docs)
         known = _BUILT.get(key, _NOT_BUILT)
         if known is _NOT_BUILT:
             known = _BUILT.put(key, self._built(analyser, docs))
         self._index = cast("_Index | None", known)
+        _LAST[0] = (docs, settings, self._index)
 
     def _built(self, analyser: _Analyser, documents: tuple[ToolDocument, ...]) -> _Index | None:
         import bm25s
@@ -183,6 +191,10 @@ _BUILT = Kept[tuple[object, ...], "_Index | object | None"](8)
 """(settings, documents) → the index they make (`BM25Search.index`): an index is only
 read once built, and searches share it."""
 _NOT_BUILT = object()
+
+_LAST: list[tuple[tuple[ToolDocument, ...], tuple[object, ...], _Index | None] | None] = [None]
+"""The last documents indexed (the tuple itself), their settings and index: `_BUILT`'s
+last entry, found by identity."""
 
 
 def _idf(documents: int, containing: int) -> float:

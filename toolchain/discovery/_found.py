@@ -15,7 +15,8 @@ says each thing once and only what the model can use now:
 - ``workflow``: the guidance of the described tools' categories, each category once
   a run.
 
-A tool's compacted parameter schema is made once per tool (``Schemas``), not per search.
+A tool's compacted parameter schema is asked of it once (``ToolIndex.prompt_schema``), not
+per search.
 
 Describing only the best match keeps activation sparing too: in native mode every
 callable tool's spec is sent with every later request. Two other savings were weighed
@@ -37,29 +38,9 @@ from toolchain._tool import Tool
 from toolchain.discovery._activation import Discovery
 from toolchain.discovery._index import ToolIndex
 
-__all__ = ["Answer", "Schemas", "take_up"]
+__all__ = ["Answer", "take_up"]
 
 AnyTool = Tool[Any, Any]
-
-
-class Schemas:
-    """Each tool's parameter schema as the model is shown it, compacted once per tool.
-
-    An entry is made again when the tool under a name, or its input schema object,
-    is no longer the one it was made from (a codec keeps its schema object).
-    """
-
-    def __init__(self) -> None:
-        self._made: dict[str, tuple[AnyTool, object, dict[str, object]]] = {}
-
-    def of(self, tool: AnyTool) -> dict[str, object]:
-        schema = tool.input_schema()
-        known = self._made.get(tool.name)
-        if known is not None and known[0] is tool and known[1] is schema:
-            return known[2]
-        shown = tool.prompt_schema()
-        self._made[tool.name] = (tool, schema, shown)
-        return shown
 
 
 @dataclass(slots=True)
@@ -69,7 +50,6 @@ class Answer:
     index: ToolIndex
     deferred: frozenset[str]
     state: Discovery
-    schemas: Schemas
     found: list[dict[str, object]] = field(default_factory=lambda: [])
     before: list[str] = field(default_factory=lambda: [])
     other: list[str] = field(default_factory=lambda: [])
@@ -142,7 +122,7 @@ class Answer:
         if info.requires_confirmation:
             entry["needs_approval"] = True
         if self.state.protocol == "text":
-            entry["parameters"] = self.schemas.of(tool)
+            entry["parameters"] = self.index.prompt_schema(tool)
             self.state.described[name] = None
         self.found.append(entry)
         self.categories.append(info.category)

@@ -27,7 +27,7 @@ from toolchain._hooks import ToolCallRefused, ToolHook
 from toolchain._input import ArgumentsError
 from toolchain._result import ToolCall, ToolResult
 from toolchain.discovery._activation import Discovery, discovery
-from toolchain.discovery._found import Schemas, take_up
+from toolchain.discovery._found import take_up
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._quoting import quoted
 from toolchain.discovery._search_tool import SearchTool
@@ -46,9 +46,6 @@ class Gatekeeper(Protocol):
 
     @property
     def deferred(self) -> frozenset[str]: ...
-
-    @property
-    def schemas(self) -> Schemas: ...
 
     async def suggestion(self, name: str) -> str: ...
 
@@ -97,7 +94,7 @@ class Gate(ToolHook):
         try:
             tool.codec.validate(call.args)
         except ArgumentsError as error:
-            schema = self.owner.schemas.of(tool)
+            schema = self.owner.index.prompt_schema(tool)
             if state.protocol == "text":  # its parameters are in the conversation now
                 state.described[call.name] = None
             parameters = msgspec.json.encode(schema).decode()

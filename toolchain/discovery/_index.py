@@ -9,7 +9,10 @@ so a misconfigured index fails at startup with the whole list, not one at a time
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
+
+import msgspec
 
 from toolchain._errors import ToolchainError
 from toolchain._kept import Kept, kept_for
@@ -82,6 +85,10 @@ class ToolIndex:
         self.extractors: dict[str, Extractor] = dict(extractors or {})
         self.workflows: dict[str, str] = dict(workflows or {})
         self.require_info = require_info
+        self._read: dict[str, _Read] = {}
+        """Each tool as last read (`_read_tool`): its document and definition, made again
+        only when the tool, its description, metadata or input schema changed."""
+        self._documents: tuple[ToolDocument, ...] = ()
 
     def problems(self) -> list[str]:
         """Every inconsistency, in a stable order (empty when the index is sound)."""
@@ -122,26 +129,90 @@ class ToolIndex:
         return self.info.get(name) or ToolInfo(name)
 
     def documents(self) -> tuple[ToolDocument, ...]:
-        """What the search backends index: one document per tool, in tool order."""
-        return tuple(self.document(tool) for tool in self.tools.values())
+        """What the search backends index: one document per tool, in tool order (the same
+        tuple again while every tool is the same: a backend given it knows it at once)."""
+        made = tuple(self._read_tool(tool).document for tool in self.tools.values())
+        last = self._documents
+        if last == made:  # compared in C, each document by identity first
+            return last
+        self._documents = made
+        return made
 
     def document(self, tool: AnyTool) -> ToolDocument:
-        info = self.info_of(tool.name)
-        return ToolDocument(
+        """What the search backends index of ``tool``: its name, description (the
+        metadata's, when it has one), category, phrases, parameters and hint."""
+        return self._read_tool(tool).document
+
+    def definition(self, tool: AnyTool) -> str:
+        """``tool``'s definition as a model reads it when it is described: its name,
+        description and compact parameter schema (what deferring it keeps out).
+
+        >>> from toolchain import tool
+        >>> @tool
+        ... def ping(host: str) -> str:
+        ...     '''Ping a host.'''
+        ...     return host
+        >>> print(ToolIndex([ping]).definition(ping))
+        ping: Ping a host.
+        {"additionalProperties":false,"properties":{"host":{"type":"string"}},"required":["host"],"type":"object"}
+        """
+        return self._read_tool(tool).definition
+
+    def prompt_schema(self, tool: AnyTool) -> dict[str, object]:
+        """``tool.prompt_schema()``, the parameters a search describes it with: asked
+        once while the tool is the same (a tool class may make its own at a cost)."""
+        return self._read_tool(tool).prompt_schema
+
+    def _read_tool(self, tool: AnyTool) -> _Read:
+        """``tool`` as the index reads it. Made once for a tool as it is, for every
+        search made over the index (one per request, say): read again when the tool,
+        its description, metadata or input schema changed since (changed in place too)."""
+        info = self.info.get(tool.name)
+        description = tool.description
+        schema = tool.input_schema()
+        known = self._read.get(tool.name)
+        if (
+            known is not None
+            and known.tool is tool
+            and known.info is info
+            and known.schema is schema
+            and known.description == description
+        ):
+            return known
+        entry = info or ToolInfo(tool.name)
+        document = ToolDocument(
             tool.name,
-            (info.description or tool.description).strip(),
-            info.category,
-            info.phrases,
+            (entry.description or description).strip(),
+            entry.category,
+            entry.phrases,
             # The names and descriptions (no need to compact): read once per schema, for
-            # every index and search made of its tools (one made per request, say).
-            kept_for(_PARAMETERS, tool.input_schema(), _parameters),
-            info.hint,
+            # every index made of its tools.
+            kept_for(_PARAMETERS, schema, _parameters),
+            entry.hint,
         )
+        shown = tool.prompt_schema()
+        definition = f"{tool.name}: {description}\n{msgspec.json.encode(shown).decode()}"
+        made = _Read(tool, info, description, schema, document, shown, definition)
+        self._read[tool.name] = made
+        return made
 
     def workflow(self, categories: Iterable[str]) -> str:
         """The guidance of ``categories`` (each once, in the order given)."""
         seen: dict[str, None] = dict.fromkeys(c for c in categories if c in self.workflows)
         return "\n\n".join(self.workflows[c].strip() for c in seen)
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A tool as the index last read it: what its document and definition were made from."""
+
+    tool: AnyTool
+    info: ToolInfo | None
+    description: str
+    schema: object
+    document: ToolDocument
+    prompt_schema: dict[str, object]
+    definition: str
 
 
 _PARAMETERS = Kept[int, tuple[dict[str, object], tuple[tuple[str, str], ...]]](1024)

@@ -25,7 +25,7 @@ from toolchain._tool import Tool
 from toolchain.discovery._activation import discovery
 from toolchain.discovery._documents import SearchBackend
 from toolchain.discovery._events import ToolsFound
-from toolchain.discovery._found import Answer, Schemas
+from toolchain.discovery._found import Answer
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._quoting import shortened
 
@@ -65,9 +65,6 @@ class Searched(Protocol):
 
     @property
     def deferred(self) -> frozenset[str]: ...
-
-    @property
-    def schemas(self) -> Schemas: ...
 
     async def search(
         self, ctx: ExecutionContext, query: str | Sequence[str], limit: int
@@ -109,7 +106,7 @@ async def find(
     left_out = queries[MAX_QUERIES:]
     queries = queries[:MAX_QUERIES]
     state = discovery(ctx)
-    answer = Answer(owner.index, owner.deferred, state, owner.schemas)
+    answer = Answer(owner.index, owner.deferred, state)
     unmatched: list[str] = []
     failed: str | None = None
     searched: list[str] = []

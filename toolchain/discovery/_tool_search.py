@@ -48,11 +48,11 @@ create_page is not active: search for it first, e.g. tool_search(query="add a pa
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NoReturn
 
-import msgspec
 from typing_extensions import deprecated
 
 from toolchain import _approvals as approvals
@@ -66,7 +66,6 @@ from toolchain.discovery._activation import discovery
 from toolchain.discovery._approval import Approval, Approver
 from toolchain.discovery._documents import SearchBackend
 from toolchain.discovery._events import SchemasDeferred
-from toolchain.discovery._found import Schemas
 from toolchain.discovery._gate import Gate
 from toolchain.discovery._index import ToolIndex
 from toolchain.discovery._keyword import KeywordSearch
@@ -143,12 +142,6 @@ class ToolSearch(Extension):
         self.backend: SearchBackend = backend if backend is not None else _default_backend()
         self.backend.index(self.index.documents())
         self.deferred = frozenset(self.index.tools) - frozenset(self.always_active)
-        self.schemas = Schemas()
-        """Each index tool's schema as searches show it (each tool's prompt schema, made
-        once per input schema: ``Tool.prompt_schema``)."""
-        self.definition_tokens = _counted(
-            _definitions((self.index.tools[name] for name in sorted(self.deferred)), self.schemas)
-        )
         self.defers = defer is True or (defer == "auto" and self.definition_tokens > budget_tokens)
         self._tokens_per_tool: dict[str, int] = {}  # counted when first asked
         # The last step's tools and what follows from them: a run's steps (and most
@@ -156,6 +149,14 @@ class ToolSearch(Extension):
         self._shown: tuple[tuple[str, ...], tuple[str, ...], frozenset[str]] | None = None
         self._hidden_of: _Hidden | None = None
         self._tool = SearchTool(self)
+
+    @functools.cached_property
+    def definition_tokens(self) -> int:
+        """The o200k tokens of the deferred tools' definitions (name, description and
+        parameter schema each), as a model would read them were they all described:
+        counted when first read (``defer="auto"`` reads it as the search is made)."""
+        tools = self.index.tools
+        return _counted(tuple(self.index.definition(tools[name]) for name in sorted(self.deferred)))
 
     # -- Extension -------------------------------------------------------------------
 
@@ -260,7 +261,7 @@ class ToolSearch(Extension):
         counted = self._tokens_per_tool
         for name in names:
             if name not in counted:
-                counted[name] = _definition_tokens([self.index.tools[name]], self.schemas)
+                counted[name] = _tokens(self.index.definition(self.index.tools[name]))
         return sum(counted[name] for name in names)
 
     # -- searching -------------------------------------------------------------------
@@ -296,35 +297,28 @@ class _Hidden:
     tokens: int
 
 
-def _definitions(tools: Iterable[AnyTool], schemas: Schemas) -> str:
-    """The tools' definitions as the model would read them (name, description, schema)."""
-    return "\n".join(
-        f"{tool.name}: {tool.description}\n{msgspec.json.encode(schemas.of(tool)).decode()}"
-        for tool in tools
-    )
-
-
-def _definition_tokens(tools: Iterable[AnyTool], schemas: Schemas) -> int:
+def _tokens(text: str) -> int:
     from toolchain._tokens import count_tokens
 
-    text = _definitions(tools, schemas)
     return count_tokens(text) if text else 0
 
 
-def _counted(text: str) -> int:
-    """The o200k tokens of ``text`` (all of an index's deferred definitions): counted
-    once for every ToolSearch over the same definitions (one made per request, say)."""
+def _counted(definitions: tuple[str, ...]) -> int:
+    """The o200k tokens of ``definitions`` (all of an index's deferred ones), one per
+    line: counted once for every ToolSearch over the same definitions (one made per
+    request, say). Keyed by the lines, whose hashes are kept, not by their text joined
+    (a new string of some 70 KB for 200 tools, hashed again each time)."""
     from toolchain._tokens import count_tokens
 
-    if not text:
+    if not definitions:
         return 0
-    key = (count_tokens, text)  # the counter too: a test may count with its own
+    key = (count_tokens, definitions)  # the counter too: a test may count with its own
     tokens = _COUNTED.get(key)
-    return _COUNTED.put(key, count_tokens(text)) if tokens is None else tokens
+    return _COUNTED.put(key, count_tokens("\n".join(definitions))) if tokens is None else tokens
 
 
-_COUNTED = Kept[tuple[object, str], int](8)
-"""(the counter, a text) → its tokens (`_counted`): the last eight texts counted."""
+_COUNTED = Kept[tuple[object, tuple[str, ...]], int](8)
+"""(the counter, definitions) → their tokens (`_counted`): the last eight counted."""
 
 
 def _default_backend() -> SearchBackend:

@@ -53,13 +53,13 @@ def test_a_search_made_per_request_indexes_its_tools_once(monkeypatch: pytest.Mo
 async def test_a_search_over_a_changed_tool_indexes_it_again() -> None:
     index = _index()
     invoices = next(t for t in index.tools.values() if t.name.startswith("send_invoice"))
-    before = ToolSearch(index, defer=True)
+    before = ToolSearch(index, defer=True).definition_tokens  # counted when first read
     invoices.description = "Book a meeting room for the whole team, on any floor, for a day."
     after = ToolSearch(index, defer=True)
     ctx = ExecutionContext()
     found = await after.search(ctx, "book a meeting room", 1)
     assert invoices.name in str(found)
-    assert after.definition_tokens != before.definition_tokens
+    assert after.definition_tokens != before
 
 
 def test_definitions_are_counted_once_for_the_same_tools(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,3 +75,25 @@ def test_definitions_are_counted_once_for_the_same_tools(monkeypatch: pytest.Mon
     ToolSearch(index)
     ToolSearch(index)
     assert len(counts) == 1
+
+
+def test_an_index_reads_each_tool_once_while_it_is_the_same() -> None:
+    index = _index()
+    invoices = next(t for t in index.tools.values() if t.name.startswith("send_invoice"))
+    first = index.documents()
+    assert index.documents() is first  # the same tuple: a backend knows it at once
+    assert index.definition(invoices) is index.definition(invoices)
+
+
+def test_an_index_reads_a_tool_again_when_it_changed() -> None:
+    from toolchain.discovery import ToolInfo
+
+    index = _index()
+    invoices = next(t for t in index.tools.values() if t.name.startswith("send_invoice"))
+    assert index.document(invoices).description == "Send the customer's open invoice by mail."
+    invoices.description = "Mail the open invoice."
+    assert index.document(invoices).description == "Mail the open invoice."
+    assert index.definition(invoices).startswith(f"{invoices.name}: Mail the open invoice.\n")
+    index.info[invoices.name] = ToolInfo(invoices.name, category="billing", hint="Mail once.")
+    document = index.document(invoices)
+    assert (document.category, document.hint) == ("billing", "Mail once.")
