@@ -58,13 +58,15 @@ class Gate(ToolHook):
 
     def __init__(self, owner: Gatekeeper, home: ExecutionContext) -> None:
         self.owner = owner
-        self.home = home.run_id  # the id, not the context: no cycle through ctx.hooks
+        # The run's state bag, not the context (no cycle through ctx.hooks), nor its id
+        # (drawn from the OS when first read: a run that never reads it draws none).
+        self.home = home.state
 
     def guard_tool_call(self, ctx: ExecutionContext, call: ToolCall) -> Any:
         owner = self.owner
         # The tool first: most calls are of tools never deferred, and the set answers
-        # before the run's id is read.
-        if call.name not in owner.deferred or not owner.defers or ctx.run_id != self.home:
+        # before the run is compared.
+        if call.name not in owner.deferred or not owner.defers or ctx.state is not self.home:
             return None
         state = discovery(ctx)
         if call.name in state.active:
@@ -80,7 +82,7 @@ class Gate(ToolHook):
         owner = self.owner
         if call.name in owner.index.tools:
             discovery(ctx).used[call.name] = None
-        elif call.name == SearchTool.name and owner.defers and ctx.run_id == self.home:
+        elif call.name == SearchTool.name and owner.defers and ctx.state is self.home:
             # A search's answer, live or replayed by a durable run (which skips the
             # search itself): what it made callable stays callable (`take_up`).
             take_up(discovery(ctx), result.text, owner.index, owner.deferred)
