@@ -40,7 +40,7 @@ from agents._resume import (
 )
 from agents._run_inputs import check_run_inputs
 from agents._run_record import RunRecord, check_limits, run_context, stopped_during_step
-from agents._savings import open_ledger
+from agents._savings import LedgerPlan, open_ledger
 from agents._step_log import log
 from agents._step_request import UNSENT, StepCalls
 from agents._step_state import TASKS_PENDING, Done, RunStop, StepCall, StepRecord
@@ -128,6 +128,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         self.extensions: tuple[Extension, ...] = wired.all
         self.step_hooks: tuple[StepHook, ...] = wired.step_hooks
         self._replies = Replies(termination, wired.answer_checks, self._feedback)
+        self._plan: LedgerPlan | None = None  # what its runs' ledgers share (_ledger_plan)
 
     # -- public API ------------------------------------------------------------------
 
@@ -310,11 +311,7 @@ class StepEngine(ABC, Generic[AnswerT]):
         # Instrumentation (agents.otel) watches ctx.events; else nothing.
         settles = run_started(ctx, self, streaming=streaming) if WATCHERS else None
         # What the extensions save is counted only in a run that has some.
-        ledger = (
-            open_ledger(ctx, self.extensions, self.tool_chain, self.text_format, self.protocol)
-            if self.extensions
-            else None
-        )
+        ledger = open_ledger(ctx, self._ledger_plan()) if self.extensions else None
         loop = asyncio.get_running_loop()
         deadline = None if ctx.limits.timeout is None else loop.time() + ctx.limits.timeout
         steps = self._step_calls(task, history)
@@ -608,11 +605,7 @@ class StepEngine(ABC, Generic[AnswerT]):
             Streaming(self._stream_events, self._extensions.text_filters) if streaming else None
         )
         live.settles = run_started(ctx, self, streaming=streaming) if WATCHERS else None
-        live.ledger = (
-            open_ledger(ctx, self.extensions, self.tool_chain, self.text_format, self.protocol)
-            if self.extensions
-            else None
-        )
+        live.ledger = open_ledger(ctx, self._ledger_plan()) if self.extensions else None
         # Closed with this one: a stream let go early releases the run at once.
         async with contextlib.aclosing(self._steps(live, paused, decisions)) as events:
             async for event in events:
@@ -623,6 +616,15 @@ class StepEngine(ABC, Generic[AnswerT]):
     ) -> AgentResult[AnswerT]:
         """``resume`` for synchronous code (not from inside a running event loop)."""
         return run_sync(self.resume(result, decisions))
+
+    def _ledger_plan(self) -> LedgerPlan:
+        """What the savings ledgers of this agent's runs share: worked out for its first
+        run, and again only when the extensions, chain, format or a guide changed."""
+        plan = self._plan
+        extensions, chain, fmt = self.extensions, self.tool_chain, self.text_format
+        if plan is None or not plan.holds(extensions, chain, fmt, self.protocol):
+            plan = self._plan = LedgerPlan(extensions, chain, fmt, self.protocol)
+        return plan
 
     def _step_calls(
         self, task: str | Sequence[ContentPart], history: Sequence[Message]

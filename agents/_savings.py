@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from toolchain.relay import OutputBoxed, ReferencesResolved
     from toolchain.variables import ToolVariables, VariablesResolved
 
-__all__ = ["Ledger", "note_request", "note_sections", "open_ledger", "run_savings"]
+__all__ = ["Ledger", "LedgerPlan", "note_request", "note_sections", "open_ledger", "run_savings"]
 
 _LEDGER = StateKey["Ledger | None"]("agents.savings.ledger")
 _CHILDREN = StateKey[dict[str, Savings]]("agents.savings.children")
@@ -109,41 +109,25 @@ class Ledger:
         "_watching_calls",
     )
 
-    def __init__(
-        self,
-        ctx: ExecutionContext,
-        kinds: Mapping[str, Extension],
-        chain: ToolChain,
-        text_format: TextFormat,
-        protocol: str,
-    ) -> None:
+    def __init__(self, ctx: ExecutionContext, plan: LedgerPlan) -> None:
         # Read from the module each run (the encoder loads on first count; a test may
         # count the counts by patching it there).
         self._count = toolchain.runtime.count_tokens
         self._ctx = ctx
-        self._chain = chain
-        self._format = text_format
-        self._native = protocol == "native"
-        self._kinds = {kind: extension.name for kind, extension in kinds.items()}
-        self._variables = kinds.get("variables")
+        self._chain = plan.chain
+        self._format = plan.format
+        self._native = plan.protocol == "native"
+        self._kinds = plan.kinds
+        self._variables = plan.variables
         """The run's ToolVariables (``_kinds`` found it by its class: cast where asked)."""
-        self._names = tuple(dict.fromkeys(self._kinds.values()))
-        self._owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
-        self._guide: dict[str, int] = {}
-        for kind, extension in kinds.items():
-            for tool in _overhead_tools(kind, extension):
-                self._owner.setdefault(tool, extension.name)
-            text = extension.instructions().strip()
-            if text:
-                tokens = _guide_of(text_format, extension.name, text)
-                self._guide[extension.name] = self._guide.get(extension.name, 0) + tokens
+        self._names = plan.names
+        self._owner = plan.owner
+        self._guide = plan.guide
         self._cost: dict[str, int] = dict.fromkeys(self._names, 0)  # whole requests
         self._carried: list[_Carried] = []
         self._per_request: list[tuple[int, str, int, bool]] = []  # request, name, tokens, kept
-        self._fixing = bool(self._guide or self._owner or "discovery" in self._kinds)
-        """Whether a request costs anything for the tools it shows or defers (else the
-        variables alone: nothing is fixed)."""
-        self._growing = _only_grows(chain)
+        self._fixing = plan.fixing
+        self._growing = plan.growing
         self._shown: list[tuple[int, tuple[str, ...], tuple[str, ...] | None]] = []
         """Each request of a chain that only gains tools (`_only_grows`): its tools and
         those it described (None: all of them), tuples the request holds anyway. What
@@ -173,13 +157,13 @@ class Ledger:
         self._tool_tokens: dict[str, tuple[object, int]] | None = None
         """The chain's tools' definitions counted (`_definition`): found when first asked."""
         self._message_tokens: dict[int, tuple[Message, int]] = {}
-        self._protocol = protocol
+        self._protocol = plan.protocol
         self._unsubscribe: list[Callable[[], None]] = []
         self._watching_calls = False
         # How much of an output the chain shows (as toolchain.chain cuts them): 0 for a
         # chain that does not say, and every output is then compared as written again.
-        self._output_limit: int = getattr(chain, "max_output_chars", 0)
-        self._observation_limit: int = getattr(chain, "max_observation_chars", 0)
+        self._output_limit: int = getattr(plan.chain, "max_output_chars", 0)
+        self._observation_limit: int = getattr(plan.chain, "max_observation_chars", 0)
         self._fixed_for: _FixedFor | None = None  # the last request's (`_request_cost`)
         self._deferred_for: _Kept[int] | None = None
 
@@ -359,8 +343,8 @@ class Ledger:
         if (
             last is not None
             and last.holds(shown, registered)
-            and last.value[1] == self._guide
-            and last.value[2] == self._owner
+            and (last.value[1] is self._guide or last.value[1] == self._guide)
+            and (last.value[2] is self._owner or last.value[2] == self._owner)
         ):
             return last
         fixed = [(name, tokens, False) for name, tokens in self._guide.items()]
@@ -624,24 +608,97 @@ class Ledger:
         return tokens
 
 
-def open_ledger(
-    ctx: ExecutionContext,
-    extensions: Sequence[Extension],
-    chain: ToolChain,
-    text_format: TextFormat,
-    protocol: str,
-) -> Ledger | None:
+def open_ledger(ctx: ExecutionContext, plan: LedgerPlan) -> Ledger | None:
     """A ledger listening on ``ctx``, or None for a run without an extension that
-    replaces content (the relay, discovery, the variables)."""
-    kinds = _kinds(extensions)
-    if not kinds:
+    replaces content (the relay, discovery, the variables): ``plan`` says which."""
+    if not plan.kinds:
         return None
     left = ctx.state.get(_LEDGER)
     if left is not None:  # a run on this context that never ended (a stream let go)
         left.close()
-    ledger = Ledger(ctx, kinds, chain, text_format, protocol)
+    ledger = Ledger(ctx, plan)
     ledger.open()
     return ledger
+
+
+class LedgerPlan:
+    """What the ledgers of an agent's runs share, worked out once: its extensions by
+    kind, the tools that are one's overhead (an agent offers the tools its extensions
+    had when it was built), the guides' tokens. An agent keeps its plan while it runs
+    with the same extensions, chain, format and protocol, and each guide reads as it
+    did (an extension's settings may change its guide between runs: `holds`)."""
+
+    __slots__ = (
+        "chain",
+        "extensions",
+        "fixing",
+        "format",
+        "growing",
+        "guide",
+        "guides",
+        "kinds",
+        "names",
+        "owner",
+        "protocol",
+        "variables",
+    )
+
+    def __init__(
+        self,
+        extensions: Sequence[Extension],
+        chain: ToolChain,
+        text_format: TextFormat,
+        protocol: str,
+    ) -> None:
+        self.extensions = extensions
+        self.chain = chain
+        self.format = text_format
+        self.protocol = protocol
+        kinds = _kinds(extensions)
+        self.kinds = {kind: extension.name for kind, extension in kinds.items()}
+        """Kind → the name of the run's extension of that kind (none: no ledger)."""
+        self.variables = kinds.get("variables")
+        self.names = tuple(dict.fromkeys(self.kinds.values()))
+        self.owner: dict[str, str] = {}  # tool name → the extension whose overhead it is
+        self.guide: dict[str, int] = {}
+        guides: list[tuple[Extension, str]] = []
+        for kind, extension in kinds.items():
+            for tool in _overhead_tools(kind, extension):
+                self.owner.setdefault(tool, extension.name)
+            text = extension.instructions().strip()
+            guides.append((extension, text))
+            if text:
+                tokens = _guide_of(text_format, extension.name, text)
+                self.guide[extension.name] = self.guide.get(extension.name, 0) + tokens
+        self.guides = tuple(guides)
+        """Each extension of a kind and its guide as counted (`holds` reads them again)."""
+        self.fixing = bool(self.guide or self.owner or "discovery" in self.kinds)
+        """Whether a request costs anything for the tools it shows or defers (else the
+        variables alone: nothing is fixed)."""
+        self.growing = _only_grows(chain)
+
+    def holds(
+        self,
+        extensions: Sequence[Extension],
+        chain: ToolChain,
+        text_format: TextFormat,
+        protocol: str,
+    ) -> bool:
+        """Whether this plan is the one for a run of these: the same objects, each guide
+        the same text (asked again: as the agent asks for its prompt), and a format of
+        this package's (one of the user's own is asked to write the guides each run)."""
+        if (
+            extensions is not self.extensions
+            or chain is not self.chain
+            or text_format is not self.format
+            or protocol != self.protocol
+            or type(text_format) not in _PURE_FORMATS
+        ):
+            return False
+        for extension, text in self.guides:  # noqa: SIM110 (a loop, not all(): no generator a run)
+            if extension.instructions().strip() != text:
+                return False
+        return True
 
 
 def note_sections(ctx: ExecutionContext, texts: list[tuple[str, str]]) -> None:

@@ -312,6 +312,11 @@ def test_a_guide_is_counted_as_each_run_shows_it(kind: Kind) -> None:
     )
     third = framed.run_sync("Go").savings["context_relay"].cost
     assert third - second == guide(relay, framed.text_format) - guide(relay, XMLFormat()) > 0
+    # The agent's own format changed between its runs: its guide is written again.
+    before = guide(relay, framed.text_format)
+    framed.text_format.frame = "(a longer frame, of a good many more words than before)"
+    fourth = framed.run_sync("Go").savings["context_relay"].cost
+    assert fourth - third == guide(relay, framed.text_format) - before > 0
 
 
 @KINDS
