@@ -303,20 +303,21 @@ def test_a_guide_is_counted_as_each_run_shows_it(kind: Kind) -> None:
     second = runner.run_sync("Go").savings["context_relay"].cost
     assert second - first == guide(relay, XMLFormat()) - guide(ContextRelay(2_000), XMLFormat())
     assert second - first > 0
+    frame = Framed("(a frame of several words)")
     framed = agent(
         kind,
         ScriptedModel(lambda messages: answer(kind)),
         chain,
         extensions=[relay],
-        text_format=Framed("(a frame of several words)"),
+        text_format=frame,
     )
     third = framed.run_sync("Go").savings["context_relay"].cost
-    assert third - second == guide(relay, framed.text_format) - guide(relay, XMLFormat()) > 0
+    assert third - second == guide(relay, frame) - guide(relay, XMLFormat()) > 0
     # The agent's own format changed between its runs: its guide is written again.
-    before = guide(relay, framed.text_format)
-    framed.text_format.frame = "(a longer frame, of a good many more words than before)"
+    before = guide(relay, frame)
+    frame.frame = "(a longer frame, of a good many more words than before)"
     fourth = framed.run_sync("Go").savings["context_relay"].cost
-    assert fourth - third == guide(relay, framed.text_format) - before > 0
+    assert fourth - third == guide(relay, frame) - before > 0
 
 
 @KINDS
