@@ -116,18 +116,18 @@ class BM25Search:
         # would otherwise index all its tools again each time).
         docs = tuple(documents)
         settings = (type(self), self._name_weight, self._k1, self._b, self._parameters)
-        last = _LAST[0]
-        if last is not None and last[0] is docs and last[1] == settings:
+        seen = _SEEN.get((id(docs), settings))
+        if seen is not None and seen[0] is docs:
             # The tuple a ToolIndex hands out again while its tools are the same: found
-            # without hashing every document (a tuple's hash is not kept).
-            self._index = last[2]
+            # by identity, without hashing every document (a tuple's hash is not kept).
+            self._index = seen[1]
             return
         key = (*settings, docs)
         known = _BUILT.get(key, _NOT_BUILT)
         if known is _NOT_BUILT:
             known = _BUILT.put(key, self._built(analyser, docs))
         self._index = cast("_Index | None", known)
-        _LAST[0] = (docs, settings, self._index)
+        _SEEN.put((id(docs), settings), (docs, self._index))
 
     def _built(self, analyser: _Analyser, documents: tuple[ToolDocument, ...]) -> _Index | None:
         import bm25s
@@ -192,9 +192,10 @@ _BUILT = Kept[tuple[object, ...], "_Index | object | None"](8)
 read once built, and searches share it."""
 _NOT_BUILT = object()
 
-_LAST: list[tuple[tuple[ToolDocument, ...], tuple[object, ...], _Index | None] | None] = [None]
-"""The last documents indexed (the tuple itself), their settings and index: `_BUILT`'s
-last entry, found by identity."""
+_SEEN = Kept[tuple[int, tuple[object, ...]], tuple[tuple[ToolDocument, ...], "_Index | None"]](8)
+"""(the id of a documents tuple, settings) → that tuple (kept alive, so its id stays its
+own) and its index: `_BUILT`'s entries found by identity, for the indexes a process
+builds searches over."""
 
 
 def _idf(documents: int, containing: int) -> float:
