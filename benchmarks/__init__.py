@@ -21,6 +21,10 @@ leave the cyclic garbage collector on while timing.
 * ``benchmarks.loop_overhead``: the ReAct loop's own cost per iteration, what each
   extension installed adds to it (``_extension_overhead``), and what an agent built per
   request costs against one reused (``_fresh_agents``);
+* ``benchmarks.extension_parts``: where the extension rows' cost goes: one agent run as
+  it is and with each part of ToolVariables' and ToolSearch's work made free by a
+  stand-in, round by round, and with every part free at once (what having the extension
+  costs, whatever its work);
 * ``benchmarks.pass_by_reference``: tokens saved by ToolVariables and ContextRelay, and
   their cost per call (its tasks in ``_reference_tasks`` and ``_record_flow``, its timing
   in ``_reference_overhead``, ToolVariables over a 100-iteration run in
