@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Literal, TypeVar
@@ -127,7 +128,9 @@ class StepEngine(ABC, Generic[AnswerT]):
         self._extensions = wired
         self.extensions: tuple[Extension, ...] = wired.all
         self.step_hooks: tuple[StepHook, ...] = wired.step_hooks
-        self._replies = Replies(termination, wired.answer_checks, self._feedback)
+        # Through a weak reference: the replies are this agent's own (see _weakly).
+        feedback = _weakly(weakref.WeakMethod(self._feedback))
+        self._replies = Replies(termination, wired.answer_checks, feedback)
         self._plan: LedgerPlan | None = None  # what its runs' ledgers share (_ledger_plan)
 
     # -- public API ------------------------------------------------------------------
@@ -651,6 +654,19 @@ class StepEngine(ABC, Generic[AnswerT]):
             system_prompt=self.system_prompt,
             options=self._options,
         )
+
+
+def _weakly(method: weakref.WeakMethod[Callable[[str], Message]]) -> Callable[[str], Message]:
+    """An agent's ``_feedback`` called through ``method``, a weak reference: its `Replies`
+    is the agent's own, and a bound method there would make the two a cycle (an agent
+    built per request would wait for the garbage collector, and all it holds with it)."""
+
+    def feedback(text: str) -> Message:
+        bound = method()
+        assert bound is not None  # called while the agent runs: it is alive
+        return bound(text)
+
+    return feedback
 
 
 def _text_of(messages: Sequence[Message]) -> str:

@@ -10,11 +10,13 @@ import gc
 import logging
 import weakref
 from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 import pytest
 
 from agents import ReActAgent, ToolCallingAgent
 from agents.models import ScriptedModel
+from formats import TextFormat, XMLFormat
 from toolchain import ExecutionContext, Extension, JSONToolChain, tool
 from toolchain.discovery import ToolIndex, ToolSearch
 from toolchain.relay import ContextRelay
@@ -149,3 +151,55 @@ def test_a_run_leaves_no_garbage_for_the_collector(native: bool, extensions: str
 
     left = asyncio.run(runs())
     assert left == 0, f"the run left {left} objects in reference cycles"
+
+
+@pytest.mark.usefixtures("collector_off")
+@pytest.mark.parametrize("native", [False, True], ids=["text", "native"])
+@pytest.mark.parametrize("extensions", list(EXTENSIONS), ids=list(EXTENSIONS))
+def test_an_agent_built_per_request_is_freed_without_the_collector(
+    native: bool, extensions: str
+) -> None:
+    """An agent built for one request and dropped goes with its last reference: it used
+    to be a cycle with its own replies (their feedback, a bound method of the agent), and
+    a text agent's chain with its format (the chain's cache held the format, whose
+    sections hold the chain), so the agent and everything it holds waited for a
+    collection."""
+
+    async def served() -> tuple[weakref.ref[object], int]:
+        agent = _agent(native, EXTENSIONS[extensions]())
+        result = await agent.run("Look alpha up.")
+        assert result.ok, result.stopped_by
+        gone = weakref.ref[object](agent)
+        del agent, result
+        return gone, gc.collect()
+
+    asyncio.run(served())  # what the first agent of a process sets up once
+    gone, left = asyncio.run(served())
+    assert gone() is None, "the agent outlived its last reference: a reference cycle holds it"
+    assert left == 0, f"the agent left {left} objects in reference cycles"
+
+
+class _Slotted:
+    """A text format of one's own that takes no weak reference (``__slots__`` and no
+    ``__weakref__``): the XML format's behaviour, delegated."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self) -> None:
+        self._inner = XMLFormat()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+
+def test_a_format_that_takes_no_weak_reference_still_runs() -> None:
+    chain = JSONToolChain().register_tool(lookup)
+    action = '<action>{"tool": "lookup", "args": {"key": "alpha"}}</action>'
+    model = ScriptedModel([action, "<answer>done</answer>"] * 2)
+    fmt = cast(TextFormat, _Slotted())  # a TextFormat by what it does (delegated)
+    agent = ReActAgent(model, tool_chain=chain, text_format=fmt)
+    for _ in range(2):  # the chain's reserved names made each time, not kept
+        result = asyncio.run(agent.run("Look alpha up."))
+        assert result.ok, result.stopped_by
+        raw = result.steps[0].tool_results[0].raw
+        assert raw.errors == (None,) and raw.results[0] is not None

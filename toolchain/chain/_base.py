@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, Protocol, Self, TypedDict, TypeVar, cast, overload, runtime_checkable
 
@@ -271,7 +272,7 @@ class ToolChainBase:
         # name -> (tool, schema, description, policy, its listing entry): see
         # available_tools_prompt
         self._listing: dict[str, tuple[AnyTool, object, str, str, str]] = {}
-        self._reserved: tuple[TextFormat, int, frozenset[str]] | None = None
+        self._reserved: tuple[weakref.ref[TextFormat], int, frozenset[str]] | None = None
         for extension in self.extensions:
             for tool in extension.tools():
                 self.register_tool(tool)
@@ -705,12 +706,18 @@ class ToolChainBase:
         chain's, and those agents read whatever the format registered."""
         sections = text_format.sections
         cached = self._reserved
-        if cached is not None and cached[0] is text_format and cached[1] == len(sections):
+        if cached is not None and cached[0]() is text_format and cached[1] == len(sections):
             return cached[2]
         names = frozenset(
             {section.name.lower() for section in sections} | AGENT_SECTIONS | {config.section}
         )
-        self._reserved = (text_format, len(sections), names)
+        try:
+            # The format weakly: an agent registers this chain as the format's action
+            # section, and the two would be a cycle (an agent built per request, with all
+            # it holds, left for the garbage collector).
+            self._reserved = (weakref.ref(text_format), len(sections), names)
+        except TypeError:  # a format of one's own with __slots__ and no __weakref__
+            self._reserved = None
         return names
 
 
