@@ -132,6 +132,8 @@ class ToolIndex:
         """What the search backends index: one document per tool, in tool order (the same
         tuple again while every tool is the same: a backend given it knows it at once)."""
         made = tuple(self._read_tool(tool).document for tool in self.tools.values())
+        if len(self._read) > len(made):  # tools gone from ``tools``: their reads go too
+            self._read = {name: read for name, read in self._read.items() if name in self.tools}
         last = self._documents
         if last == made:  # compared in C, each document by identity first
             return last

@@ -4,7 +4,9 @@ tools is made once and shared, and made again when a tool changed."""
 
 from __future__ import annotations
 
+import gc
 import itertools
+import weakref
 
 import bm25s
 import pytest
@@ -97,3 +99,14 @@ def test_an_index_reads_a_tool_again_when_it_changed() -> None:
     index.info[invoices.name] = ToolInfo(invoices.name, category="billing", hint="Mail once.")
     document = index.document(invoices)
     assert (document.category, document.hint) == ("billing", "Mail once.")
+
+
+def test_an_index_lets_go_of_a_tool_removed_from_it() -> None:
+    index = _index()
+    pages = next(t for t in index.tools.values() if t.name.startswith("archive_page"))
+    index.documents()
+    gone = weakref.ref(pages)
+    del index.tools[pages.name], pages
+    assert [d.name for d in index.documents()] == list(index.tools)
+    gc.collect()  # (a tool made by @tool may sit in a cycle of its own)
+    assert gone() is None, "the index still holds what it read of a tool removed from it"
