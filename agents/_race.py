@@ -226,6 +226,8 @@ async def _drive(
     grace: asyncio.TimerHandle | None = None
     stopped: RunStop | None = None  # why we cancelled the call, which then ends so
     must_cancel: asyncio.CancelledError | None = None  # thrown in as the call resumes
+    interrupt: asyncio.CancelledError | None = None
+    thrown: asyncio.CancelledError | None = None
     watched: object = None
     try:
         while True:
@@ -243,7 +245,7 @@ async def _drive(
             elif pending is not watched:  # once per future: a cancellation waits on it
                 pending.add_done_callback(ready)
                 watched = pending
-            interrupt: asyncio.CancelledError | None = None
+            interrupt = None
             try:
                 kind = await wake
             except asyncio.CancelledError as error:  # the caller's task was cancelled
@@ -302,6 +304,11 @@ async def _drive(
         for handle in (timer, grace):
             if handle is not None:
                 handle.cancel()
+        # A cancellation caught here (a cancel scope inside the call, as the OpenAI SDK's
+        # HTTP client uses) holds this frame in its traceback: kept in these names, the
+        # two would be a cycle, and the run's context with them (through `remove`),
+        # freed only by the collector.
+        interrupt = must_cancel = thrown = None
 
 
 async def _race_future(task: asyncio.Future[T], ctx: ExecutionContext, deadline: float | None) -> T:

@@ -10,14 +10,21 @@ import gc
 import logging
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
 from agents import ReActAgent, ToolCallingAgent
-from agents.models import ScriptedModel
+from agents.models import (
+    GenerateOptions,
+    Message,
+    ModelResponse,
+    ScriptedModel,
+    ScriptedReply,
+    ToolCallRequest,
+)
 from formats import TextFormat, XMLFormat
-from toolchain import ExecutionContext, Extension, JSONToolChain, tool
+from toolchain import ExecutionContext, Extension, JSONToolChain, Tool, tool
 from toolchain.discovery import ToolIndex, ToolSearch
 from toolchain.relay import ContextRelay
 from toolchain.variables import ToolVariables
@@ -57,18 +64,24 @@ def collector_off() -> Iterator[None]:
 
 
 def _agent(
-    native: bool, extensions: Sequence[Extension], *, runs: int = 1
+    native: bool,
+    extensions: Sequence[Extension],
+    *,
+    runs: int = 1,
+    called: Tool[Any, Any] = lookup,
+    model: type[ScriptedModel] = ScriptedModel,
 ) -> ReActAgent[str] | ToolCallingAgent[str]:
-    """An agent whose model calls ``lookup`` once and answers, ``runs`` times."""
-    chain = JSONToolChain().register_tool(lookup)
+    """An agent whose ``model`` calls ``called`` once and answers, ``runs`` times."""
+    chain = JSONToolChain().register_tool(called)
     if native:
-        call = ScriptedModel.call("lookup", key="alpha")
+        call = ScriptedModel.call(called.name, key="alpha")
         return ToolCallingAgent(
-            ScriptedModel([call, "done"] * runs), tool_chain=chain, extensions=extensions
+            model([call, "done"] * runs), tool_chain=chain, extensions=extensions
         )
-    action = '<action>{"tool": "lookup", "args": {"key": "alpha"}}</action>'
-    model = ScriptedModel([action, "<answer>done</answer>"] * runs)
-    return ReActAgent(model, tool_chain=chain, extensions=extensions)
+    action = f'<action>{{"tool": "{called.name}", "args": {{"key": "alpha"}}}}</action>'
+    return ReActAgent(
+        model([action, "<answer>done</answer>"] * runs), tool_chain=chain, extensions=extensions
+    )
 
 
 @pytest.mark.usefixtures("collector_off")
@@ -203,3 +216,102 @@ def test_a_format_that_takes_no_weak_reference_still_runs() -> None:
         assert result.ok, result.stopped_by
         raw = result.steps[0].tool_results[0].raw
         assert raw.errors == (None,) and raw.results[0] is not None
+
+
+async def _a_scope_cancels_and_takes_it_back() -> None:
+    """What a cancel scope of an HTTP client may do inside a call: cancel the task it
+    runs in, and take that cancellation back (the call goes on)."""
+    task = asyncio.current_task()
+    assert task is not None
+    task.cancel()
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        task.uncancel()
+
+
+class _ScopedModel(ScriptedModel):
+    """Replies as scripted, after a cancel scope inside the call cancelled the call's
+    task and took the cancellation back (as the OpenAI SDK's HTTP client's scopes do)."""
+
+    async def generate(
+        self, messages: Sequence[Message], options: GenerateOptions | None = None
+    ) -> ModelResponse:
+        await _a_scope_cancels_and_takes_it_back()
+        return await super().generate(messages, options)
+
+
+@pytest.mark.usefixtures("collector_off")
+@pytest.mark.parametrize("native", [False, True], ids=["text", "native"])
+def test_a_run_whose_model_call_took_a_cancellation_back_is_freed_without_the_collector(
+    native: bool,
+) -> None:
+    """The cancellation the call caught held the frame that delivered it (in its
+    traceback), which held it: a cycle, and the run's context with it."""
+    SEEN.clear()
+    agent = _agent(native, (), model=_ScopedModel)
+    result = asyncio.run(agent.run("Look alpha up."))
+    assert result.ok, result.stopped_by
+    del result
+    assert SEEN[0]() is None, "the run's context outlived the run: a reference cycle holds it"
+
+
+@pytest.mark.usefixtures("collector_off")
+@pytest.mark.parametrize("native", [False, True], ids=["text", "native"])
+def test_a_run_whose_calls_waited_at_once_leaves_no_garbage_for_the_collector(
+    native: bool,
+) -> None:
+    """Two sync calls of one step wait for their threads at once: the watch over them
+    used to stay on the action's signals, a cycle each such step."""
+    chain = JSONToolChain().register_tool(lookup)
+    agent: ReActAgent[str] | ToolCallingAgent[str]
+    if native:
+        both = ScriptedReply(
+            "",
+            (
+                ToolCallRequest("c1", "lookup", '{"key": "alpha"}'),
+                ToolCallRequest("c2", "lookup", '{"key": "beta"}'),
+            ),
+        )
+        agent = ToolCallingAgent(ScriptedModel([both, "done"] * 2), tool_chain=chain)
+    else:
+        action = (
+            '<action>[{"tool": "lookup", "args": {"key": "alpha"}},'
+            ' {"tool": "lookup", "args": {"key": "beta"}}]</action>'
+        )
+        agent = ReActAgent(ScriptedModel([action, "<answer>done</answer>"] * 2), tool_chain=chain)
+
+    async def runs() -> int:
+        await agent.run("Look alpha and beta up.")
+        gc.collect()
+        result = await agent.run("Look alpha and beta up.")
+        assert result.ok, result.stopped_by
+        assert len(result.steps[0].tool_results[0].raw.results) == 2
+        del result
+        return gc.collect()
+
+    left = asyncio.run(runs())
+    assert left == 0, f"the run left {left} objects in reference cycles"
+
+
+@tool
+async def scoped_lookup(ctx: ExecutionContext, key: str) -> str:
+    """Look a key up through a client whose cancel scope cancels its task and takes the
+    cancellation back (as an HTTP client's timeouts do)."""
+    SEEN.append(weakref.ref(ctx))
+    await _a_scope_cancels_and_takes_it_back()
+    return key
+
+
+@pytest.mark.usefixtures("collector_off")
+@pytest.mark.parametrize("native", [False, True], ids=["text", "native"])
+def test_a_run_whose_tool_took_a_cancellation_back_is_freed_without_the_collector(
+    native: bool,
+) -> None:
+    SEEN.clear()
+    agent = _agent(native, (), called=scoped_lookup)
+    result = asyncio.run(agent.run("Look alpha up."))
+    assert result.ok, result.stopped_by
+    assert result.steps[0].tool_results[0].raw.results[0] is not None  # it ran to its end
+    del result
+    assert SEEN[0]() is None, "the run's context outlived the run: a reference cycle holds it"

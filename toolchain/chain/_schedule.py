@@ -241,6 +241,8 @@ async def _drive_alone(
     passing = False  # this task waits on what the call awaits, right now
     grace: asyncio.TimerHandle | None = None
     must_cancel: asyncio.CancelledError | None = None  # thrown in when the call resumes
+    interrupt: asyncio.CancelledError | None = None  # a cancellation to deliver now
+    thrown: asyncio.CancelledError | None = None  # the one thrown in last
     pending: asyncio.Future[object] | None = None  # what the call awaits now
 
     # A timeout, cancellation or grace that comes while the wake-up is taken (by a
@@ -333,7 +335,7 @@ async def _drive_alone(
                 elif pending is not watched:  # once a future: a cancellation waits on it
                     pending.add_done_callback(ready)
                     watched = pending
-                interrupt: asyncio.CancelledError | None = None
+                interrupt = None
                 try:
                     kind = await wake
                 except asyncio.CancelledError as error:
@@ -408,6 +410,9 @@ async def _drive_alone(
         # signal that comes after the end (a wake-up of what the call awaited) never
         # cuts in: nothing passes through any more.
         cut_in = _ended
+        # A cancellation caught here (a cancel scope inside the call) holds this frame in
+        # its traceback: kept in these names, the two would be a cycle too.
+        interrupt = must_cancel = thrown = None
     if _cancelled_since(this, cancels):
         raise asyncio.CancelledError()  # the caller's: the call ignored it, or ended first
     return outcome
@@ -525,6 +530,9 @@ def _watch(
         remove()
         for timer in (*timers, *own.values()):
             timer.cancel()
+        # `rearm` names `stop`, which names `give_up`, which names `signals`: left on it,
+        # each action whose calls waited at once would be a cycle only the collector frees.
+        signals.rearm = None
 
     return waiter, unwatch
 
