@@ -123,6 +123,7 @@ class LoopbackServer:
         self._handler: Handler | None = None
         self._requests: list[RecordedRequest] = []
         self._connections: set[socket.socket] = set()
+        self._opened = 0
         self._stopping = threading.Event()
         self._httpd = _Server(self)
         self._thread: threading.Thread | None = None
@@ -150,6 +151,12 @@ class LoopbackServer:
         requests = self.requests
         assert requests, "the loopback server has received no request"
         return requests[-1]
+
+    @property
+    def connections_opened(self) -> int:
+        """How many connections clients have opened so far (keep-alive reuses one)."""
+        with self._lock:
+            return self._opened
 
     @property
     def pending(self) -> int:
@@ -222,6 +229,7 @@ class LoopbackServer:
         with self._lock:
             if open_:
                 self._connections.add(connection)
+                self._opened += 1
             else:
                 self._connections.discard(connection)
 
