@@ -80,9 +80,13 @@ def test_forty_five_stuck_calls_never_starve_the_sync_calls_after_them(
     assert MAX_WORKERS < 3 * 15
     assert gate.started == 45  # each call got a thread: none waited behind the stuck ones
 
-    abandoned = [r.getMessage() for r in caplog.records if "abandoned" in r.getMessage()]
+    # Each stuck call's thread, abandoned and replaced. (On a busy host a call may also
+    # outlast the chain's 0.05 s grace after its cancellation and be abandoned by the
+    # chain too, with a message of its own: not what this counts.)
+    threads = [r for r in caplog.records if "its thread is abandoned" in r.getMessage()]
+    abandoned = [r.getMessage() for r in threads]
     assert len(abandoned) == 45
-    assert all(r.levelno == logging.WARNING for r in caplog.records if "abandoned" in r.msg)
+    assert all(r.levelno == logging.WARNING for r in threads)
     assert abandoned[-1].startswith("sync tool lookup (call call_15) still runs after its call")
     assert f"45 stuck now (at {MAX_ABANDONED}, new sync calls fail at once)" in abandoned[-1]
     assert len(stuck_calls()) == 45
