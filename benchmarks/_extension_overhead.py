@@ -27,7 +27,6 @@ both modes.
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -36,7 +35,7 @@ import pydantic
 
 from agents import ReActAgent, ToolCallingAgent
 from benchmarks import loop_overhead as loop
-from benchmarks._timing import Settings, Timing, render_table, verdict
+from benchmarks._timing import Settings, Timing, collector_paused, render_table, verdict
 from toolchain import ExecutionContext, Extension, Limits, Tool, ToolResult, YAMLToolChain
 from toolchain.discovery import ToolIndex, ToolSearch
 from toolchain.relay import ContextRelay
@@ -118,11 +117,7 @@ async def _measure(built: list[Built], settings: Settings) -> tuple[list[Timing]
             await run()
     wall: list[list[int]] = [[] for _ in runs]
     cpu: list[list[int]] = [[] for _ in runs]
-    was_enabled = gc.isenabled()
-    gc.collect()
-    if settings.disable_gc:
-        gc.disable()
-    try:
+    with collector_paused(settings.disable_gc):
         deadline = time.perf_counter() + settings.seconds(30.0)
         for done in range(1, settings.runs(300) + 1):
             for run, walls, cpus in zip(runs, wall, cpu, strict=True):
@@ -132,9 +127,6 @@ async def _measure(built: list[Built], settings: Settings) -> tuple[list[Timing]
                 walls.append(time.perf_counter_ns() - started)
             if time.perf_counter() > deadline and done >= 3:
                 break
-    finally:
-        if was_enabled:
-            gc.enable()
     return [Timing(tuple(sorted(w))) for w in wall], [Timing(tuple(sorted(c))) for c in cpu]
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "Job",
     "Settings",
     "Timing",
+    "collector_paused",
     "load_note",
     "measure_jobs",
     "measure_jobs_sync",
@@ -116,7 +117,9 @@ class Timing:
 
 
 @contextmanager
-def _collector_paused(disable: bool) -> Iterator[None]:
+def collector_paused(disable: bool) -> Iterator[None]:
+    """A timed loop's garbage collection: a full collection first, then the collector
+    off inside when ``disable`` (``Settings.disable_gc``), and back as it was after."""
     was_enabled = gc.isenabled()
     gc.collect()
     if disable:
@@ -171,7 +174,7 @@ async def measure_jobs(
                 break
 
     samples: list[list[int]] = [[] for _ in jobs]
-    with _collector_paused(settings.disable_gc):
+    with collector_paused(settings.disable_gc):
         deadline = clock() + budget_ns
         for done in range(1, rounds + 1):
             for job, count, out in zip(jobs, per_round, samples, strict=True):

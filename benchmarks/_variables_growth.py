@@ -18,7 +18,6 @@ asserted): the last iterations with ToolVariables at most 1.1x the first.
 from __future__ import annotations
 
 import asyncio
-import gc
 import statistics
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -36,7 +35,7 @@ from agents import (
     Usage,
 )
 from agents.models import ToolCallRequest
-from benchmarks._timing import Settings, render_table, verdict
+from benchmarks._timing import Settings, collector_paused, render_table, verdict
 from toolchain import ExecutionContext, JSONToolChain, Limits, Tool, ToolResult
 from toolchain.variables import ToolVariables
 
@@ -159,17 +158,10 @@ async def _measure(settings: Settings) -> list[Growth]:
     for setup in setups:
         for _ in range(2):
             await setup.run(keep=False)
-    was_enabled = gc.isenabled()
-    gc.collect()
-    if settings.disable_gc:
-        gc.disable()
-    try:
+    with collector_paused(settings.disable_gc):
         for _ in range(settings.runs(ROUNDS)):
             for setup in setups:
                 await setup.run(keep=True)
-    finally:
-        if was_enabled:
-            gc.enable()
     return [setup.growth() for setup in setups]
 
 

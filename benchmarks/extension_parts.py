@@ -19,7 +19,6 @@ Reported, never a target: it says where the time is, not what to aim at.
 from __future__ import annotations
 
 import asyncio
-import gc
 import statistics
 import time
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from agents import _savings, _step_request
 from benchmarks import loop_overhead as loop
 from benchmarks._cli import run_alone
 from benchmarks._extension_overhead import EXTENSIONS, TARGET_RATIO, Built, agent_for
-from benchmarks._timing import Settings, render_table
+from benchmarks._timing import Settings, collector_paused, render_table
 from toolchain import ToolHook, _approvals
 from toolchain.discovery import _gate
 from toolchain.stores import _results
@@ -205,11 +204,7 @@ async def _measure(
         for _ in range(5):
             await once(which)
     times: list[list[int]] = [[] for _ in variants]
-    was_enabled = gc.isenabled()
-    gc.collect()
-    if settings.disable_gc:
-        gc.disable()
-    try:
+    with collector_paused(settings.disable_gc):
         deadline = time.perf_counter() + settings.seconds(20.0)
         for done in range(settings.runs(500)):
             shift = done % len(variants)  # each variant first in turn
@@ -217,9 +212,6 @@ async def _measure(
                 times[at].append(await once(variants[at]))
             if time.perf_counter() > deadline and done >= 10:
                 break
-    finally:
-        if was_enabled:
-            gc.enable()
 
     def per_iteration(samples: list[int], clock: loop.Clock) -> float:
         return (statistics.median(samples) / 1e6 - clock.per_run_ms()) / loop.ITERATIONS * 1000
